@@ -1,0 +1,8 @@
+//! apc: necessary conditions for reaching targets in microc programs.
+//!
+//! See `ARCHITECTURE.md` for the layers and what each may know.
+
+pub mod syntax;
+pub mod target_kind;
+
+pub use target_kind::TargetKind;

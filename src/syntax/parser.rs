@@ -1,0 +1,929 @@
+//! Recursive-descent parser for microc with error recovery.
+//!
+//! - C precedence (`||` < `&&` < `== !=` < `< <= > >=` < `+ -` < `* /`), all
+//!   binary operators left-associative; a warning where `&&` and `||` are
+//!   mixed without parentheses, since the thesis's grammar reads them on one
+//!   level.
+//! - Recovery: a bad statement is skipped up to `;` or `}`; a bad function up
+//!   to the next `name(` at brace depth zero, so one run reports the errors of
+//!   every function.
+//! - No input makes it panic or overflow the stack: recursion depth and the
+//!   height of every expression tree are bounded, and the parts beyond the
+//!   bound are skipped iteratively with one diagnostic.
+
+use super::ast::*;
+use super::diagnostic::{Diagnostic, Span};
+use super::lexer::{Tok, Token, lex};
+use num_bigint::BigInt;
+
+/// Deepest nesting of statements and of recursive expression parsing.
+pub const MAX_NESTING: u32 = 100;
+/// Tallest expression tree; downstream passes recurse over expressions, so
+/// this bounds their stack use too.
+pub const MAX_EXPR_HEIGHT: u32 = 200;
+/// After this many errors the parser stops reporting (it still recovers).
+const MAX_ERRORS: usize = 100;
+
+/// Parses a whole file. The program is usable only if no diagnostic is an error.
+pub fn parse(text: &str) -> (Program, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let toks = lex(text, &mut diags);
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        diags,
+        offset: 0,
+        next_id: 0,
+        heights: vec![],
+        parenthesized: vec![],
+        depth: 0,
+        height_reported: false,
+    };
+    let program = p.program();
+    let mut diags = p.diags;
+    if diags.iter().filter(|d| d.is_error()).count() > MAX_ERRORS {
+        let mut kept = 0;
+        diags.retain(|d| {
+            kept += usize::from(d.is_error());
+            !d.is_error() || kept <= MAX_ERRORS
+        });
+        diags.push(Diagnostic::error(format!(
+            "too many errors; only the first {MAX_ERRORS} are shown"
+        )));
+    }
+    (program, diags)
+}
+
+struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+    diags: Vec<Diagnostic>,
+    /// Absolute offset of the function being parsed; AST spans are relative to it.
+    offset: u32,
+    next_id: ExprId,
+    /// Height of each expression built so far in this function, by id.
+    heights: Vec<u32>,
+    /// Whether each expression was written in parentheses, by id.
+    parenthesized: Vec<bool>,
+    depth: u32,
+    /// Whether the current statement already has a "too deeply" diagnostic;
+    /// one per statement is enough.
+    height_reported: bool,
+}
+
+/// Raised when a construct could not be parsed; the caller recovers.
+struct Fail;
+type PResult<T> = Result<T, Fail>;
+
+impl Parser {
+    // ---- token helpers -------------------------------------------------
+
+    fn peek(&self) -> &Tok {
+        &self.toks[self.pos].tok
+    }
+    fn peek_at(&self, n: usize) -> &Tok {
+        &self.toks[(self.pos + n).min(self.toks.len() - 1)].tok
+    }
+    fn span(&self) -> Span {
+        self.toks[self.pos].span
+    }
+    fn prev_span(&self) -> Span {
+        self.toks[self.pos.saturating_sub(1)].span
+    }
+    fn bump(&mut self) -> Token {
+        let t = self.toks[self.pos].clone();
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        t
+    }
+    fn eat(&mut self, t: &Tok) -> bool {
+        if self.peek() == t {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+    /// Function-relative span.
+    fn rel(&self, s: Span) -> Span {
+        Span::new(
+            s.start.saturating_sub(self.offset),
+            s.end.saturating_sub(self.offset),
+        )
+    }
+    fn error(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+    /// Reports "expected X, found Y" at the current token.
+    fn expected(&mut self, what: &str) -> Fail {
+        let found = self.peek().describe();
+        let span = self.span();
+        self.error(
+            Diagnostic::error(format!("expected {what}, found {found}"))
+                .primary(span, format!("expected {what}")),
+        );
+        Fail
+    }
+    fn expect(&mut self, t: Tok) -> PResult<Span> {
+        if self.peek() == &t {
+            Ok(self.bump().span)
+        } else {
+            Err(self.expected(&format!("`{}`", t.text())))
+        }
+    }
+    fn ident(&mut self, what: &str) -> PResult<Ident> {
+        if let Tok::Ident(name) = self.peek().clone() {
+            let span = self.bump().span;
+            Ok(Ident {
+                name,
+                span: self.rel(span),
+            })
+        } else {
+            Err(self.expected(what))
+        }
+    }
+
+    // ---- program and functions -------------------------------------------
+
+    fn program(&mut self) -> Program {
+        let mut functions = Vec::new();
+        while self.peek() != &Tok::Eof {
+            let start = self.pos;
+            match self.function() {
+                Ok(f) => functions.push(f),
+                Err(Fail) => {
+                    if self.pos == start {
+                        self.bump();
+                    }
+                    self.sync_function();
+                }
+            }
+        }
+        Program { functions }
+    }
+
+    /// Skips to the next `name (` at brace depth zero.
+    fn sync_function(&mut self) {
+        let mut depth = 0i64;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => {
+                    depth -= 1;
+                    if depth <= 0 {
+                        self.bump();
+                        if depth < 0 {
+                            depth = 0;
+                        }
+                        if depth == 0
+                            && matches!(self.peek(), Tok::Ident(_))
+                            && self.peek_at(1) == &Tok::LParen
+                        {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+                Tok::Ident(_) if depth == 0 && self.peek_at(1) == &Tok::LParen => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    fn function(&mut self) -> PResult<Function> {
+        let start = self.span().start;
+        self.offset = start;
+        self.next_id = 0;
+        self.heights.clear();
+        self.parenthesized.clear();
+        let name = match self.peek() {
+            Tok::Ident(_) => self.ident("a function name")?,
+            _ => return Err(self.expected("a function declaration `name(params) { … }`")),
+        };
+        self.expect(Tok::LParen)?;
+        let mut params = Vec::new();
+        if self.peek() != &Tok::RParen {
+            loop {
+                params.push(self.ident("a parameter name")?);
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(Tok::RParen)?;
+        self.expect(Tok::LBrace)?;
+        let mut locals = Vec::new();
+        while self.peek() == &Tok::Var {
+            let _ = self.var_decl(&mut locals);
+        }
+        let mut body = Vec::new();
+        loop {
+            match self.peek() {
+                Tok::Return | Tok::RBrace | Tok::Eof => break,
+                Tok::Var => {
+                    let span = self.span();
+                    self.error(
+                        Diagnostic::error("variable declarations must come before the statements")
+                            .primary(span, "`var` after a statement")
+                            .note("microc functions declare all their variables first, then the statements, then one `return`"),
+                    );
+                    let _ = self.var_decl(&mut locals);
+                }
+                _ => {
+                    if let Some(s) = self.stmt_recovering() {
+                        body.push(s);
+                    }
+                }
+            }
+        }
+        let ret_start = self.span();
+        let (ret, ret_span) = if self.eat(&Tok::Return) {
+            let e = self.expr_recovering();
+            let semi = self.expect(Tok::Semi);
+            let end = if semi.is_ok() {
+                self.prev_span()
+            } else {
+                self.span()
+            };
+            (e, self.rel(ret_start.to(end)))
+        } else {
+            let span = self.span();
+            self.error(
+                Diagnostic::error(format!(
+                    "function `{}` has no `return` at its end",
+                    name.name
+                ))
+                .primary(span, "expected `return <expr>;` here")
+                .note("every microc function ends with exactly one `return`"),
+            );
+            (self.error_expr(span), self.rel(span))
+        };
+        // Anything between the return and the closing brace is misplaced.
+        if !matches!(self.peek(), Tok::RBrace | Tok::Eof) {
+            let span = self.span();
+            self.error(Diagnostic::error("statements after `return`").primary(
+                span,
+                "the `return` must be the last statement of the function",
+            ));
+            while !matches!(self.peek(), Tok::RBrace | Tok::Eof) {
+                if self.stmt_recovering().is_none() && self.peek() == &Tok::Return {
+                    self.bump();
+                }
+            }
+        }
+        let end = self.expect(Tok::RBrace)?;
+        Ok(Function {
+            name,
+            params,
+            locals,
+            body,
+            ret,
+            ret_span,
+            span: self.rel(Span::new(start, end.end)),
+            offset: start,
+            expr_count: self.next_id,
+        })
+    }
+
+    fn var_decl(&mut self, locals: &mut Vec<Ident>) -> PResult<()> {
+        self.expect(Tok::Var)?;
+        let r = (|| {
+            loop {
+                locals.push(self.ident("a variable name")?);
+                if !self.eat(&Tok::Comma) {
+                    break;
+                }
+            }
+            self.expect(Tok::Semi)?;
+            Ok(())
+        })();
+        if r.is_err() {
+            self.sync_stmt();
+        }
+        r
+    }
+
+    // ---- statements --------------------------------------------------------
+
+    /// Skips to just after the next `;`, or to a `}` or a statement keyword.
+    fn sync_stmt(&mut self) {
+        let mut depth = 0i64;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::Semi if depth <= 0 => {
+                    self.bump();
+                    return;
+                }
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                Tok::RParen | Tok::RBracket => depth -= 1,
+                Tok::RBrace => {
+                    if depth <= 0 {
+                        return;
+                    }
+                    depth -= 1;
+                }
+                Tok::If
+                | Tok::While
+                | Tok::Output
+                | Tok::Return
+                | Tok::Var
+                | Tok::Assert
+                | Tok::Assume
+                    if depth <= 0 =>
+                {
+                    return;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    fn stmt_recovering(&mut self) -> Option<Stmt> {
+        let start = self.pos;
+        match self.stmt() {
+            Ok(s) => Some(s),
+            Err(Fail) => {
+                self.sync_stmt();
+                if self.pos == start {
+                    // Never loop without progress.
+                    self.bump();
+                }
+                None
+            }
+        }
+    }
+
+    fn stmt(&mut self) -> PResult<Stmt> {
+        if self.depth >= MAX_NESTING {
+            let span = self.span();
+            self.error(
+                Diagnostic::error(format!(
+                    "statements nested too deeply (more than {MAX_NESTING} levels)"
+                ))
+                .primary(span, "nesting limit reached here"),
+            );
+            self.skip_balanced();
+            return Err(Fail);
+        }
+        self.depth += 1;
+        let r = self.stmt_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn stmt_inner(&mut self) -> PResult<Stmt> {
+        self.height_reported = false;
+        let start = self.span();
+        let kind = match self.peek().clone() {
+            Tok::Output => {
+                self.bump();
+                let e = self.expr()?;
+                self.expect(Tok::Semi)?;
+                StmtKind::Output(e)
+            }
+            Tok::Assert | Tok::Assume => {
+                let is_assert = self.bump().tok == Tok::Assert;
+                self.expect(Tok::LParen)?;
+                let e = self.expr()?;
+                self.expect(Tok::RParen)?;
+                self.expect(Tok::Semi)?;
+                if is_assert {
+                    StmtKind::Assert(e)
+                } else {
+                    StmtKind::Assume(e)
+                }
+            }
+            Tok::If => {
+                self.bump();
+                self.expect(Tok::LParen)?;
+                let cond = self.expr()?;
+                self.expect(Tok::RParen)?;
+                let then = Box::new(self.stmt()?);
+                let els = if self.eat(&Tok::Else) {
+                    Some(Box::new(self.stmt()?))
+                } else {
+                    None
+                };
+                StmtKind::If { cond, then, els }
+            }
+            Tok::While => {
+                self.bump();
+                self.expect(Tok::LParen)?;
+                let cond = self.expr()?;
+                self.expect(Tok::RParen)?;
+                let body = Box::new(self.stmt()?);
+                StmtKind::While { cond, body }
+            }
+            Tok::LBrace => {
+                self.bump();
+                let mut stmts = Vec::new();
+                while !matches!(self.peek(), Tok::RBrace | Tok::Eof | Tok::Return) {
+                    if self.peek() == &Tok::Var {
+                        let span = self.span();
+                        self.error(
+                            Diagnostic::error(
+                                "variable declarations are only allowed at the start of a function",
+                            )
+                            .primary(span, "`var` inside a block"),
+                        );
+                        self.sync_stmt();
+                        continue;
+                    }
+                    if let Some(s) = self.stmt_recovering() {
+                        stmts.push(s);
+                    }
+                }
+                if self.peek() == &Tok::Return {
+                    let span = self.span();
+                    self.error(
+                        Diagnostic::error("`return` inside a block")
+                            .primary(span, "a function has one `return`, at its end"),
+                    );
+                    self.sync_stmt();
+                    let _ = self.eat(&Tok::RBrace);
+                    return Err(Fail);
+                }
+                self.expect(Tok::RBrace)?;
+                StmtKind::Block(stmts)
+            }
+            Tok::Else => {
+                let span = self.span();
+                self.error(
+                    Diagnostic::error("`else` without a matching `if`")
+                        .primary(span, "unexpected `else`"),
+                );
+                self.bump();
+                return Err(Fail);
+            }
+            _ => {
+                let lhs = self.expr()?;
+                if self.peek() != &Tok::Assign {
+                    let span = self.span();
+                    let mut d = Diagnostic::error(format!(
+                        "expected `=`, found {}",
+                        self.peek().describe()
+                    ))
+                    .primary(span, "expected `=` here");
+                    if self.peek() == &Tok::Semi {
+                        d = d.note("microc has no expression statements: assign the value, e.g. `x = f(a);`");
+                    }
+                    self.error(d);
+                    return Err(Fail);
+                }
+                self.bump();
+                let rhs = self.expr()?;
+                self.expect(Tok::Semi)?;
+                StmtKind::Assign { lhs, rhs }
+            }
+        };
+        Ok(Stmt {
+            kind,
+            span: self.rel(start.to(self.prev_span())),
+        })
+    }
+
+    /// Skips one construct without recursion: up to a `;` or the bracket
+    /// that closes an enclosing construct, keeping brackets balanced.
+    fn skip_balanced(&mut self) {
+        let mut depth = 0i64;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::LParen | Tok::LBracket | Tok::LBrace => depth += 1,
+                Tok::RParen | Tok::RBracket | Tok::RBrace => {
+                    if depth == 0 {
+                        return;
+                    }
+                    depth -= 1;
+                    if depth == 0 && self.toks[self.pos].tok == Tok::RBrace {
+                        self.bump();
+                        return;
+                    }
+                }
+                Tok::Semi if depth == 0 => return,
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    // ---- expressions -------------------------------------------------------
+
+    fn error_expr(&mut self, abs: Span) -> Expr {
+        let span = self.rel(abs);
+        self.mk(ExprKind::Error, span)
+    }
+
+    /// Parses an expression; on failure reports and returns an error node.
+    fn expr_recovering(&mut self) -> Expr {
+        let span = self.span();
+        match self.expr() {
+            Ok(e) => e,
+            Err(Fail) => {
+                self.sync_stmt();
+                self.error_expr(span)
+            }
+        }
+    }
+
+    /// Builds an expression node, enforcing the height bound.
+    fn mk(&mut self, kind: ExprKind, span: Span) -> Expr {
+        self.mk_op(kind, span, Span::new(span.start, span.start))
+    }
+
+    /// Builds an expression whose failures are reported at `op` (relative).
+    fn mk_op(&mut self, kind: ExprKind, span: Span, op: Span) -> Expr {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut e = Expr { id, kind, span, op };
+        let h = 1 + e
+            .children()
+            .iter()
+            .map(|c| self.heights[c.id as usize])
+            .max()
+            .unwrap_or(0);
+        if h > MAX_EXPR_HEIGHT {
+            if !self.height_reported {
+                self.height_reported = true;
+                self.error(
+                    Diagnostic::error(format!(
+                        "expression nested too deeply (more than {MAX_EXPR_HEIGHT} levels)"
+                    ))
+                    .primary(
+                        span.shift(self.offset),
+                        "split this expression with temporary variables",
+                    ),
+                );
+            }
+            e.kind = ExprKind::Error;
+            self.heights.push(1);
+        } else {
+            self.heights.push(h);
+        }
+        self.parenthesized.push(false);
+        e
+    }
+
+    fn expr(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_NESTING {
+            let span = self.span();
+            self.error(
+                Diagnostic::error(format!(
+                    "expression nested too deeply (more than {MAX_NESTING} levels)"
+                ))
+                .primary(span, "nesting limit reached here"),
+            );
+            self.skip_balanced();
+            return Err(Fail);
+        }
+        self.depth += 1;
+        let r = self.binary(0);
+        self.depth -= 1;
+        r
+    }
+
+    fn binop_at(&self, level: usize) -> Option<BinOp> {
+        let op = match (level, self.peek()) {
+            (0, Tok::OrOr) => BinOp::Or,
+            (1, Tok::AndAnd) => BinOp::And,
+            (2, Tok::EqEq) => BinOp::Eq,
+            (2, Tok::NotEq) => BinOp::Ne,
+            (3, Tok::Lt) => BinOp::Lt,
+            (3, Tok::Le) => BinOp::Le,
+            (3, Tok::Gt) => BinOp::Gt,
+            (3, Tok::Ge) => BinOp::Ge,
+            (4, Tok::Plus) => BinOp::Add,
+            (4, Tok::Minus) => BinOp::Sub,
+            (5, Tok::Star) => BinOp::Mul,
+            (5, Tok::Slash) => BinOp::Div,
+            _ => return None,
+        };
+        Some(op)
+    }
+
+    /// Precedence levels 0 (`||`) to 5 (`* /`), then unary.
+    fn binary(&mut self, level: usize) -> PResult<Expr> {
+        if level > 5 {
+            return self.unary();
+        }
+        let mut lhs = self.binary(level + 1)?;
+        while let Some(op) = self.binop_at(level) {
+            let op_span = self.bump().span;
+            let rhs = self.binary(level + 1)?;
+            if op.is_logical() {
+                self.warn_mixed_logic(op, op_span, &lhs, &rhs);
+            }
+            let span = lhs.span.to(rhs.span);
+            let op_span = self.rel(op_span);
+            lhs = self.mk_op(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span, op_span);
+        }
+        Ok(lhs)
+    }
+
+    fn warn_mixed_logic(&mut self, op: BinOp, op_span: Span, lhs: &Expr, rhs: &Expr) {
+        let other = if op == BinOp::Or {
+            BinOp::And
+        } else {
+            BinOp::Or
+        };
+        for side in [lhs, rhs] {
+            if let ExprKind::Binary(inner, ..) = side.kind
+                && inner == other
+                && !self.parenthesized[side.id as usize]
+            {
+                self.diags.push(
+                    Diagnostic::warning("`&&` and `||` mixed without parentheses")
+                        .primary(op_span, format!("`{}` here", op.symbol()))
+                        .secondary(side.span.shift(self.offset), "this operand is read as one group (C precedence: `&&` binds tighter)")
+                        .note("the thesis's grammar puts `&&` and `||` on one level, so the two readings differ: add parentheses"),
+                );
+                return;
+            }
+        }
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_NESTING {
+            let span = self.span();
+            self.error(
+                Diagnostic::error(format!(
+                    "expression nested too deeply (more than {MAX_NESTING} levels)"
+                ))
+                .primary(span, "nesting limit reached here"),
+            );
+            self.skip_balanced();
+            return Err(Fail);
+        }
+        self.depth += 1;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
+        let start = self.span();
+        match self.peek().clone() {
+            Tok::Star => {
+                self.bump();
+                let e = self.unary()?;
+                let span = self.rel(start).to(e.span);
+                Ok(self.mk(ExprKind::Deref(Box::new(e)), span))
+            }
+            Tok::Amp => {
+                self.bump();
+                let id = self.ident("a variable name after `&` (only variables have addresses)")?;
+                let span = self.rel(start).to(id.span);
+                Ok(self.mk(ExprKind::AddrOf(id), span))
+            }
+            Tok::Input => {
+                self.bump();
+                let span = self.rel(start);
+                Ok(self.mk(ExprKind::Input, span))
+            }
+            Tok::Null => {
+                self.bump();
+                let span = self.rel(start);
+                Ok(self.mk(ExprKind::Null, span))
+            }
+            Tok::Alloc => {
+                self.bump();
+                let e = self.expr()?;
+                let span = self.rel(start).to(e.span);
+                Ok(self.mk(ExprKind::Alloc(Box::new(e)), span))
+            }
+            Tok::Bang => {
+                self.bump();
+                let e = self.unary()?;
+                let span = self.rel(start).to(e.span);
+                Ok(self.mk(ExprKind::Unary(UnOp::Not, Box::new(e)), span))
+            }
+            Tok::Minus => {
+                self.bump();
+                // `-5` is a literal in the thesis grammar; keep it one.
+                if let Tok::Num(n) = self.peek().clone() {
+                    let is_postfix =
+                        matches!(self.peek_at(1), Tok::LBracket | Tok::Dot | Tok::LParen);
+                    if !is_postfix {
+                        let end = self.bump().span;
+                        let v: BigInt = -n.parse::<BigInt>().unwrap_or_default();
+                        let span = self.rel(start.to(end));
+                        return Ok(self.mk(ExprKind::Num(v), span));
+                    }
+                }
+                let e = self.unary()?;
+                let span = self.rel(start).to(e.span);
+                Ok(self.mk(ExprKind::Unary(UnOp::Neg, Box::new(e)), span))
+            }
+            _ => self.postfix(),
+        }
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let mut e = self.primary()?;
+        loop {
+            match self.peek() {
+                Tok::Dot => {
+                    let dot = self.bump().span;
+                    let f = self.ident("a field name after `.`")?;
+                    let span = e.span.to(f.span);
+                    let dot = self.rel(dot);
+                    e = self.mk_op(ExprKind::Field(Box::new(e), f), span, dot);
+                }
+                Tok::LBracket => {
+                    let lb = self.bump().span;
+                    let idx = self.expr()?;
+                    let end = self.expect(Tok::RBracket)?;
+                    let span = e.span.to(self.rel(end));
+                    let lb = self.rel(lb);
+                    e = self.mk_op(ExprKind::Index(Box::new(e), Box::new(idx)), span, lb);
+                }
+                Tok::LParen => {
+                    let lp = self.bump().span;
+                    let args = self.list(Tok::RParen, |p| p.expr())?;
+                    let end = self.prev_span();
+                    let span = e.span.to(self.rel(end));
+                    let callee = match &e.kind {
+                        ExprKind::Var(name) if !self.parenthesized[e.id as usize] => Ident {
+                            name: name.clone(),
+                            span: e.span,
+                        },
+                        _ => {
+                            self.error(
+                                Diagnostic::error("only functions can be called, by name")
+                                    .primary(lp, "call of something that is not a function name")
+                                    .note("microc has no function values: write `f(args)` with `f` a function"),
+                            );
+                            return Err(Fail);
+                        }
+                    };
+                    e = self.mk(ExprKind::Call(callee, args), span);
+                }
+                _ => return Ok(e),
+            }
+        }
+    }
+
+    /// Parses `item, item, …` up to and including `close`.
+    fn list<T>(
+        &mut self,
+        close: Tok,
+        mut item: impl FnMut(&mut Parser) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        let mut items = Vec::new();
+        if self.eat(&close) {
+            return Ok(items);
+        }
+        loop {
+            items.push(item(self)?);
+            if self.eat(&Tok::Comma) {
+                continue;
+            }
+            if self.eat(&close) {
+                return Ok(items);
+            }
+            return Err(self.expected(&format!("`,` or `{}`", close.text())));
+        }
+    }
+
+    fn primary(&mut self) -> PResult<Expr> {
+        let start = self.span();
+        match self.peek().clone() {
+            Tok::Num(n) => {
+                self.bump();
+                let v: BigInt = n.parse().unwrap_or_default();
+                let span = self.rel(start);
+                Ok(self.mk(ExprKind::Num(v), span))
+            }
+            Tok::Ident(name) => {
+                self.bump();
+                let span = self.rel(start);
+                Ok(self.mk(ExprKind::Var(name), span))
+            }
+            Tok::LParen => {
+                self.bump();
+                let e = self.expr()?;
+                self.expect(Tok::RParen)?;
+                self.parenthesized[e.id as usize] = true;
+                Ok(e)
+            }
+            Tok::LBracket => {
+                self.bump();
+                let elems = self.list(Tok::RBracket, |p| p.expr())?;
+                let span = self.rel(start.to(self.prev_span()));
+                Ok(self.mk(ExprKind::Array(elems), span))
+            }
+            Tok::LBrace => {
+                self.bump();
+                let fields = self.list(Tok::RBrace, |p| {
+                    let name = p.ident("a field name")?;
+                    p.expect(Tok::Colon)?;
+                    let e = p.expr()?;
+                    Ok((name, e))
+                })?;
+                let span = self.rel(start.to(self.prev_span()));
+                Ok(self.mk(ExprKind::Record(fields), span))
+            }
+            _ => Err(self.expected("an expression")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(src: &str) -> Vec<String> {
+        parse(src)
+            .1
+            .into_iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.message)
+            .collect()
+    }
+
+    #[test]
+    fn precedence_is_c_like() {
+        let (p, d) = parse("main() { var x; x = 1 + 2 * 3 == 7 && 1 || 0; return x; }");
+        assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
+        let StmtKind::Assign { rhs, .. } = &p.functions[0].body[0].kind else {
+            panic!()
+        };
+        let ExprKind::Binary(BinOp::Or, lhs, _) = &rhs.kind else {
+            panic!("{rhs:?}")
+        };
+        let ExprKind::Binary(BinOp::And, eq, _) = &lhs.kind else {
+            panic!()
+        };
+        let ExprKind::Binary(BinOp::Eq, sum, _) = &eq.kind else {
+            panic!()
+        };
+        assert!(
+            matches!(&sum.kind, ExprKind::Binary(BinOp::Add, _, m) if matches!(m.kind, ExprKind::Binary(BinOp::Mul, ..)))
+        );
+    }
+
+    #[test]
+    fn mixed_logic_warns_once_unless_parenthesized() {
+        let (_, d) = parse("main() { var x; x = 1 && 2 || 3; return x; }");
+        assert_eq!(d.iter().filter(|d| !d.is_error()).count(), 1);
+        let (_, d) = parse("main() { var x; x = (1 && 2) || 3; return x; }");
+        assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn recovers_and_reports_errors_in_several_functions() {
+        let errs = errors(
+            "f() { var x; x = ; return 0; }\n g() { var y; y = 1 return y; }\n main() { return 0 }",
+        );
+        assert_eq!(errs.len(), 3, "{errs:?}");
+    }
+
+    #[test]
+    fn deep_parentheses_give_one_diagnostic() {
+        let src = format!(
+            "main() {{ var x; x = {}1{}; return x; }}",
+            "(".repeat(10_000),
+            ")".repeat(10_000)
+        );
+        let errs = errors(&src);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("nested too deeply"));
+    }
+
+    #[test]
+    fn long_operator_chains_are_bounded() {
+        let src = format!(
+            "main() {{ var x; x = 1{}; return x; }}",
+            " + 1".repeat(100_000)
+        );
+        let errs = errors(&src);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("nested too deeply"));
+    }
+
+    #[test]
+    fn negative_literal_and_unary_minus() {
+        let (p, d) = parse("main() { var x; x = -5 - -x; return -1; }");
+        assert!(d.is_empty(), "{d:?}");
+        let StmtKind::Assign { rhs, .. } = &p.functions[0].body[0].kind else {
+            panic!()
+        };
+        let ExprKind::Binary(BinOp::Sub, a, b) = &rhs.kind else {
+            panic!()
+        };
+        assert_eq!(a.kind, ExprKind::Num(BigInt::from(-5)));
+        assert!(matches!(b.kind, ExprKind::Unary(UnOp::Neg, _)));
+    }
+
+    #[test]
+    fn spans_are_function_relative() {
+        let (p, _) = parse("f() { return 1; }\nmain() { return 2; }");
+        assert_eq!(p.functions[1].offset, 18);
+        assert_eq!(p.functions[1].name.span.start, 0);
+    }
+}
