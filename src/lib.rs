@@ -4,5 +4,6 @@
 
 pub mod syntax;
 pub mod target_kind;
+pub mod types;
 
 pub use target_kind::TargetKind;

@@ -533,7 +533,7 @@ impl Parser {
 
     /// Builds an expression node, enforcing the height bound.
     fn mk(&mut self, kind: ExprKind, span: Span) -> Expr {
-        self.mk_op(kind, span, Span::new(span.start, span.start))
+        self.mk_op(kind, span, Span::new(span.start, span.start + 1))
     }
 
     /// Builds an expression whose failures are reported at `op` (relative).
