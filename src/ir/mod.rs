@@ -1,0 +1,286 @@
+//! The flowgraph IR: one graph per function, edges labelled with
+//! instructions, as in the APC papers' program model (seed 001 §2).
+//!
+//! - Edges carry `assign`, `assume(γ)`, `assert(γ)`, `skip`, plus `alloc`,
+//!   `call` and `output`, which the analyses give their own meaning.
+//! - Expressions on edges are pure: they cannot fail and have no side
+//!   effects. Everything that can fail is checked first by a *check vertex*
+//!   with two out-edges: `assume(fail)` to the target's own error vertex and
+//!   `assert(¬fail)` onward. So every target is an explicit edge to an
+//!   error location, and reaching a target means reaching its error vertex.
+//! - Predicates are connective-free atoms: `&&`, `||` and `!` in conditions
+//!   are lowered to branching; a branching vertex has exactly the two
+//!   out-edges `assume(γ)` and `assume(¬γ)`.
+//! - `input` is a read `$in[$ic]` followed by `$ic := $ic + 1`: `$in` is the
+//!   input stream (an input array) and `$ic` an ordinary integer variable,
+//!   global to the program, so loops that read input summarise like array
+//!   scans.
+//! - Every in-edge of a loop header is `skip` (the papers' normalisation).
+//!
+//! Spans are function-relative (see `syntax::ast`). Knows the AST and the
+//! types; knows nothing of terms, solvers or the interpreter.
+
+mod da;
+mod loops;
+mod lower;
+mod print;
+
+pub use da::{DefiniteAssignment, definite_assignment};
+pub use loops::{Backbones, backbones, loop_backbones};
+pub use lower::lower_function;
+pub use print::{to_dot, to_text};
+
+use crate::TargetKind;
+use crate::syntax::ast::Program;
+use crate::types::ProgramTypes;
+use crate::syntax::Span;
+use crate::syntax::ast::UnOp;
+use crate::types::Type;
+use num_bigint::BigInt;
+
+pub type NodeId = u32;
+pub type EdgeId = u32;
+pub type VarId = u32;
+pub type TargetId = u32;
+pub type LoopId = u32;
+
+/// The name of the input-stream array, shared by all functions.
+pub const INPUT_STREAM: &str = "$in";
+/// The name of the input-stream position, shared by all functions.
+pub const INPUT_COUNTER: &str = "$ic";
+/// The name of the variable that holds the return value.
+pub const RETURN_VAR: &str = "$ret";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VarKind {
+    Param,
+    Local,
+    /// A temporary made by lowering (a call result, an input read, …).
+    Temp,
+    /// The function's return value.
+    Return,
+    /// Program-wide: the input stream and its position.
+    Global,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct VarInfo {
+    pub name: String,
+    pub kind: VarKind,
+    pub ty: Type,
+    /// For parameters of `main` that are arrays: unbounded, never out of bounds.
+    pub input_array: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// Truncating division; the divisor was checked non-zero before.
+    Div,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    pub fn negate(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::Ne,
+            CmpOp::Ne => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Ge,
+            CmpOp::Le => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Le,
+            CmpOp::Ge => CmpOp::Lt,
+        }
+    }
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+}
+
+/// A pure expression: no side effects, cannot fail.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Expr {
+    Int(BigInt),
+    Null,
+    Var(VarId),
+    /// `-e`, or `!e` (1 if e == 0, else 0).
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// A comparison used as a value: 1 if it holds, else 0.
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// The value in the cell a (non-null) pointer points to.
+    Load(Box<Expr>),
+    /// Element of an array value (index checked in bounds before).
+    Index(Box<Expr>, Box<Expr>),
+    /// Field of a record value.
+    Field(Box<Expr>, String),
+    AddrOf(VarId),
+    Array(Vec<Expr>),
+    Record(Vec<(String, Expr)>),
+}
+
+/// A storage place written by an assignment.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    Var(VarId),
+    /// The cell a (non-null) pointer points to.
+    Deref(Expr),
+    Index(Box<Place>, Expr),
+    Field(Box<Place>, String),
+}
+
+/// A connective-free predicate.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Cond {
+    Cmp(CmpOp, Expr, Expr),
+    /// Whether the place holds a value (`positive`) or was never assigned.
+    Initialized { place: Place, positive: bool },
+    /// Whether `0 <= index < length(array)`; always true for input arrays.
+    InBounds { array: Expr, index: Expr, positive: bool },
+}
+
+impl Cond {
+    pub fn negate(&self) -> Cond {
+        match self {
+            Cond::Cmp(op, a, b) => Cond::Cmp(op.negate(), a.clone(), b.clone()),
+            Cond::Initialized { place, positive } => Cond::Initialized { place: place.clone(), positive: !positive },
+            Cond::InBounds { array, index, positive } => {
+                Cond::InBounds { array: array.clone(), index: index.clone(), positive: !positive }
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Instr {
+    Assign(Place, Expr),
+    /// `v := alloc e`: a fresh cell holding e.
+    Alloc(VarId, Expr),
+    /// `v := f(args)`.
+    Call { dst: VarId, func: String, args: Vec<Expr> },
+    Output(Expr),
+    Assume(Cond),
+    /// The run continues only if the condition holds; the other out-edge of
+    /// the same vertex goes to the target's error vertex.
+    Assert(Cond, TargetId),
+    Skip,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Edge {
+    pub from: NodeId,
+    pub to: NodeId,
+    pub instr: Instr,
+    /// The source construct (function-relative).
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub id: TargetId,
+    pub kind: TargetKind,
+    /// Where the failure is reported (function-relative): the operator token.
+    pub span: Span,
+    /// The error vertex; reaching it means hitting the target.
+    pub node: NodeId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Loop {
+    pub id: LoopId,
+    /// The loop entry: every in-edge is `skip`.
+    pub header: NodeId,
+    /// Vertices on cycles through the header (inner loops included), sorted.
+    pub nodes: Vec<NodeId>,
+    /// Edges from inside the loop back to the header.
+    pub back_edges: Vec<EdgeId>,
+    /// Edges leaving the loop to its exit vertex (when the condition fails).
+    pub exit_edges: Vec<EdgeId>,
+    pub parent: Option<LoopId>,
+    /// The `while` statement (function-relative).
+    pub span: Span,
+}
+
+/// The flowgraph of one function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Body {
+    pub name: String,
+    pub vars: Vec<VarInfo>,
+    /// The first `params` variables are the parameters, in order.
+    pub params: usize,
+    pub node_count: u32,
+    pub edges: Vec<Edge>,
+    pub entry: NodeId,
+    /// Reached after `$ret` is assigned.
+    pub exit: NodeId,
+    pub targets: Vec<Target>,
+    pub loops: Vec<Loop>,
+    /// Error vertex -> target, and the vertex of each loop header.
+    pub node_kinds: Vec<NodeKind>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeKind {
+    Plain,
+    Entry,
+    Exit,
+    Error(TargetId),
+    LoopHeader(LoopId),
+}
+
+impl Body {
+    pub fn var(&self, id: VarId) -> &VarInfo {
+        &self.vars[id as usize]
+    }
+    pub fn var_id(&self, name: &str) -> Option<VarId> {
+        self.vars.iter().position(|v| v.name == name).map(|i| i as VarId)
+    }
+    /// Out-edges of each vertex, by edge id.
+    pub fn successors(&self) -> Vec<Vec<EdgeId>> {
+        let mut out = vec![Vec::new(); self.node_count as usize];
+        for (i, e) in self.edges.iter().enumerate() {
+            out[e.from as usize].push(i as EdgeId);
+        }
+        out
+    }
+    pub fn is_back_edge(&self, e: EdgeId) -> bool {
+        self.loops.iter().any(|l| l.back_edges.contains(&e))
+    }
+}
+
+/// Whether any `&x` in the program may take the address of a variable that
+/// is not yet assigned (then dereference reads are `uninitialized` targets).
+pub fn program_takes_unassigned_address(program: &Program) -> bool {
+    program.functions.iter().any(|f| definite_assignment(f).unassigned_address_taken)
+}
+
+/// Lowers every function of a well-typed program (without the database).
+pub fn lower_program(program: &Program, types: &ProgramTypes) -> Vec<Body> {
+    let deref_uninit = program_takes_unassigned_address(program);
+    program
+        .functions
+        .iter()
+        .zip(&types.functions)
+        .map(|(f, t)| lower_function(f, t, &definite_assignment(f), deref_uninit))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
