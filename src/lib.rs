@@ -2,6 +2,7 @@
 //!
 //! See `ARCHITECTURE.md` for the layers and what each may know.
 
+pub mod db;
 pub mod ir;
 pub mod syntax;
 pub mod target_kind;
