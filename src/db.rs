@@ -39,7 +39,10 @@ impl Parsed {
 #[salsa::tracked(returns(ref))]
 pub fn parse(db: &dyn salsa::Database, file: SourceFile) -> Parsed {
     let (program, diagnostics) = syntax::parse(file.text(db));
-    Parsed { program, diagnostics }
+    Parsed {
+        program,
+        diagnostics,
+    }
 }
 
 /// One function of a file.
@@ -84,30 +87,43 @@ pub fn program_types(db: &dyn salsa::Database, file: SourceFile) -> ProgramTypes
 #[salsa::tracked(returns(ref))]
 pub fn function_types<'db>(db: &'db dyn salsa::Database, item: FunctionItem<'db>) -> FunctionTypes {
     let name = item.name(db);
-    program_types(db, item.file(db)).function(name).cloned().unwrap_or(FunctionTypes {
-        name: name.clone(),
-        vars: vec![],
-        exprs: vec![],
-        ret: types::Type::Unknown,
-    })
+    program_types(db, item.file(db))
+        .function(name)
+        .cloned()
+        .unwrap_or(FunctionTypes {
+            name: name.clone(),
+            vars: vec![],
+            exprs: vec![],
+            ret: types::Type::Unknown,
+        })
 }
 
 #[salsa::tracked(returns(ref))]
-pub fn definite_assignment<'db>(db: &'db dyn salsa::Database, item: FunctionItem<'db>) -> DefiniteAssignment {
+pub fn definite_assignment<'db>(
+    db: &'db dyn salsa::Database,
+    item: FunctionItem<'db>,
+) -> DefiniteAssignment {
     ir::definite_assignment(item.ast(db))
 }
 
 /// Whether a dereference anywhere may read a never-assigned cell.
 #[salsa::tracked(returns(copy))]
 pub fn takes_unassigned_address(db: &dyn salsa::Database, file: SourceFile) -> bool {
-    functions(db, file).iter().any(|f| definite_assignment(db, *f).unassigned_address_taken)
+    functions(db, file)
+        .iter()
+        .any(|f| definite_assignment(db, *f).unassigned_address_taken)
 }
 
 /// The flowgraph of one function.
 #[salsa::tracked(returns(ref))]
 pub fn function_body<'db>(db: &'db dyn salsa::Database, item: FunctionItem<'db>) -> Body {
     let deref_uninit = takes_unassigned_address(db, item.file(db));
-    ir::lower_function(item.ast(db), function_types(db, item), definite_assignment(db, item), deref_uninit)
+    ir::lower_function(
+        item.ast(db),
+        function_types(db, item),
+        definite_assignment(db, item),
+        deref_uninit,
+    )
 }
 
 /// Every error and warning of the front end: syntax, then (if the syntax is
@@ -138,10 +154,10 @@ impl Database {
         let log: Arc<Mutex<Vec<String>>> = Arc::default();
         let sink = log.clone();
         let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
-            if let salsa::EventKind::WillExecute { database_key } = event.kind {
-                if let Ok(mut l) = sink.lock() {
-                    l.push(format!("{database_key:?}"));
-                }
+            if let salsa::EventKind::WillExecute { database_key } = event.kind
+                && let Ok(mut l) = sink.lock()
+            {
+                l.push(format!("{database_key:?}"));
             }
         })));
         (Database { storage }, log)

@@ -2,7 +2,9 @@
 //!
 //! See `ARCHITECTURE.md` for the layers and what each may know.
 
+pub mod cli;
 pub mod db;
+pub mod interp;
 pub mod ir;
 pub mod syntax;
 pub mod target_kind;

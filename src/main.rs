@@ -1,1 +1,5 @@
-fn main() {}
+//! The `apc` binary: see `apc --help`.
+
+fn main() -> std::process::ExitCode {
+    apc::cli::main()
+}

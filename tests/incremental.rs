@@ -27,11 +27,19 @@ main(n) {
 ";
 
 fn all_bodies(db: &Database, file: SourceFile) -> Vec<String> {
-    db::functions(db, file).iter().map(|f| format!("{}:{}", f.name(db), db::function_body(db, *f).edges.len())).collect()
+    db::functions(db, file)
+        .iter()
+        .map(|f| format!("{}:{}", f.name(db), db::function_body(db, *f).edges.len()))
+        .collect()
 }
 
 fn executed(log: &std::sync::Mutex<Vec<String>>, query: &str) -> Vec<String> {
-    log.lock().unwrap().iter().filter(|e| e.starts_with(query)).cloned().collect()
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.starts_with(query))
+        .cloned()
+        .collect()
 }
 
 #[test]
@@ -39,7 +47,11 @@ fn editing_one_function_recomputes_only_its_ir() {
     let (mut db, log) = Database::with_execution_log();
     let file = SourceFile::new(&db, "t.mc".to_string(), ORIGINAL.to_string());
     let before = all_bodies(&db, file);
-    assert_eq!(executed(&log, "function_body").len(), 3, "first run computes all three");
+    assert_eq!(
+        executed(&log, "function_body").len(),
+        3,
+        "first run computes all three"
+    );
     log.lock().unwrap().clear();
 
     // Edit the body of the FIRST function, and make it longer, so that every
@@ -49,8 +61,15 @@ fn editing_one_function_recomputes_only_its_ir() {
     let after = all_bodies(&db, file);
 
     let recomputed = executed(&log, "function_body");
-    assert_eq!(recomputed.len(), 1, "only helper's IR is recomputed: {recomputed:?}");
-    assert!(executed(&log, "parse").len() == 1, "the file itself is re-parsed");
+    assert_eq!(
+        recomputed.len(),
+        1,
+        "only helper's IR is recomputed: {recomputed:?}"
+    );
+    assert!(
+        executed(&log, "parse").len() == 1,
+        "the file itself is re-parsed"
+    );
     assert_ne!(before[0], after[0], "helper's IR did change");
     assert_eq!(before[1..], after[1..]);
 }
@@ -62,7 +81,8 @@ fn a_type_change_in_one_function_reaches_its_callers_only_if_their_types_change(
     all_bodies(&db, file);
     log.lock().unwrap().clear();
     // Same types, different body of `other`: main's IR stays.
-    file.set_text(&mut db).to(ORIGINAL.replace("b = b + 2;", "b = b + 3;"));
+    file.set_text(&mut db)
+        .to(ORIGINAL.replace("b = b + 2;", "b = b + 3;"));
     all_bodies(&db, file);
     let recomputed = executed(&log, "function_body");
     assert_eq!(recomputed.len(), 1, "{recomputed:?}");

@@ -22,7 +22,9 @@ pub struct DefiniteAssignment {
 }
 
 pub fn definite_assignment(f: &Function) -> DefiniteAssignment {
-    let mut a = Analysis { out: DefiniteAssignment::default() };
+    let mut a = Analysis {
+        out: DefiniteAssignment::default(),
+    };
     let mut s: HashSet<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
     for st in &f.body {
         a.stmt(st, &mut s);
@@ -127,10 +129,10 @@ mod tests {
         let da = definite_assignment(f);
         let mut out = vec![];
         f.walk_exprs(&mut |e| {
-            if da.uninit_reads.contains(&e.id) {
-                if let ExprKind::Var(x) = &e.kind {
-                    out.push(x.clone());
-                }
+            if let ExprKind::Var(x) = &e.kind
+                && da.uninit_reads.contains(&e.id)
+            {
+                out.push(x.clone());
             }
         });
         out
@@ -138,18 +140,32 @@ mod tests {
 
     #[test]
     fn second_read_is_not_a_target() {
-        assert_eq!(reads("main() { var a, r; r = a + a; return r; }"), vec!["a"]);
+        assert_eq!(
+            reads("main() { var a, r; r = a + a; return r; }"),
+            vec!["a"]
+        );
     }
 
     #[test]
     fn branches_meet_by_intersection_and_loops_may_not_run() {
-        assert_eq!(reads("main(n) { var x, y; if (n) { x = 1; y = 1; } else { x = 2; } y = y + x; return y; }"), vec!["y"]);
-        assert_eq!(reads("main(n) { var x; while (n) { x = 1; n = n - 1; } return x; }"), vec!["x"]);
+        assert_eq!(
+            reads(
+                "main(n) { var x, y; if (n) { x = 1; y = 1; } else { x = 2; } y = y + x; return y; }"
+            ),
+            vec!["y"]
+        );
+        assert_eq!(
+            reads("main(n) { var x; while (n) { x = 1; n = n - 1; } return x; }"),
+            vec!["x"]
+        );
     }
 
     #[test]
     fn short_circuit_right_operand_does_not_count() {
-        assert_eq!(reads("main(n) { var x, r; r = n && x; r = x; return r; }"), vec!["x", "x"]);
+        assert_eq!(
+            reads("main(n) { var x, r; r = n && x; r = x; return r; }"),
+            vec!["x", "x"]
+        );
     }
 
     #[test]

@@ -73,7 +73,11 @@ fn paths_to_edges(
     for &v in order.iter().rev() {
         let mut c: u128 = u128::from(is_end(v));
         for &e in &succ[v as usize] {
-            let add = if end_edges.contains(&e) { 1 } else { count[body.edges[e as usize].to as usize] };
+            let add = if end_edges.contains(&e) {
+                1
+            } else {
+                count[body.edges[e as usize].to as usize]
+            };
             c = c.saturating_add(add);
         }
         count[v as usize] = c;
@@ -103,7 +107,10 @@ fn paths_to_edges(
             }
         }
     }
-    Backbones { count: count[from as usize], paths: listed }
+    Backbones {
+        count: count[from as usize],
+        paths: listed,
+    }
 }
 
 /// Vertices in a topological order of the allowed edges (Kahn).
@@ -116,7 +123,9 @@ fn topological(n: usize, succ: &[Vec<EdgeId>], body: &Body, end_edges: &[EdgeId]
             }
         }
     }
-    let mut queue: Vec<NodeId> = (0..n as NodeId).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut queue: Vec<NodeId> = (0..n as NodeId)
+        .filter(|&v| indeg[v as usize] == 0)
+        .collect();
     let mut order = Vec::with_capacity(n);
     while let Some(v) = queue.pop() {
         order.push(v);

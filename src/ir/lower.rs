@@ -12,7 +12,12 @@ use std::collections::HashMap;
 /// Lowers one function. `deref_may_read_uninit` says whether some `&x` in
 /// the program may take the address of a never-assigned variable (then
 /// every dereference read is an `uninitialized` target too).
-pub fn lower_function(f: &Function, types: &FunctionTypes, da: &DefiniteAssignment, deref_may_read_uninit: bool) -> Body {
+pub fn lower_function(
+    f: &Function,
+    types: &FunctionTypes,
+    da: &DefiniteAssignment,
+    deref_may_read_uninit: bool,
+) -> Body {
     let is_main = f.name.name == "main";
     let mut l = Lower {
         types,
@@ -37,7 +42,12 @@ pub fn lower_function(f: &Function, types: &FunctionTypes, da: &DefiniteAssignme
         l.add_var(&v.name, VarKind::Local, ty, false);
     }
     let ret = l.add_var(RETURN_VAR, VarKind::Return, types.ret.clone(), false);
-    l.add_var(INPUT_STREAM, VarKind::Global, Type::Array(Box::new(Type::Int)), false);
+    l.add_var(
+        INPUT_STREAM,
+        VarKind::Global,
+        Type::Array(Box::new(Type::Int)),
+        false,
+    );
     l.add_var(INPUT_COUNTER, VarKind::Global, Type::Int, false);
 
     let entry = l.new_node(NodeKind::Entry);
@@ -105,26 +115,43 @@ fn cmp_op(op: ast::BinOp) -> Option<CmpOp> {
 impl<'a> Lower<'a> {
     fn add_var(&mut self, name: &str, kind: VarKind, ty: Type, input_array: bool) -> VarId {
         let id = self.vars.len() as VarId;
-        self.vars.push(VarInfo { name: name.to_string(), kind, ty, input_array });
+        self.vars.push(VarInfo {
+            name: name.to_string(),
+            kind,
+            ty,
+            input_array,
+        });
         self.var_ids.insert(name.to_string(), id);
         id
     }
     fn temp(&mut self, ty: Type) -> VarId {
-        let name = format!("$t{}", self.vars.iter().filter(|v| v.kind == VarKind::Temp).count());
+        let name = format!(
+            "$t{}",
+            self.vars.iter().filter(|v| v.kind == VarKind::Temp).count()
+        );
         self.add_var(&name, VarKind::Temp, ty, false)
     }
     fn var(&self, name: &str) -> VarId {
         self.var_ids[name]
     }
     fn expr_type(&self, e: &ast::Expr) -> Type {
-        self.types.exprs.get(e.id as usize).cloned().unwrap_or(Type::Unknown)
+        self.types
+            .exprs
+            .get(e.id as usize)
+            .cloned()
+            .unwrap_or(Type::Unknown)
     }
     fn new_node(&mut self, kind: NodeKind) -> NodeId {
         self.node_kinds.push(kind);
         (self.node_kinds.len() - 1) as NodeId
     }
     fn edge(&mut self, from: NodeId, to: NodeId, instr: Instr, span: Span) -> EdgeId {
-        self.edges.push(Edge { from, to, instr, span });
+        self.edges.push(Edge {
+            from,
+            to,
+            instr,
+            span,
+        });
         (self.edges.len() - 1) as EdgeId
     }
     /// Appends an instruction at the current vertex.
@@ -139,7 +166,12 @@ impl<'a> Lower<'a> {
     fn check(&mut self, kind: TargetKind, span: Span, ok: Cond) {
         let id = self.targets.len() as TargetId;
         let err = self.new_node(NodeKind::Error(id));
-        self.targets.push(Target { id, kind, span, node: err });
+        self.targets.push(Target {
+            id,
+            kind,
+            span,
+            node: err,
+        });
         self.edge(self.cur, err, Instr::Assume(ok.negate()), span);
         self.emit(Instr::Assert(ok, id), span);
     }
@@ -284,7 +316,14 @@ impl<'a> Lower<'a> {
             ExprKind::Var(x) => {
                 let v = self.var(x);
                 if self.da.uninit_reads.contains(&e.id) {
-                    self.check(TargetKind::Uninitialized, e.op, Cond::Initialized { place: Place::Var(v), positive: true });
+                    self.check(
+                        TargetKind::Uninitialized,
+                        e.op,
+                        Cond::Initialized {
+                            place: Place::Var(v),
+                            positive: true,
+                        },
+                    );
                 }
                 Expr::Var(v)
             }
@@ -316,7 +355,11 @@ impl<'a> Lower<'a> {
             ExprKind::Binary(ast::BinOp::And | ast::BinOp::Or, ..) => {
                 // A logical value: branch, then join with 0 or 1.
                 let t = self.temp(Type::Int);
-                let (yes, no, join) = (self.new_node(NodeKind::Plain), self.new_node(NodeKind::Plain), self.new_node(NodeKind::Plain));
+                let (yes, no, join) = (
+                    self.new_node(NodeKind::Plain),
+                    self.new_node(NodeKind::Plain),
+                    self.new_node(NodeKind::Plain),
+                );
                 self.cond(e, Some(yes), Some(no));
                 self.edge(yes, join, Instr::Assign(Place::Var(t), int(1)), e.span);
                 self.edge(no, join, Instr::Assign(Place::Var(t), int(0)), e.span);
@@ -334,8 +377,14 @@ impl<'a> Lower<'a> {
                     ast::BinOp::Mul => BinOp::Mul,
                     _ => BinOp::Div,
                 };
-                if op == BinOp::Div && !matches!(&b, Expr::Int(n) if n.sign() != num_bigint::Sign::NoSign) {
-                    self.check(TargetKind::DivByZero, e.op, Cond::Cmp(CmpOp::Ne, b.clone(), int(0)));
+                if op == BinOp::Div
+                    && !matches!(&b, Expr::Int(n) if n.sign() != num_bigint::Sign::NoSign)
+                {
+                    self.check(
+                        TargetKind::DivByZero,
+                        e.op,
+                        Cond::Cmp(CmpOp::Ne, b.clone(), int(0)),
+                    );
                 }
                 Expr::Binary(op, Box::new(a), Box::new(b))
             }
@@ -346,7 +395,11 @@ impl<'a> Lower<'a> {
                     self.check(
                         TargetKind::OutOfBounds,
                         e.op,
-                        Cond::InBounds { array: a.clone(), index: i.clone(), positive: true },
+                        Cond::InBounds {
+                            array: a.clone(),
+                            index: i.clone(),
+                            positive: true,
+                        },
                     );
                 }
                 Expr::Index(Box::new(a), Box::new(i))
@@ -365,13 +418,23 @@ impl<'a> Lower<'a> {
             ExprKind::Call(callee, args) => {
                 let args = args.iter().map(|a| self.value(a)).collect();
                 let t = self.temp(self.expr_type(e));
-                self.emit(Instr::Call { dst: t, func: callee.name.clone(), args }, e.span);
+                self.emit(
+                    Instr::Call {
+                        dst: t,
+                        func: callee.name.clone(),
+                        args,
+                    },
+                    e.span,
+                );
                 Expr::Var(t)
             }
             ExprKind::Array(elems) => Expr::Array(elems.iter().map(|x| self.value(x)).collect()),
-            ExprKind::Record(fields) => {
-                Expr::Record(fields.iter().map(|(n, x)| (n.name.clone(), self.value(x))).collect())
-            }
+            ExprKind::Record(fields) => Expr::Record(
+                fields
+                    .iter()
+                    .map(|(n, x)| (n.name.clone(), self.value(x)))
+                    .collect(),
+            ),
             // The parser never hands over error nodes in a program that parsed.
             ExprKind::Error => int(0),
         }
@@ -379,12 +442,19 @@ impl<'a> Lower<'a> {
 
     /// Null check, and (for reads) the uninitialised-cell check, of `*p`.
     fn deref_checks(&mut self, p: &Expr, op: Span, read: bool) {
-        self.check(TargetKind::NullDeref, op, Cond::Cmp(CmpOp::Ne, p.clone(), Expr::Null));
+        self.check(
+            TargetKind::NullDeref,
+            op,
+            Cond::Cmp(CmpOp::Ne, p.clone(), Expr::Null),
+        );
         if read && self.deref_may_read_uninit {
             self.check(
                 TargetKind::Uninitialized,
                 op,
-                Cond::Initialized { place: Place::Deref(p.clone()), positive: true },
+                Cond::Initialized {
+                    place: Place::Deref(p.clone()),
+                    positive: true,
+                },
             );
         }
     }
@@ -393,7 +463,10 @@ impl<'a> Lower<'a> {
     /// unbounded, so indexing it is never out of bounds.
     fn is_input_array(&self, a: &ast::Expr) -> bool {
         match &a.kind {
-            ExprKind::Var(x) => self.var_ids.get(x).is_some_and(|&v| self.vars[v as usize].input_array),
+            ExprKind::Var(x) => self
+                .var_ids
+                .get(x)
+                .is_some_and(|&v| self.vars[v as usize].input_array),
             ExprKind::Index(b, _) => self.is_input_array(b),
             _ => false,
         }
@@ -414,7 +487,15 @@ impl<'a> Lower<'a> {
                 let i = self.value(i);
                 if !unbounded {
                     let array = place_value(&b);
-                    self.check(TargetKind::OutOfBounds, e.op, Cond::InBounds { array, index: i.clone(), positive: true });
+                    self.check(
+                        TargetKind::OutOfBounds,
+                        e.op,
+                        Cond::InBounds {
+                            array,
+                            index: i.clone(),
+                            positive: true,
+                        },
+                    );
                 }
                 Place::Index(Box::new(b), i)
             }
@@ -441,7 +522,14 @@ impl<'a> Lower<'a> {
         if let ExprKind::Var(x) = &base.kind {
             let v = self.var(x);
             if self.da.uninit_reads.contains(&base.id) {
-                self.check(TargetKind::Uninitialized, base.op, Cond::Initialized { place: Place::Var(v), positive: true });
+                self.check(
+                    TargetKind::Uninitialized,
+                    base.op,
+                    Cond::Initialized {
+                        place: Place::Var(v),
+                        positive: true,
+                    },
+                );
             }
             return Place::Var(v);
         }

@@ -31,10 +31,10 @@ pub use lower::lower_function;
 pub use print::{to_dot, to_text};
 
 use crate::TargetKind;
-use crate::syntax::ast::Program;
-use crate::types::ProgramTypes;
 use crate::syntax::Span;
+use crate::syntax::ast::Program;
 use crate::syntax::ast::UnOp;
+use crate::types::ProgramTypes;
 use crate::types::Type;
 use num_bigint::BigInt;
 
@@ -151,19 +151,35 @@ pub enum Place {
 pub enum Cond {
     Cmp(CmpOp, Expr, Expr),
     /// Whether the place holds a value (`positive`) or was never assigned.
-    Initialized { place: Place, positive: bool },
+    Initialized {
+        place: Place,
+        positive: bool,
+    },
     /// Whether `0 <= index < length(array)`; always true for input arrays.
-    InBounds { array: Expr, index: Expr, positive: bool },
+    InBounds {
+        array: Expr,
+        index: Expr,
+        positive: bool,
+    },
 }
 
 impl Cond {
     pub fn negate(&self) -> Cond {
         match self {
             Cond::Cmp(op, a, b) => Cond::Cmp(op.negate(), a.clone(), b.clone()),
-            Cond::Initialized { place, positive } => Cond::Initialized { place: place.clone(), positive: !positive },
-            Cond::InBounds { array, index, positive } => {
-                Cond::InBounds { array: array.clone(), index: index.clone(), positive: !positive }
-            }
+            Cond::Initialized { place, positive } => Cond::Initialized {
+                place: place.clone(),
+                positive: !positive,
+            },
+            Cond::InBounds {
+                array,
+                index,
+                positive,
+            } => Cond::InBounds {
+                array: array.clone(),
+                index: index.clone(),
+                positive: !positive,
+            },
         }
     }
 }
@@ -174,7 +190,11 @@ pub enum Instr {
     /// `v := alloc e`: a fresh cell holding e.
     Alloc(VarId, Expr),
     /// `v := f(args)`.
-    Call { dst: VarId, func: String, args: Vec<Expr> },
+    Call {
+        dst: VarId,
+        func: String,
+        args: Vec<Expr>,
+    },
     Output(Expr),
     Assume(Cond),
     /// The run continues only if the condition holds; the other out-edge of
@@ -250,7 +270,10 @@ impl Body {
         &self.vars[id as usize]
     }
     pub fn var_id(&self, name: &str) -> Option<VarId> {
-        self.vars.iter().position(|v| v.name == name).map(|i| i as VarId)
+        self.vars
+            .iter()
+            .position(|v| v.name == name)
+            .map(|i| i as VarId)
     }
     /// Out-edges of each vertex, by edge id.
     pub fn successors(&self) -> Vec<Vec<EdgeId>> {
@@ -268,7 +291,10 @@ impl Body {
 /// Whether any `&x` in the program may take the address of a variable that
 /// is not yet assigned (then dereference reads are `uninitialized` targets).
 pub fn program_takes_unassigned_address(program: &Program) -> bool {
-    program.functions.iter().any(|f| definite_assignment(f).unassigned_address_taken)
+    program
+        .functions
+        .iter()
+        .any(|f| definite_assignment(f).unassigned_address_taken)
 }
 
 /// Lowers every function of a well-typed program (without the database).

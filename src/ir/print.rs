@@ -10,7 +10,11 @@ const LISTED_BACKBONES: usize = 8;
 pub fn expr(b: &Body, e: &Expr) -> String {
     let sub = |e: &Expr| {
         let s = expr(b, e);
-        if matches!(e, Expr::Binary(..) | Expr::Cmp(..) | Expr::Unary(..)) { format!("({s})") } else { s }
+        if matches!(e, Expr::Binary(..) | Expr::Cmp(..) | Expr::Unary(..)) {
+            format!("({s})")
+        } else {
+            s
+        }
     };
     match e {
         Expr::Int(n) => n.to_string(),
@@ -32,9 +36,18 @@ pub fn expr(b: &Body, e: &Expr) -> String {
         Expr::Index(a, i) => format!("{}[{}]", sub(a), expr(b, i)),
         Expr::Field(r, f) => format!("{}.{f}", sub(r)),
         Expr::AddrOf(v) => format!("&{}", b.var(*v).name),
-        Expr::Array(xs) => format!("[{}]", xs.iter().map(|x| expr(b, x)).collect::<Vec<_>>().join(", ")),
+        Expr::Array(xs) => format!(
+            "[{}]",
+            xs.iter().map(|x| expr(b, x)).collect::<Vec<_>>().join(", ")
+        ),
         Expr::Record(fs) => {
-            format!("{{{}}}", fs.iter().map(|(f, x)| format!("{f}: {}", expr(b, x))).collect::<Vec<_>>().join(", "))
+            format!(
+                "{{{}}}",
+                fs.iter()
+                    .map(|(f, x)| format!("{f}: {}", expr(b, x)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
     }
 }
@@ -52,10 +65,23 @@ pub fn cond(b: &Body, c: &Cond) -> String {
     match c {
         Cond::Cmp(op, x, y) => format!("{} {} {}", expr(b, x), op.symbol(), expr(b, y)),
         Cond::Initialized { place: p, positive } => {
-            format!("{}initialized({})", if *positive { "" } else { "!" }, place(b, p))
+            format!(
+                "{}initialized({})",
+                if *positive { "" } else { "!" },
+                place(b, p)
+            )
         }
-        Cond::InBounds { array, index, positive } => {
-            format!("{}in_bounds({}, {})", if *positive { "" } else { "!" }, expr(b, array), expr(b, index))
+        Cond::InBounds {
+            array,
+            index,
+            positive,
+        } => {
+            format!(
+                "{}in_bounds({}, {})",
+                if *positive { "" } else { "!" },
+                expr(b, array),
+                expr(b, index)
+            )
         }
     }
 }
@@ -65,7 +91,14 @@ pub fn instr(b: &Body, i: &Instr) -> String {
         Instr::Assign(p, e) => format!("{} := {}", place(b, p), expr(b, e)),
         Instr::Alloc(v, e) => format!("{} := alloc {}", b.var(*v).name, expr(b, e)),
         Instr::Call { dst, func, args } => {
-            format!("{} := {func}({})", b.var(*dst).name, args.iter().map(|a| expr(b, a)).collect::<Vec<_>>().join(", "))
+            format!(
+                "{} := {func}({})",
+                b.var(*dst).name,
+                args.iter()
+                    .map(|a| expr(b, a))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         }
         Instr::Output(e) => format!("output {}", expr(b, e)),
         Instr::Assume(c) => format!("assume({})", cond(b, c)),
@@ -93,10 +126,24 @@ pub fn to_text(b: &Body, loc: &dyn Fn(Span) -> String) -> String {
     let vars: Vec<String> = b
         .vars
         .iter()
-        .map(|v| format!("{}: {}{}", v.name, v.ty, if v.input_array { " (input array)" } else { "" }))
+        .map(|v| {
+            format!(
+                "{}: {}{}",
+                v.name,
+                v.ty,
+                if v.input_array { " (input array)" } else { "" }
+            )
+        })
         .collect();
     let _ = writeln!(out, "  vars: {}", vars.join(", "));
-    let _ = writeln!(out, "  vertices: {}, edges: {}, entry {}, exit {}", b.node_count, b.edges.len(), b.entry, b.exit);
+    let _ = writeln!(
+        out,
+        "  vertices: {}, edges: {}, entry {}, exit {}",
+        b.node_count,
+        b.edges.len(),
+        b.entry,
+        b.exit
+    );
     let _ = writeln!(out, "  edges:");
     for (i, e) in b.edges.iter().enumerate() {
         let _ = writeln!(
@@ -114,7 +161,15 @@ pub fn to_text(b: &Body, loc: &dyn Fn(Span) -> String) -> String {
     }
     for t in &b.targets {
         let n = backbones(b, t.node, 0).count;
-        let _ = writeln!(out, "    T{}: {} at {} -> vertex {} ({} backbones)", t.id, t.kind, loc(t.span), t.node, n);
+        let _ = writeln!(
+            out,
+            "    T{}: {} at {} -> vertex {} ({} backbones)",
+            t.id,
+            t.kind,
+            loc(t.span),
+            t.node,
+            n
+        );
     }
     let _ = writeln!(out, "  loops:");
     if b.loops.is_empty() {
@@ -122,7 +177,10 @@ pub fn to_text(b: &Body, loc: &dyn Fn(Span) -> String) -> String {
     }
     for l in &b.loops {
         let bb = loop_backbones(b, l, LISTED_BACKBONES);
-        let parent = l.parent.map(|p| format!("L{p}")).unwrap_or_else(|| "none".into());
+        let parent = l
+            .parent
+            .map(|p| format!("L{p}"))
+            .unwrap_or_else(|| "none".into());
         let nodes: Vec<String> = l.nodes.iter().map(|v| v.to_string()).collect();
         let _ = writeln!(
             out,
@@ -166,9 +224,15 @@ fn dot_escape(s: &str) -> String {
 
 /// Graphviz for `apc cfg --dot`: one cluster per function.
 pub fn to_dot(bodies: &[&Body], loc: &dyn Fn(&Body, Span) -> String) -> String {
-    let mut out = String::from("digraph cfg {\n  node [shape=circle, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n");
+    let mut out = String::from(
+        "digraph cfg {\n  node [shape=circle, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n",
+    );
     for (fi, b) in bodies.iter().enumerate() {
-        let _ = writeln!(out, "  subgraph cluster_{fi} {{\n    label=\"{}\";", dot_escape(&b.name));
+        let _ = writeln!(
+            out,
+            "  subgraph cluster_{fi} {{\n    label=\"{}\";",
+            dot_escape(&b.name)
+        );
         for v in 0..b.node_count {
             let (shape, extra, label) = match b.node_kinds[v as usize] {
                 NodeKind::Plain => ("circle", "", v.to_string()),
@@ -176,14 +240,25 @@ pub fn to_dot(bodies: &[&Body], loc: &dyn Fn(&Body, Span) -> String) -> String {
                 NodeKind::Exit => ("doublecircle", "", format!("{v}\\nexit")),
                 NodeKind::Error(t) => {
                     let tg = &b.targets[t as usize];
-                    ("box", ", color=red, fontcolor=red", format!("T{t} {}\\n{}", tg.kind, loc(b, tg.span)))
+                    (
+                        "box",
+                        ", color=red, fontcolor=red",
+                        format!("T{t} {}\\n{}", tg.kind, loc(b, tg.span)),
+                    )
                 }
                 NodeKind::LoopHeader(l) => ("diamond", ", color=blue", format!("{v}\\nL{l}")),
             };
-            let _ = writeln!(out, "    f{fi}_{v} [shape={shape}, label=\"{label}\"{extra}];");
+            let _ = writeln!(
+                out,
+                "    f{fi}_{v} [shape={shape}, label=\"{label}\"{extra}];"
+            );
         }
         for (i, e) in b.edges.iter().enumerate() {
-            let style = if b.is_back_edge(i as EdgeId) { ", style=dashed" } else { "" };
+            let style = if b.is_back_edge(i as EdgeId) {
+                ", style=dashed"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
                 "    f{fi}_{} -> f{fi}_{} [label=\"{}\"{style}];",

@@ -46,7 +46,9 @@ fn safe_by_construction_sites_are_not_targets() {
 
 #[test]
 fn connectives_become_branching_with_atomic_assumes() {
-    let b = &lower("main(a, b) { var x; x = 0; if (a > 0 && !(b < 1) || a == 5) { x = 1; } return x; }")[0];
+    let b = &lower(
+        "main(a, b) { var x; x = 0; if (a > 0 && !(b < 1) || a == 5) { x = 1; } return x; }",
+    )[0];
     for e in &b.edges {
         if let Instr::Assume(c) = &e.instr {
             assert!(matches!(c, Cond::Cmp(..)), "{c:?}");
@@ -65,7 +67,9 @@ fn successors_count(b: &Body) -> Vec<usize> {
 
 #[test]
 fn loop_headers_have_only_skip_in_edges_and_nest() {
-    let b = &lower("main(m, n) { var i, j; i = 0; j = 0; while (i < m) { j = i; while (j < n) { j = j + 1; } i = i + 1; } return j; }")[0];
+    let b = &lower(
+        "main(m, n) { var i, j; i = 0; j = 0; while (i < m) { j = i; while (j < n) { j = j + 1; } i = i + 1; } return j; }",
+    )[0];
     assert_eq!(b.loops.len(), 2);
     assert_eq!(b.loops[1].parent, Some(0));
     for l in &b.loops {
@@ -90,7 +94,10 @@ fn input_is_a_stream_read() {
 
 #[test]
 fn sequential_ifs_double_the_backbones() {
-    let src = format!("main(a) {{ var x; x = 0; {} return x; }}", "if (a > x) { x = x + 1; } ".repeat(10));
+    let src = format!(
+        "main(a) {{ var x; x = 0; {} return x; }}",
+        "if (a > x) { x = x + 1; } ".repeat(10)
+    );
     let b = &lower(&src)[0];
     assert_eq!(backbones(b, b.exit, 0).count, 1024);
 }

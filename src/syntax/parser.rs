@@ -620,7 +620,11 @@ impl Parser {
             }
             let span = lhs.span.to(rhs.span);
             let op_span = self.rel(op_span);
-            lhs = self.mk_op(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span, op_span);
+            lhs = self.mk_op(
+                ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span,
+                op_span,
+            );
         }
         Ok(lhs)
     }

@@ -27,7 +27,13 @@ pub fn resolve(program: &Program) -> Vec<Diagnostic> {
         );
     }
     for f in &program.functions {
-        Resolver { f, functions: &functions, scope: HashMap::new(), diags: &mut diags }.function();
+        Resolver {
+            f,
+            functions: &functions,
+            scope: HashMap::new(),
+            diags: &mut diags,
+        }
+        .function();
     }
     diags
 }
@@ -50,9 +56,12 @@ impl<'a> Resolver<'a> {
             if let Some(prev) = self.scope.get(id.name.as_str()) {
                 let prev = f.abs(*prev);
                 self.err(
-                    Diagnostic::error(format!("`{}` is declared twice in `{}`", id.name, f.name.name))
-                        .primary(f.abs(id.span), "declared again here")
-                        .secondary(prev, "first declared here"),
+                    Diagnostic::error(format!(
+                        "`{}` is declared twice in `{}`",
+                        id.name, f.name.name
+                    ))
+                    .primary(f.abs(id.span), "declared again here")
+                    .secondary(prev, "first declared here"),
                 );
             } else {
                 self.scope.insert(&id.name, id.span);
@@ -101,9 +110,12 @@ impl<'a> Resolver<'a> {
                     if let Some(prev) = seen.insert(&name.name, name.span) {
                         let (a, b) = (self.f.abs(name.span), self.f.abs(prev));
                         self.err(
-                            Diagnostic::error(format!("field `{}` appears twice in a record", name.name))
-                                .primary(a, "repeated here")
-                                .secondary(b, "first here"),
+                            Diagnostic::error(format!(
+                                "field `{}` appears twice in a record",
+                                name.name
+                            ))
+                            .primary(a, "repeated here")
+                            .secondary(b, "first here"),
                         );
                     }
                 }
@@ -124,7 +136,10 @@ impl<'a> Resolver<'a> {
         } else {
             Diagnostic::error(format!("undeclared variable `{name}`"))
                 .primary(span, "not declared in this function")
-                .note(format!("declare it at the start of `{}` with `var {name};`", self.f.name.name))
+                .note(format!(
+                    "declare it at the start of `{}` with `var {name};`",
+                    self.f.name.name
+                ))
         };
         self.err(d);
     }

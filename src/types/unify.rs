@@ -143,8 +143,16 @@ pub fn check_program(program: &Program) -> ProgramTypes {
     let mut c = Checker::new(program);
     c.run();
     diags.append(&mut c.diags);
-    let functions = program.functions.iter().enumerate().map(|(fi, f)| c.function_types(fi, f)).collect();
-    ProgramTypes { diagnostics: diags, functions }
+    let functions = program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(fi, f)| c.function_types(fi, f))
+        .collect();
+    ProgramTypes {
+        diagnostics: diags,
+        functions,
+    }
 }
 
 impl<'p> Checker<'p> {
@@ -160,7 +168,11 @@ impl<'p> Checker<'p> {
             });
         }
         let fields: Vec<String> = names.into_iter().collect();
-        let field_index = fields.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+        let field_index = fields
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
         Checker {
             program,
             parent: vec![],
@@ -201,11 +213,15 @@ impl<'p> Checker<'p> {
     /// added the constraint, for when a node has no origin of its own).
     fn unify(&mut self, a: Node, b: Node, at: Span) {
         if let Err((x, y)) = self.unify_inner(a, b) {
-            let (dx, dy) = (self.term[x as usize].describe(), self.term[y as usize].describe());
+            let (dx, dy) = (
+                self.term[x as usize].describe(),
+                self.term[y as usize].describe(),
+            );
             let ox = self.origin[x as usize].unwrap_or(at);
             let oy = self.origin[y as usize].unwrap_or(at);
-            let mut d = Diagnostic::error(format!("type error: {dy} is used where {dx} is expected"))
-                .primary(oy, format!("this is {dy}"));
+            let mut d =
+                Diagnostic::error(format!("type error: {dy} is used where {dx} is expected"))
+                    .primary(oy, format!("this is {dy}"));
             if ox != oy {
                 d = d.secondary(ox, format!("this makes it {dx}"));
             }
@@ -261,7 +277,9 @@ impl<'p> Checker<'p> {
             }
             let params: Vec<Node> = f.params.iter().map(|p| vars[&p.name]).collect();
             let ret = self.fresh();
-            self.params.entry(f.name.name.clone()).or_insert((params, ret));
+            self.params
+                .entry(f.name.name.clone())
+                .or_insert((params, ret));
             self.var_nodes.push(vars);
             let base = self.parent.len() as Node;
             for _ in 0..f.expr_count {
@@ -306,7 +324,9 @@ impl<'p> Checker<'p> {
                 let l = self.expr(fi, f, lhs);
                 self.unify(l, r, f.abs(s.span));
             }
-            StmtKind::Output(e) | StmtKind::Assert(e) | StmtKind::Assume(e) => self.int_expr(fi, f, e),
+            StmtKind::Output(e) | StmtKind::Assert(e) | StmtKind::Assume(e) => {
+                self.int_expr(fi, f, e)
+            }
             StmtKind::If { cond, then, els } => {
                 self.int_expr(fi, f, cond);
                 self.stmt(fi, f, then);
@@ -412,7 +432,9 @@ impl<'p> Checker<'p> {
                 self.node(Term::Array(elem), Some(span))
             }
             ExprKind::Record(fs) => {
-                let mut slots: Vec<Node> = (0..self.fields.len()).map(|_| self.node(Term::Absent, Some(span))).collect();
+                let mut slots: Vec<Node> = (0..self.fields.len())
+                    .map(|_| self.node(Term::Absent, Some(span)))
+                    .collect();
                 for (name, x) in fs {
                     slots[self.field_index[&name.name]] = self.expr(fi, f, x);
                 }
@@ -426,7 +448,9 @@ impl<'p> Checker<'p> {
 
     /// A record type with `result` in slot `idx` and fresh variables elsewhere.
     fn record_with(&mut self, idx: usize, result: Node, origin: Span) -> Node {
-        let slots = (0..self.fields.len()).map(|i| if i == idx { result } else { self.fresh() }).collect();
+        let slots = (0..self.fields.len())
+            .map(|i| if i == idx { result } else { self.fresh() })
+            .collect();
         self.node(Term::Record(slots), Some(origin))
     }
 
@@ -467,7 +491,13 @@ impl<'p> Checker<'p> {
     /// Parameters of main are inputs: integers or (nested) input arrays of
     /// integers. Unconstrained ones default to integers.
     fn check_main(&mut self) {
-        let Some((fi, f)) = self.program.functions.iter().enumerate().find(|(_, f)| f.name.name == "main") else {
+        let Some((fi, f)) = self
+            .program
+            .functions
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.name.name == "main")
+        else {
             return;
         };
         for p in &f.params {
@@ -538,11 +568,16 @@ impl<'p> Checker<'p> {
     fn post_checks(&mut self) {
         for (n, span) in std::mem::take(&mut self.equality_operands) {
             let r = self.find(n);
-            if matches!(self.term[r as usize], Term::Array(_) | Term::Record(_) | Term::Absent) {
+            if matches!(
+                self.term[r as usize],
+                Term::Array(_) | Term::Record(_) | Term::Absent
+            ) {
                 let what = self.term[r as usize].describe();
                 self.diags.push(
-                    Diagnostic::error(format!("`==` and `!=` compare integers or pointers, not {what}"))
-                        .primary(span, format!("this is {what}")),
+                    Diagnostic::error(format!(
+                        "`==` and `!=` compare integers or pointers, not {what}"
+                    ))
+                    .primary(span, format!("this is {what}")),
                 );
             }
         }
@@ -576,7 +611,10 @@ impl<'p> Checker<'p> {
                     if let Term::Absent = self.term[r as usize] {
                         self.diags.push(
                             Diagnostic::error(format!("no field `{}` in this record", name.name))
-                                .primary(f.abs(e.span), "the record built for this value has no such field"),
+                                .primary(
+                                    f.abs(e.span),
+                                    "the record built for this value has no such field",
+                                ),
                         );
                     }
                 }
@@ -585,18 +623,30 @@ impl<'p> Checker<'p> {
     }
 
     fn function_types(&mut self, fi: usize, f: &Function) -> FunctionTypes {
-        let vars = f.params.iter().chain(&f.locals).map(|v| (v.name.clone(), self.to_type(self.var_nodes[fi][&v.name]))).collect();
-        let exprs = (0..f.expr_count).map(|i| self.to_type(self.expr_base[fi] + i)).collect();
-        let ret = self.to_type(self.ret_nodes[fi]);
-        FunctionTypes { name: f.name.name.clone(), vars, exprs, ret }
+        let vars = f
+            .params
+            .iter()
+            .chain(&f.locals)
+            .map(|v| (v.name.clone(), self.export(self.var_nodes[fi][&v.name])))
+            .collect();
+        let exprs = (0..f.expr_count)
+            .map(|i| self.export(self.expr_base[fi] + i))
+            .collect();
+        let ret = self.export(self.ret_nodes[fi]);
+        FunctionTypes {
+            name: f.name.name.clone(),
+            vars,
+            exprs,
+            ret,
+        }
     }
 
-    fn to_type(&mut self, n: Node) -> Type {
+    fn export(&mut self, n: Node) -> Type {
         let mut stack = Vec::new();
-        self.to_type_rec(n, &mut stack)
+        self.export_rec(n, &mut stack)
     }
 
-    fn to_type_rec(&mut self, n: Node, stack: &mut Vec<Node>) -> Type {
+    fn export_rec(&mut self, n: Node, stack: &mut Vec<Node>) -> Type {
         let r = self.find(n);
         if let Some(pos) = stack.iter().rposition(|&s| s == r) {
             return Type::Back((stack.len() - pos) as u32);
@@ -605,14 +655,14 @@ impl<'p> Checker<'p> {
         let t = match self.term[r as usize].clone() {
             Term::Var | Term::Absent => Type::Unknown,
             Term::Int => Type::Int,
-            Term::Ptr(x) => Type::Ptr(Box::new(self.to_type_rec(x, stack))),
-            Term::Array(x) => Type::Array(Box::new(self.to_type_rec(x, stack))),
+            Term::Ptr(x) => Type::Ptr(Box::new(self.export_rec(x, stack))),
+            Term::Array(x) => Type::Array(Box::new(self.export_rec(x, stack))),
             Term::Record(slots) => {
                 let mut fields = Vec::new();
                 for (i, s) in slots.into_iter().enumerate() {
                     let rs = self.find(s);
                     if !matches!(self.term[rs as usize], Term::Absent) {
-                        fields.push((self.fields[i].clone(), self.to_type_rec(s, stack)));
+                        fields.push((self.fields[i].clone(), self.export_rec(s, stack)));
                     }
                 }
                 Type::Record(fields)
@@ -634,12 +684,19 @@ mod tests {
         check_program(&p)
     }
     fn errors(src: &str) -> Vec<String> {
-        check(src).diagnostics.into_iter().filter(|d| d.is_error()).map(|d| d.message).collect()
+        check(src)
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.message)
+            .collect()
     }
 
     #[test]
     fn infers_pointers_arrays_records() {
-        let t = check("main(n, A) { var p, a, r, x; p = alloc n; a = [1, 2]; r = {f: p, g: 3}; x = *r.f + a[0] + A[n][0]; return x; }");
+        let t = check(
+            "main(n, A) { var p, a, r, x; p = alloc n; a = [1, 2]; r = {f: p, g: 3}; x = *r.f + a[0] + A[n][0]; return x; }",
+        );
         assert!(t.is_ok(), "{:?}", t.diagnostics);
         let m = t.function("main").unwrap();
         assert_eq!(m.var("p").unwrap().to_string(), "ptr(int)");
@@ -658,9 +715,14 @@ mod tests {
 
     #[test]
     fn recursive_types_terminate() {
-        let t = check("main() { var p; p = alloc {next: null, v: 1}; (*p).next = p; p = (*p).next; return (*p).v; }");
+        let t = check(
+            "main() { var p; p = alloc {next: null, v: 1}; (*p).next = p; p = (*p).next; return (*p).v; }",
+        );
         assert!(t.is_ok(), "{:?}", t.diagnostics);
-        assert_eq!(t.function("main").unwrap().var("p").unwrap().to_string(), "ptr({next: ^2, v: int})");
+        assert_eq!(
+            t.function("main").unwrap().var("p").unwrap().to_string(),
+            "ptr({next: ^2, v: int})"
+        );
     }
 
     #[test]
@@ -677,14 +739,20 @@ mod tests {
 
     #[test]
     fn nested_records_and_bad_main_params_are_rejected() {
-        assert_eq!(errors("main() { var r; r = {a: {b: 1}}; return 0; }").len(), 1);
+        assert_eq!(
+            errors("main() { var r; r = {a: {b: 1}}; return 0; }").len(),
+            1
+        );
         assert_eq!(errors("main(p) { var x; x = *p; return x; }").len(), 1);
         assert_eq!(errors("main(A) { A[0] = 1; return A[1]; }").len(), 1);
     }
 
     #[test]
     fn missing_field_and_array_equality() {
-        assert_eq!(errors("main() { var r, x; r = {a: 1}; x = r.b; return 0; }").len(), 1);
+        assert_eq!(
+            errors("main() { var r, x; r = {a: 1}; x = r.b; return 0; }").len(),
+            1
+        );
         assert_eq!(errors("main() { var a; a = [1]; return a == a; }").len(), 1);
     }
 }

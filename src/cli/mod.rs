@@ -1,0 +1,137 @@
+//! The command line: clap-derived commands, output formats, exit codes.
+//!
+//! Thin by design: it loads the file into the database, asks queries and
+//! prints. No analysis logic lives here.
+
+mod cfg;
+mod run;
+mod witness;
+
+use crate::db::{self, Database, SourceFile};
+use crate::syntax::diagnostic::render;
+use crate::syntax::{LineIndex, Span};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use witness::{parse_args, parse_input};
+
+/// Exit status for a bad input or command line (parse/type error, missing
+/// file, …), as in `spec/cli.md`.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "apc",
+    version,
+    about = "Necessary conditions for reaching targets in microc programs",
+    long_about = "apc analyses programs in microc, a small C-like language. For a target (an assert, a \
+division, a dereference, an array index or a variable read that can fail) it computes a necessary \
+condition on the program's inputs to reach it, following Strejček and Trtík's Abstracting Path \
+Conditions.\n\nErrors go to stderr; machine-readable output only where asked (--format json). Exit \
+status 2 means the input or the command line is bad."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a program concretely on a witness (main's arguments and an input stream).
+    ///
+    /// Prints each `output` value on its own line, then `return N`; or the runtime error
+    /// with its kind and location. Exit status: 0 the run ended (returned, or an assume
+    /// failed), 1 a runtime error, 2 bad input, 4 a step or call-depth limit was hit.
+    Run(run::RunArgs),
+    /// Print the control-flow graph of each function: edges, targets, loops and backbones.
+    ///
+    /// The text form lists every edge with its instruction and source location, every
+    /// target with its error vertex, every loop (per `while`, with its nesting) with the
+    /// backbones of its body, and the backbones from entry to exit. `--dot` writes
+    /// Graphviz instead (render with `dot -Tpng`).
+    Cfg(cfg::CfgArgs),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Entry point of the binary: runs on a thread with a large stack, since
+/// the analyses recurse over (bounded-height) expression trees.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || match cli.command {
+            Command::Run(a) => run::run(a),
+            Command::Cfg(a) => cfg::cfg(a),
+        });
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("apc: internal error (please report it with the input that caused it)");
+            ExitCode::from(70)
+        }
+    }
+}
+
+/// A file loaded into the database and checked by the front end.
+pub struct Loaded {
+    pub db: Database,
+    pub file: SourceFile,
+    pub path: String,
+    pub text: String,
+    pub lines: LineIndex,
+}
+
+impl Loaded {
+    /// "line:col" of an absolute span's start.
+    pub fn loc(&self, span: Span) -> (u32, u32) {
+        self.lines.line_col(&self.text, span.start)
+    }
+}
+
+/// Reads and checks a file; prints diagnostics (warnings too) to stderr.
+/// On any error returns the exit code to use.
+pub fn load(path: &PathBuf) -> Result<Loaded, ExitCode> {
+    let shown = path.display().to_string();
+    let text = match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                eprintln!("error: {shown} is not UTF-8 text; microc sources are plain text");
+                return Err(ExitCode::from(EXIT_BAD_INPUT));
+            }
+        },
+        Err(e) => {
+            eprintln!("error: cannot read {shown}: {e}");
+            return Err(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    };
+    let db = Database::default();
+    let file = SourceFile::new(&db, shown.clone(), text.clone());
+    let diags = db::diagnostics(&db, file);
+    if !diags.is_empty() {
+        eprint!("{}", render(&shown, &text, &diags));
+    }
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    if errors > 0 {
+        eprintln!(
+            "error: {shown} was rejected ({errors} error{})",
+            if errors == 1 { "" } else { "s" }
+        );
+        return Err(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    let lines = LineIndex::new(&text);
+    Ok(Loaded {
+        db,
+        file,
+        path: shown,
+        text,
+        lines,
+    })
+}

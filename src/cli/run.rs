@@ -1,0 +1,229 @@
+//! `apc run`: concrete execution with the reference interpreter.
+
+use super::{EXIT_BAD_INPUT, Format, load, parse_args, parse_input};
+use crate::db;
+use crate::interp::{self, ArgValue, Limits, Outcome, RunError, Witness};
+use crate::syntax::diagnostic::{Diagnostic, render};
+use crate::types::{FunctionTypes, Type};
+use clap::Args;
+use num_bigint::BigInt;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The microc source file.
+    pub file: PathBuf,
+    /// Values of main's parameters: `n=3,s=[1,2]`; an input array as a list, nested for
+    /// 2-D (`M=[[1,2],[3]]`). A parameter not given is 0 (an empty list for an array).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub args: String,
+    /// The input stream read by `input`: `5,-2`. Reads past its end give 0 and are
+    /// reported (`input_exhausted`).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub input: String,
+    /// Stop a run that has not ended after this many steps (statements, loop tests and
+    /// calls); exit status 4.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub max_steps: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Exit status when a step or call-depth limit stopped the run.
+const EXIT_LIMIT: u8 = 4;
+
+pub fn run(a: RunArgs) -> ExitCode {
+    let loaded = match load(&a.file) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let given = match parse_args(&a.args) {
+        Ok(g) => g,
+        Err(e) => return bad(&format!("--args: {e}")),
+    };
+    let input = match parse_input(&a.input) {
+        Ok(i) => i,
+        Err(e) => return bad(&format!("--input: {e}")),
+    };
+    let parsed = db::parse(&loaded.db, loaded.file);
+    let types = db::program_types(&loaded.db, loaded.file);
+    let (Some(main), Some(main_types)) = (parsed.program.function("main"), types.function("main"))
+    else {
+        return bad("the program has no `main`");
+    };
+    let params: Vec<String> = main.params.iter().map(|p| p.name.clone()).collect();
+    let args = match complete_args(&params, main_types, given) {
+        Ok((args, notes)) => {
+            for n in notes {
+                eprintln!("note: {n}");
+            }
+            args
+        }
+        Err(e) => return bad(&format!("--args: {e}")),
+    };
+    let witness = Witness { args, input };
+    let limits = Limits {
+        max_steps: a.max_steps,
+        ..Limits::default()
+    };
+    let result = match interp::run(&parsed.program, &witness, limits) {
+        Ok(r) => r,
+        Err(RunError::BadWitness(e)) => return bad(&e),
+        Err(RunError::Internal(e)) => {
+            eprintln!("apc: internal error in the interpreter: {e}");
+            return ExitCode::from(70);
+        }
+    };
+
+    let loc = |span| {
+        let (line, col) = loaded.loc(span);
+        (line, col)
+    };
+    let (ret, error, assume_failed, limit, code) = match &result.outcome {
+        Outcome::Returned(v) => (Some(v.clone()), None, None, None, 0),
+        Outcome::Error { kind, span } => (
+            None,
+            Some((kind.as_str(), loc(*span), *span)),
+            None,
+            None,
+            1,
+        ),
+        Outcome::AssumeFailed { span } => (None, None, Some(loc(*span)), None, 0),
+        Outcome::StepLimit { span } => (None, None, None, Some(("steps", loc(*span))), EXIT_LIMIT),
+        Outcome::CallDepthLimit { span } => (
+            None,
+            None,
+            None,
+            Some(("call-depth", loc(*span))),
+            EXIT_LIMIT,
+        ),
+    };
+    if result.input_exhausted {
+        eprintln!("note: the input stream ran out; the missing inputs were read as 0");
+    }
+    match a.format {
+        Format::Json => {
+            let error_json = match &error {
+                Some((kind, (line, col), _)) => json!({"kind": kind, "line": line, "col": col}),
+                None => Value::Null,
+            };
+            let out = json!({
+                "outputs": result.outputs.iter().map(big).collect::<Vec<_>>(),
+                "return": ret.as_ref().map(big).unwrap_or(Value::Null),
+                "error": error_json,
+                "input_exhausted": result.input_exhausted,
+                "assume_failed": assume_failed.is_some(),
+                "limit": limit.map(|(k, _)| Value::from(k)).unwrap_or(Value::Null),
+                "steps": result.steps,
+            });
+            println!("{out}");
+        }
+        Format::Text => {
+            for o in &result.outputs {
+                println!("{o}");
+            }
+            if let Some(r) = &ret {
+                println!("return {r}");
+            }
+            if let Some((kind, (line, col), span)) = &error {
+                println!("error: {kind} at {}:{line}:{col}", loaded.path);
+                let d = Diagnostic::error(format!("runtime error: {kind}"))
+                    .primary(*span, kind.to_string());
+                eprint!("{}", render(&loaded.path, &loaded.text, &[d]));
+            }
+            if let Some((line, col)) = assume_failed {
+                println!(
+                    "assume failed at {}:{line}:{col}: the run ends here",
+                    loaded.path
+                );
+            }
+            if let Some((what, (line, col))) = limit {
+                let why = if what == "steps" {
+                    format!(
+                        "step limit ({} steps) reached; raise it with --max-steps",
+                        a.max_steps
+                    )
+                } else {
+                    "call depth limit reached (runaway recursion?)".to_string()
+                };
+                println!("stopped at {}:{line}:{col}: {why}", loaded.path);
+            }
+        }
+    }
+    ExitCode::from(code)
+}
+
+fn bad(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// A JSON number of any size.
+fn big(n: &BigInt) -> Value {
+    serde_json::from_str(&n.to_string()).unwrap_or(Value::Null)
+}
+
+/// main's arguments, in parameter order, and notes about defaults used.
+type CompletedArgs = (Vec<(String, ArgValue)>, Vec<String>);
+
+/// Checks the given arguments against main's parameter types and fills in
+/// the missing ones (0, or an empty input array), with a note for each.
+pub fn complete_args(
+    params: &[String],
+    types: &FunctionTypes,
+    mut given: Vec<(String, ArgValue)>,
+) -> Result<CompletedArgs, String> {
+    if let Some((unknown, _)) = given.iter().find(|(n, _)| !params.contains(n)) {
+        return Err(format!(
+            "`{unknown}` is not a parameter of main (its parameters: {})",
+            if params.is_empty() {
+                "none".to_string()
+            } else {
+                params.join(", ")
+            }
+        ));
+    }
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for p in params {
+        let ty = types.var(p).cloned().unwrap_or(Type::Int);
+        let value = match given.iter().position(|(n, _)| n == p) {
+            Some(i) => {
+                let v = given.remove(i).1;
+                conforms(&v, &ty).map_err(|e| format!("parameter `{p}`: {e}"))?;
+                v
+            }
+            None => {
+                let v = if ty.is_int() {
+                    ArgValue::Int(BigInt::from(0))
+                } else {
+                    ArgValue::List(vec![])
+                };
+                notes.push(format!(
+                    "parameter `{p}` not given; using {}",
+                    if ty.is_int() { "0" } else { "[]" }
+                ));
+                v
+            }
+        };
+        out.push((p.clone(), value));
+    }
+    Ok((out, notes))
+}
+
+fn conforms(v: &ArgValue, ty: &Type) -> Result<(), String> {
+    match (v, ty) {
+        (ArgValue::Int(_), Type::Int) => Ok(()),
+        (ArgValue::List(items), Type::Array(elem)) => {
+            items.iter().try_for_each(|i| conforms(i, elem))
+        }
+        (ArgValue::Int(_), Type::Array(_)) => Err(format!("expected a list (its type is {ty})")),
+        (ArgValue::List(_), _) => Err(format!("expected an integer (its type is {ty})")),
+        (ArgValue::Int(_), _) => Err(format!(
+            "main's parameters are integers or input arrays, not {ty}"
+        )),
+    }
+}

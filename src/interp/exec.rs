@@ -1,0 +1,840 @@
+//! The interpreter proper: statements, expressions, places, calls.
+//!
+//! Everything here runs on the big-stack thread that `run` spawns. Host
+//! recursion follows microc recursion (a call recurses into the callee's
+//! statements and expressions); a stack guard turns host-stack exhaustion
+//! into a `CallDepthLimit` outcome instead of an abort, whatever limits the
+//! caller chose.
+
+use super::value::{InputArray, Value};
+use super::{Limits, Outcome, RunError};
+use crate::TargetKind;
+use crate::syntax::Span;
+use crate::syntax::ast::{BinOp, Expr, ExprKind, Function, Program, Stmt, StmtKind, UnOp};
+use num_bigint::BigInt;
+use num_traits::{ToPrimitive, Zero};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// Why execution stopped early: an outcome of the program, or an error of
+/// the interpreter's caller (bad witness, ill-typed program).
+pub(crate) enum Stop {
+    Outcome(Outcome),
+    Error(RunError),
+}
+
+pub(crate) type R<T> = Result<T, Stop>;
+
+fn internal<T>(msg: impl Into<String>) -> R<T> {
+    Err(Stop::Error(RunError::Internal(msg.into())))
+}
+
+fn target(kind: TargetKind, span: Span) -> Stop {
+    Stop::Outcome(Outcome::Error { kind, span })
+}
+
+/// A value of the wrong kind for an operation. In a program that passed the
+/// type checker, only a witness of the wrong shape can cause this, and an
+/// input array where something else is expected is always the witness's
+/// fault (input arrays come only from it).
+fn type_error<T>(what: &str, got: &Value, at: Span) -> R<T> {
+    let msg = format!(
+        "{what}, but the value is {} (at byte {})",
+        got.describe(),
+        at.start
+    );
+    match got {
+        Value::Input(_) => Err(Stop::Error(RunError::BadWitness(format!(
+            "{msg}: a witness argument is a list where the program does not use an array"
+        )))),
+        _ => internal(format!("ill-typed program: {msg}")),
+    }
+}
+
+/// Results of multiplications are capped at this many bits: a program that
+/// squares a number in a loop would otherwise exhaust memory within a few
+/// dozen steps. Reaching the cap ends the run like the step limit does.
+const MAX_INT_BITS: u64 = 1 << 24;
+
+/// Marks "no such variable / function" in the per-expression tables.
+const NONE: u32 = u32::MAX;
+
+/// What the interpreter precomputes about a function.
+struct FnInfo<'p> {
+    f: &'p Function,
+    /// Variable slot of each `Var` and `AddrOf` expression, by expression id.
+    /// Slots are the parameters, then the locals.
+    slot_of: Vec<u32>,
+    /// Index of the called function, for each `Call` expression by id.
+    callee_of: Vec<u32>,
+    /// Whether an expression contains no call, by id: evaluating it cannot
+    /// change any existing cell (`input` and `alloc` do not either).
+    call_free: Vec<bool>,
+    n_slots: usize,
+    /// Slots whose address is taken (`&x`) somewhere in the function. Only
+    /// these need a store cell; the others live in the frame and vanish with
+    /// it, which keeps long runs from filling the store with dead locals.
+    addr_taken: Vec<bool>,
+}
+
+impl<'p> FnInfo<'p> {
+    fn new(f: &'p Function, fn_index: &HashMap<&str, usize>) -> FnInfo<'p> {
+        let mut slots: HashMap<&str, u32> = HashMap::new();
+        for (i, v) in f.params.iter().chain(&f.locals).enumerate() {
+            // A repeated name refers to its first declaration.
+            slots.entry(v.name.as_str()).or_insert(i as u32);
+        }
+        let n_slots = f.params.len() + f.locals.len();
+        let n = f.expr_count as usize;
+        let mut info = FnInfo {
+            f,
+            slot_of: vec![NONE; n],
+            callee_of: vec![NONE; n],
+            call_free: vec![false; n],
+            n_slots,
+            addr_taken: vec![false; n_slots],
+        };
+        let mut exprs = Vec::new();
+        f.walk_exprs(&mut |e| exprs.push(e));
+        for e in &exprs {
+            let id = e.id as usize;
+            if id >= n {
+                continue; // not from the parser; lookups of it fail cleanly
+            }
+            match &e.kind {
+                ExprKind::Var(x) => {
+                    info.slot_of[id] = slots.get(x.as_str()).copied().unwrap_or(NONE);
+                }
+                ExprKind::AddrOf(x) => {
+                    let s = slots.get(x.name.as_str()).copied().unwrap_or(NONE);
+                    info.slot_of[id] = s;
+                    if s != NONE {
+                        info.addr_taken[s as usize] = true;
+                    }
+                }
+                ExprKind::Call(g, _) => {
+                    info.callee_of[id] = fn_index.get(g.name.as_str()).map_or(NONE, |&i| i as u32);
+                }
+                _ => {}
+            }
+        }
+        // `exprs` lists parents before children: fill `call_free` backwards.
+        for e in exprs.iter().rev() {
+            let free = !matches!(e.kind, ExprKind::Call(..))
+                && e.children()
+                    .iter()
+                    .all(|c| info.call_free.get(c.id as usize) == Some(&true));
+            if let Some(slot) = info.call_free.get_mut(e.id as usize) {
+                *slot = free;
+            }
+        }
+        info
+    }
+}
+
+/// The variables of one activation of a function.
+struct Frame<'p> {
+    func: usize,
+    f: &'p Function,
+    /// Values of the slots that live in the frame (`None`: uninitialised).
+    vals: Vec<Option<Value>>,
+    /// For each slot, the store cell holding it if its address is taken.
+    cells: Vec<Option<usize>>,
+}
+
+/// A storage location: a slot of the current frame or a store cell.
+#[derive(Clone, Copy, Debug)]
+enum Loc {
+    Slot(usize),
+    Cell(usize),
+}
+
+enum StepKind<'p> {
+    Index(BigInt),
+    Field(&'p str),
+}
+
+struct Step<'p> {
+    kind: StepKind<'p>,
+    /// Where this step's failure is reported (absolute).
+    op: Span,
+}
+
+/// A resolved place: a location, then index/field steps into its value.
+/// Pointers met on the way (`p.f` with `p` a pointer) have been followed
+/// already: the location is the pointee's cell.
+struct Place<'p> {
+    loc: Loc,
+    /// Where reading the location uninitialised is reported (absolute).
+    root_span: Span,
+    steps: Vec<Step<'p>>,
+}
+
+pub(crate) struct Interp<'p> {
+    funcs: Vec<FnInfo<'p>>,
+    store: Vec<Option<Value>>,
+    frame: Frame<'p>,
+    /// Number of active frames, main included.
+    depth: u32,
+    limits: Limits,
+    input: &'p [BigInt],
+    input_pos: usize,
+    pub(crate) input_exhausted: bool,
+    pub(crate) outputs: Vec<BigInt>,
+    pub(crate) steps: u64,
+    /// The statement being executed (absolute), for the step limit.
+    cur_stmt: Span,
+    /// Host stack address at the start of the run, and how much of the
+    /// stack calls (resp. everything else) may use below it.
+    stack_base: usize,
+    call_stack_budget: usize,
+    hard_stack_budget: usize,
+}
+
+/// An approximation of the current host stack pointer.
+#[inline(always)]
+pub(crate) fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+impl<'p> Interp<'p> {
+    pub(crate) fn new(
+        program: &'p Program,
+        main: usize,
+        input: &'p [BigInt],
+        limits: Limits,
+        stack_size: usize,
+    ) -> Interp<'p> {
+        let mut fn_index: HashMap<&str, usize> = HashMap::new();
+        for (i, f) in program.functions.iter().enumerate() {
+            fn_index.entry(f.name.name.as_str()).or_insert(i);
+        }
+        let funcs = program
+            .functions
+            .iter()
+            .map(|f| FnInfo::new(f, &fn_index))
+            .collect();
+        // Calls stop well before the stack ends; other recursion (only deep
+        // in ASTs not made by the parser) may use part of the rest.
+        let headroom = (stack_size / 16).max(4 << 20).min(stack_size / 2);
+        Interp {
+            funcs,
+            store: Vec::new(),
+            // Replaced by main's real frame when main is invoked.
+            frame: Frame {
+                func: main,
+                f: &program.functions[main],
+                vals: vec![],
+                cells: vec![],
+            },
+            depth: 0,
+            limits,
+            input,
+            input_pos: 0,
+            input_exhausted: false,
+            outputs: Vec::new(),
+            steps: 0,
+            cur_stmt: Span::default(),
+            stack_base: stack_address(),
+            call_stack_budget: stack_size - headroom,
+            hard_stack_budget: stack_size - headroom / 2,
+        }
+    }
+
+    fn stack_used(&self) -> usize {
+        self.stack_base.saturating_sub(stack_address())
+    }
+
+    fn abs(&self, span: Span) -> Span {
+        self.frame.f.abs(span)
+    }
+
+    fn info(&self) -> &FnInfo<'p> {
+        &self.funcs[self.frame.func]
+    }
+
+    fn step(&mut self, span: Span) -> R<()> {
+        if self.steps >= self.limits.max_steps {
+            return Err(Stop::Outcome(Outcome::StepLimit { span }));
+        }
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Runs `main` with the given argument values; returns its result.
+    pub(crate) fn run_main(&mut self, args: Vec<Value>) -> R<BigInt> {
+        let main = self.frame.func;
+        let f = self.funcs[main].f;
+        let v = self.invoke(main, args, f.abs(f.name.span))?;
+        match v {
+            Value::Int(n) => Ok(n),
+            other => type_error("main must return an integer", &other, f.abs(f.ret.span)),
+        }
+    }
+
+    // ---- variables and locations ------------------------------------------
+
+    fn slot(&self, e: &Expr) -> R<usize> {
+        match self.info().slot_of.get(e.id as usize) {
+            Some(&s) if s != NONE => Ok(s as usize),
+            _ => {
+                let name = match &e.kind {
+                    ExprKind::Var(x) => x.as_str(),
+                    ExprKind::AddrOf(x) => x.name.as_str(),
+                    _ => "?",
+                };
+                internal(format!(
+                    "`{name}` is not a variable of function `{}`",
+                    self.frame.f.name.name
+                ))
+            }
+        }
+    }
+
+    fn var_loc(&self, slot: usize) -> Loc {
+        match self.frame.cells.get(slot) {
+            Some(Some(c)) => Loc::Cell(*c),
+            _ => Loc::Slot(slot),
+        }
+    }
+
+    fn cell(&self, loc: Loc) -> R<&Option<Value>> {
+        let c = match loc {
+            Loc::Slot(s) => self.frame.vals.get(s),
+            Loc::Cell(c) => self.store.get(c),
+        };
+        match c {
+            Some(c) => Ok(c),
+            None => internal(format!("dangling location {loc:?}")),
+        }
+    }
+
+    fn cell_mut(&mut self, loc: Loc) -> R<&mut Option<Value>> {
+        let c = match loc {
+            Loc::Slot(s) => self.frame.vals.get_mut(s),
+            Loc::Cell(c) => self.store.get_mut(c),
+        };
+        match c {
+            Some(c) => Ok(c),
+            None => internal(format!("dangling location {loc:?}")),
+        }
+    }
+
+    // ---- places -------------------------------------------------------------
+
+    /// Resolves a place expression, left to right: the base first (a read of
+    /// the base variable must find it initialised), then each index, checked
+    /// against the array as it is then. Used for assignments, and for reads
+    /// of call-free `a[i]` / `r.f` chains, where it avoids copying the whole
+    /// array to read one element.
+    fn place(&mut self, e: &'p Expr) -> R<Place<'p>> {
+        match &e.kind {
+            ExprKind::Var(_) => {
+                let slot = self.slot(e)?;
+                Ok(Place {
+                    loc: self.var_loc(slot),
+                    root_span: self.abs(e.span),
+                    steps: vec![],
+                })
+            }
+            ExprKind::Deref(inner) => {
+                let c = self.eval_ptr(inner, e)?;
+                Ok(Place {
+                    loc: Loc::Cell(c),
+                    root_span: self.abs(e.op),
+                    steps: vec![],
+                })
+            }
+            ExprKind::Index(base, index) => {
+                let mut p = self.place(base)?;
+                self.lookup(&p, false)?;
+                let i = self.eval_int(index)?;
+                p.steps.push(Step {
+                    kind: StepKind::Index(i),
+                    op: self.abs(e.op),
+                });
+                self.lookup(&p, false)?;
+                Ok(p)
+            }
+            ExprKind::Field(base, name) => {
+                let mut p = self.place(base)?;
+                let op = self.abs(e.op);
+                let pointee = match &*self.lookup(&p, false)? {
+                    Value::Ptr(c) => Some(*c),
+                    Value::Null => return Err(target(TargetKind::NullDeref, op)),
+                    _ => None,
+                };
+                if let Some(c) = pointee {
+                    p = Place {
+                        loc: Loc::Cell(c),
+                        root_span: op,
+                        steps: vec![],
+                    };
+                }
+                p.steps.push(Step {
+                    kind: StepKind::Field(&name.name),
+                    op,
+                });
+                self.lookup(&p, false)?;
+                Ok(p)
+            }
+            _ => internal("assignment to something that is not a variable, `*e`, `e[i]` or `e.f`"),
+        }
+    }
+
+    /// The value at a place. `want_array`: the caller indexes it again.
+    fn lookup(&self, p: &Place<'p>, want_array: bool) -> R<Cow<'_, Value>> {
+        let Some(root) = self.cell(p.loc)? else {
+            return Err(target(TargetKind::Uninitialized, p.root_span));
+        };
+        let mut cur = Cow::Borrowed(root);
+        for (k, st) in p.steps.iter().enumerate() {
+            let want = p
+                .steps
+                .get(k + 1)
+                .map_or(want_array, |s| matches!(s.kind, StepKind::Index(_)));
+            cur = match cur {
+                Cow::Borrowed(v) => step_ref(v, st, want)?,
+                Cow::Owned(v) => Cow::Owned(step_ref(&v, st, want)?.into_owned()),
+            };
+        }
+        Ok(cur)
+    }
+
+    /// Stores `v` at a place (initialising a variable or cell written whole).
+    fn store_at(&mut self, p: Place<'p>, v: Value) -> R<()> {
+        let cell = self.cell_mut(p.loc)?;
+        if p.steps.is_empty() {
+            *cell = Some(v);
+            return Ok(());
+        }
+        let Some(mut cur) = cell.as_mut() else {
+            return Err(target(TargetKind::Uninitialized, p.root_span));
+        };
+        for (k, st) in p.steps.iter().enumerate() {
+            let want = matches!(
+                p.steps.get(k + 1),
+                Some(Step {
+                    kind: StepKind::Index(_),
+                    ..
+                })
+            );
+            cur = step_mut(cur, st, want)?;
+        }
+        *cur = v;
+        Ok(())
+    }
+
+    // ---- expressions ----------------------------------------------------------
+
+    fn eval(&mut self, e: &'p Expr) -> R<Value> {
+        self.eval_at(e, false)
+    }
+
+    fn eval_int(&mut self, e: &'p Expr) -> R<BigInt> {
+        match self.eval(e)? {
+            Value::Int(n) => Ok(n),
+            other => {
+                let at = self.abs(e.span);
+                type_error("expected an integer", &other, at)
+            }
+        }
+    }
+
+    /// Evaluates a pointer for `*e` or `e.f`; null fails at `user.op`.
+    fn eval_ptr(&mut self, e: &'p Expr, user: &'p Expr) -> R<usize> {
+        match self.eval(e)? {
+            Value::Ptr(c) => Ok(c),
+            Value::Null => Err(target(TargetKind::NullDeref, self.abs(user.op))),
+            other => {
+                let at = self.abs(user.op);
+                type_error("dereferencing a value that is not a pointer", &other, at)
+            }
+        }
+    }
+
+    /// `want_array`: the result is indexed again (matters only for reads of
+    /// input-array elements the witness did not give).
+    fn eval_at(&mut self, e: &'p Expr, want_array: bool) -> R<Value> {
+        if self.stack_used() > self.hard_stack_budget {
+            return internal("expression nested too deeply for the interpreter's stack");
+        }
+        match &e.kind {
+            ExprKind::Num(n) => Ok(Value::Int(n.clone())),
+            ExprKind::Null => Ok(Value::Null),
+            ExprKind::Var(_) => {
+                let slot = self.slot(e)?;
+                match self.cell(self.var_loc(slot))? {
+                    Some(v) => Ok(v.clone()),
+                    None => Err(target(TargetKind::Uninitialized, self.abs(e.span))),
+                }
+            }
+            ExprKind::Input => {
+                let v = match self.input.get(self.input_pos) {
+                    Some(n) => {
+                        self.input_pos += 1;
+                        n.clone()
+                    }
+                    None => {
+                        self.input_exhausted = true;
+                        BigInt::zero()
+                    }
+                };
+                Ok(Value::Int(v))
+            }
+            ExprKind::AddrOf(_) => {
+                let slot = self.slot(e)?;
+                match self.var_loc(slot) {
+                    Loc::Cell(c) => Ok(Value::Ptr(c)),
+                    Loc::Slot(_) => internal("address of a variable without a cell"),
+                }
+            }
+            ExprKind::Deref(inner) => {
+                let c = self.eval_ptr(inner, e)?;
+                match self.cell(Loc::Cell(c))? {
+                    Some(v) => Ok(v.clone()),
+                    None => Err(target(TargetKind::Uninitialized, self.abs(e.op))),
+                }
+            }
+            ExprKind::Alloc(inner) => {
+                let v = self.eval(inner)?;
+                self.store.push(Some(v));
+                Ok(Value::Ptr(self.store.len() - 1))
+            }
+            ExprKind::Unary(op, inner) => {
+                let n = self.eval_int(inner)?;
+                Ok(Value::Int(match op {
+                    UnOp::Neg => -n,
+                    UnOp::Not => BigInt::from(u8::from(n.is_zero())),
+                }))
+            }
+            ExprKind::Binary(op, a, b) => self.binary(e, *op, a, b),
+            ExprKind::Index(..) | ExprKind::Field(..) => {
+                if self.info().call_free.get(e.id as usize) == Some(&true) && is_place_chain(e) {
+                    // No call can run between reading the base and reading
+                    // the element, so reading in place equals the copy
+                    // semantics below.
+                    let p = self.place(e)?;
+                    Ok(self.lookup(&p, want_array)?.into_owned())
+                } else {
+                    self.eval_copy(e, want_array)
+                }
+            }
+            ExprKind::Call(g, args) => {
+                let callee = self.info().callee_of.get(e.id as usize).copied();
+                let Some(callee) = callee.filter(|&c| c != NONE) else {
+                    return internal(format!("call of unknown function `{}`", g.name));
+                };
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(self.eval(a)?);
+                }
+                self.call(callee as usize, vals, e)
+            }
+            ExprKind::Array(elems) => {
+                let mut vals = Vec::with_capacity(elems.len());
+                for x in elems {
+                    vals.push(self.eval(x)?);
+                }
+                Ok(Value::Array(vals))
+            }
+            ExprKind::Record(fields) => {
+                let mut vals = Vec::with_capacity(fields.len());
+                for (name, x) in fields {
+                    vals.push((name.name.clone(), self.eval(x)?));
+                }
+                Ok(Value::Record(vals))
+            }
+            ExprKind::Error => internal("the program has a syntax error node"),
+        }
+    }
+
+    /// `a[i]` and `e.f` by value: the base is evaluated (copied) before the
+    /// index, so a call in the index cannot change what is read.
+    fn eval_copy(&mut self, e: &'p Expr, want_array: bool) -> R<Value> {
+        let op = self.abs(e.op);
+        match &e.kind {
+            ExprKind::Index(base, index) => {
+                let b = self.eval_at(base, true)?;
+                let i = self.eval_int(index)?;
+                if let Value::Array(xs) = b {
+                    // Move the element out instead of cloning it.
+                    let n = xs.len();
+                    return match i.to_usize().filter(|&u| u < n) {
+                        Some(u) => Ok(xs.into_iter().nth(u).unwrap_or(Value::Null)),
+                        None => Err(target(TargetKind::OutOfBounds, op)),
+                    };
+                }
+                let step = Step {
+                    kind: StepKind::Index(i),
+                    op,
+                };
+                Ok(step_ref(&b, &step, want_array)?.into_owned())
+            }
+            ExprKind::Field(base, name) => {
+                let mut b = self.eval(base)?;
+                match b {
+                    Value::Ptr(c) => match self.cell(Loc::Cell(c))? {
+                        Some(v) => b = v.clone(),
+                        None => return Err(target(TargetKind::Uninitialized, op)),
+                    },
+                    Value::Null => return Err(target(TargetKind::NullDeref, op)),
+                    _ => {}
+                }
+                let step = Step {
+                    kind: StepKind::Field(&name.name),
+                    op,
+                };
+                Ok(step_ref(&b, &step, false)?.into_owned())
+            }
+            _ => internal("eval_copy of a non-place expression"),
+        }
+    }
+
+    fn binary(&mut self, e: &'p Expr, op: BinOp, a: &'p Expr, b: &'p Expr) -> R<Value> {
+        let bool_val = |b: bool| Value::Int(BigInt::from(u8::from(b)));
+        match op {
+            BinOp::And | BinOp::Or => {
+                let l = !self.eval_int(a)?.is_zero();
+                // `&&` stops at false, `||` at true.
+                if l == (op == BinOp::Or) {
+                    return Ok(bool_val(l));
+                }
+                let r = !self.eval_int(b)?.is_zero();
+                Ok(bool_val(r))
+            }
+            BinOp::Eq | BinOp::Ne => {
+                let l = self.eval(a)?;
+                let r = self.eval(b)?;
+                let eq = match (&l, &r) {
+                    (Value::Int(x), Value::Int(y)) => x == y,
+                    (Value::Null, Value::Null) => true,
+                    (Value::Ptr(x), Value::Ptr(y)) => x == y,
+                    (Value::Null, Value::Ptr(_)) | (Value::Ptr(_), Value::Null) => false,
+                    _ => {
+                        let bad = if matches!(l, Value::Int(_) | Value::Null | Value::Ptr(_)) {
+                            &r
+                        } else {
+                            &l
+                        };
+                        let at = self.abs(e.op);
+                        return type_error("`==`/`!=` compare integers or pointers", bad, at);
+                    }
+                };
+                Ok(bool_val(eq == (op == BinOp::Eq)))
+            }
+            _ => {
+                let l = self.eval_int(a)?;
+                let r = self.eval_int(b)?;
+                Ok(match op {
+                    BinOp::Lt => bool_val(l < r),
+                    BinOp::Le => bool_val(l <= r),
+                    BinOp::Gt => bool_val(l > r),
+                    BinOp::Ge => bool_val(l >= r),
+                    BinOp::Add => Value::Int(l + r),
+                    BinOp::Sub => Value::Int(l - r),
+                    BinOp::Mul => {
+                        if l.bits() + r.bits() > MAX_INT_BITS {
+                            return Err(Stop::Outcome(Outcome::StepLimit {
+                                span: self.cur_stmt,
+                            }));
+                        }
+                        Value::Int(l * r)
+                    }
+                    BinOp::Div => {
+                        if r.is_zero() {
+                            return Err(target(TargetKind::DivByZero, self.abs(e.op)));
+                        }
+                        // BigInt division truncates toward zero, as C does.
+                        Value::Int(l / r)
+                    }
+                    BinOp::And | BinOp::Or | BinOp::Eq | BinOp::Ne => {
+                        return internal("logical operator in arithmetic");
+                    }
+                })
+            }
+        }
+    }
+
+    // ---- calls ------------------------------------------------------------------
+
+    fn call(&mut self, callee: usize, args: Vec<Value>, e: &'p Expr) -> R<Value> {
+        let span = self.abs(e.span);
+        let f = self.funcs[callee].f;
+        if f.params.len() != args.len() {
+            return internal(format!(
+                "`{}` takes {} arguments but is called with {}",
+                f.name.name,
+                f.params.len(),
+                args.len()
+            ));
+        }
+        self.step(self.cur_stmt)?;
+        let saved_stmt = self.cur_stmt;
+        let v = self.invoke(callee, args, span)?;
+        self.cur_stmt = saved_stmt;
+        Ok(v)
+    }
+
+    /// Pushes a frame for `callee`, runs its body and return expression.
+    /// `span`: the call (absolute), where a depth limit is reported.
+    fn invoke(&mut self, callee: usize, args: Vec<Value>, span: Span) -> R<Value> {
+        if self.depth >= self.limits.max_call_depth || self.stack_used() > self.call_stack_budget {
+            return Err(Stop::Outcome(Outcome::CallDepthLimit { span }));
+        }
+        let info = &self.funcs[callee];
+        let f = info.f;
+        let mut vals: Vec<Option<Value>> = Vec::with_capacity(info.n_slots);
+        vals.extend(args.into_iter().map(Some));
+        vals.resize(info.n_slots, None);
+        let mut cells = vec![None; info.n_slots];
+        for (slot, _) in info.addr_taken.iter().enumerate().filter(|(_, t)| **t) {
+            self.store.push(vals[slot].take());
+            cells[slot] = Some(self.store.len() - 1);
+        }
+        let frame = Frame {
+            func: callee,
+            f,
+            vals,
+            cells,
+        };
+        let saved = std::mem::replace(&mut self.frame, frame);
+        self.depth += 1;
+        for s in &f.body {
+            self.exec(s)?;
+        }
+        self.cur_stmt = f.abs(f.ret_span);
+        let v = self.eval(&f.ret)?;
+        self.depth -= 1;
+        self.frame = saved;
+        Ok(v)
+    }
+
+    // ---- statements -------------------------------------------------------------
+
+    fn cond(&mut self, e: &'p Expr) -> R<bool> {
+        Ok(!self.eval_int(e)?.is_zero())
+    }
+
+    fn exec(&mut self, s: &'p Stmt) -> R<()> {
+        if self.stack_used() > self.hard_stack_budget {
+            return internal("statements nested too deeply for the interpreter's stack");
+        }
+        let span = self.abs(s.span);
+        self.cur_stmt = span;
+        self.step(span)?;
+        match &s.kind {
+            StmtKind::Assign { lhs, rhs } => {
+                let v = self.eval(rhs)?;
+                let p = self.place(lhs)?;
+                self.store_at(p, v)
+            }
+            StmtKind::Output(e) => {
+                let n = self.eval_int(e)?;
+                self.outputs.push(n);
+                Ok(())
+            }
+            StmtKind::If { cond, then, els } => {
+                if self.cond(cond)? {
+                    self.exec(then)
+                } else if let Some(els) = els {
+                    self.exec(els)
+                } else {
+                    Ok(())
+                }
+            }
+            StmtKind::While { cond, body } => {
+                // The statement's own step covers the first test; each later
+                // test is a step of its own.
+                while self.cond(cond)? {
+                    self.exec(body)?;
+                    self.cur_stmt = span;
+                    self.step(span)?;
+                }
+                Ok(())
+            }
+            StmtKind::Block(stmts) => {
+                for s in stmts {
+                    self.exec(s)?;
+                }
+                Ok(())
+            }
+            StmtKind::Assert(e) => {
+                if self.cond(e)? {
+                    Ok(())
+                } else {
+                    Err(target(TargetKind::Assert, span))
+                }
+            }
+            StmtKind::Assume(e) => {
+                if self.cond(e)? {
+                    Ok(())
+                } else {
+                    Err(Stop::Outcome(Outcome::AssumeFailed { span }))
+                }
+            }
+        }
+    }
+}
+
+/// `a[i]…`, `r.f…` down to a variable or a dereference.
+fn is_place_chain(mut e: &Expr) -> bool {
+    loop {
+        match &e.kind {
+            ExprKind::Index(base, _) | ExprKind::Field(base, _) => e = base,
+            ExprKind::Var(_) | ExprKind::Deref(_) => return true,
+            _ => return false,
+        }
+    }
+}
+
+/// One step into a value being read.
+fn step_ref<'a>(v: &'a Value, st: &Step<'_>, want_array: bool) -> R<Cow<'a, Value>> {
+    match (&st.kind, v) {
+        (StepKind::Index(i), Value::Array(xs)) => match i.to_usize().and_then(|u| xs.get(u)) {
+            Some(x) => Ok(Cow::Borrowed(x)),
+            None => Err(target(TargetKind::OutOfBounds, st.op)),
+        },
+        (StepKind::Index(i), Value::Input(a)) => Ok(a.get(i, want_array)),
+        (StepKind::Index(_), other) => {
+            type_error("indexing a value that is not an array", other, st.op)
+        }
+        (StepKind::Field(name), Value::Record(fs)) => match fs.iter().find(|(n, _)| n == name) {
+            Some((_, x)) => Ok(Cow::Borrowed(x)),
+            None => internal(format!(
+                "record has no field `{name}` (at byte {})",
+                st.op.start
+            )),
+        },
+        (StepKind::Field(_), other) => {
+            type_error("field access on a value that is not a record", other, st.op)
+        }
+    }
+}
+
+/// One step into a value being written.
+fn step_mut<'a>(v: &'a mut Value, st: &Step<'_>, want_array: bool) -> R<&'a mut Value> {
+    match (&st.kind, v) {
+        (StepKind::Index(i), Value::Array(xs)) => match i.to_usize().and_then(|u| xs.get_mut(u)) {
+            Some(x) => Ok(x),
+            None => Err(target(TargetKind::OutOfBounds, st.op)),
+        },
+        (StepKind::Index(i), Value::Input(a)) => Ok(InputArray::get_mut(a, i, want_array)),
+        (StepKind::Index(_), other) => {
+            type_error("indexing a value that is not an array", other, st.op)
+        }
+        (StepKind::Field(name), Value::Record(fs)) => {
+            match fs.iter_mut().find(|(n, _)| n == name) {
+                Some((_, x)) => Ok(x),
+                None => internal(format!(
+                    "record has no field `{name}` (at byte {})",
+                    st.op.start
+                )),
+            }
+        }
+        (StepKind::Field(_), other) => {
+            type_error("field access on a value that is not a record", other, st.op)
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The concrete interpreter: the reference semantics of microc.
+//!
+//! Every other part of apc must agree with it, and every `reachable` verdict
+//! is confirmed by replaying its witness here. [`run`] executes `main` on a
+//! [`Witness`] (values for main's parameters plus an input stream) and
+//! reports the outputs and how the run ended.
+//!
+//! Semantics in brief (the details are documented where implemented):
+//! - Integers are unbounded; `/` truncates toward zero.
+//! - Arrays and records are values (assignment copies them); pointers point
+//!   to whole store cells (`&x`, `alloc e`); cells are never freed.
+//! - Evaluation is left to right; in `lhs = rhs` the rhs is evaluated first,
+//!   then the place `lhs` is resolved (its base read before its index).
+//! - A read of `a[i]` evaluates `a` before `i`: when `i` contains a call, the
+//!   element is read from `a` as it was before the call.
+//! - The first runtime error (a target) ends the run; so does a failed
+//!   `assume`, the step limit, or the call-depth limit.
+//! - Steps: one per executed statement (blocks included), one per later
+//!   evaluation of a loop condition (the first one is the `while`'s own
+//!   step), one per call. The `return` of a function is part of its call.
+//!   `RunResult::steps` is the number of steps taken; it never exceeds
+//!   `max_steps`.
+//! - Resource limits beyond the two in [`Limits`]: a multiplication whose
+//!   result would exceed 2^24 bits ends the run as `StepLimit` (the run is
+//!   not going to finish in reasonable time or memory anyway), and
+//!   exhausting the host stack ends it as `CallDepthLimit`, at the call
+//!   that would overflow.
+//!
+//! Input arrays (parameters of `main` that are indexed) are never out of
+//! bounds: an element the witness did not give reads as 0, or as an empty
+//! input array when the elements are arrays. Writes to an input array go to
+//! the written copy only. See `value.rs` and `witness.rs`.
+
+mod exec;
+mod value;
+mod witness;
+
+#[cfg(test)]
+mod tests;
+
+use crate::TargetKind;
+use crate::syntax::Span;
+use crate::syntax::ast::Program;
+use exec::{Interp, Stop};
+use num_bigint::BigInt;
+
+/// A value given for a parameter of main: an integer, or a (possibly nested)
+/// list for an input array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgValue {
+    Int(BigInt),
+    List(Vec<ArgValue>),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Witness {
+    pub args: Vec<(String, ArgValue)>,
+    pub input: Vec<BigInt>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_steps: u64,
+    pub max_call_depth: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_steps: 10_000_000,
+            max_call_depth: 10_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Returned(BigInt),
+    /// A runtime error (a target was hit). `span` is ABSOLUTE (file offsets).
+    Error {
+        kind: TargetKind,
+        span: Span,
+    },
+    /// An `assume(e)` with e == 0: the run ends silently.
+    AssumeFailed {
+        span: Span,
+    },
+    /// max_steps reached; span = the statement being executed.
+    StepLimit {
+        span: Span,
+    },
+    /// max_call_depth reached; span = the call expression.
+    CallDepthLimit {
+        span: Span,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunResult {
+    pub outputs: Vec<BigInt>,
+    pub outcome: Outcome,
+    pub input_exhausted: bool,
+    pub steps: u64,
+}
+
+/// Errors that are not runtime errors of the program: a bad witness (unknown
+/// parameter name, missing parameter, an Int given for a parameter used as an
+/// array or vice versa), or an internal inconsistency (ill-typed program).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    BadWitness(String),
+    Internal(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::BadWitness(m) => write!(f, "bad witness: {m}"),
+            RunError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Host stack for a run: deep microc recursion recurses on the host.
+const STACK_SIZE: usize = 1 << 30;
+
+/// Runs `main` of `program` on `witness`.
+///
+/// Runs on a fresh thread with a 1 GiB stack (only touched pages are
+/// committed), so deep recursion is fine. Never panics on a parsed program,
+/// even an ill-typed one: type confusion is `RunError::Internal` (or
+/// `BadWitness` when a witness list is used as an integer).
+pub fn run(program: &Program, witness: &Witness, limits: Limits) -> Result<RunResult, RunError> {
+    run_with_stack(program, witness, limits, STACK_SIZE)
+}
+
+fn run_with_stack(
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+    stack_size: usize,
+) -> Result<RunResult, RunError> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("apc-interp".into())
+            .stack_size(stack_size)
+            .spawn_scoped(scope, || run_here(program, witness, limits, stack_size))
+            .map_err(|e| RunError::Internal(format!("cannot start the interpreter thread: {e}")))?;
+        handle.join().unwrap_or_else(|panic| {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(RunError::Internal(format!(
+                "the interpreter panicked: {msg}"
+            )))
+        })
+    })
+}
+
+/// The run itself, on the current thread (which has `stack_size` bytes).
+fn run_here(
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+    stack_size: usize,
+) -> Result<RunResult, RunError> {
+    let Some(main) = program.functions.iter().position(|f| f.name.name == "main") else {
+        return Err(RunError::Internal("the program has no `main`".into()));
+    };
+    let args = witness::main_args(program, &program.functions[main], &witness.args)?;
+    let mut interp = Interp::new(program, main, &witness.input, limits, stack_size);
+    let outcome = match interp.run_main(args) {
+        Ok(n) => Outcome::Returned(n),
+        Err(Stop::Outcome(o)) => o,
+        Err(Stop::Error(e)) => return Err(e),
+    };
+    Ok(RunResult {
+        outputs: std::mem::take(&mut interp.outputs),
+        outcome,
+        input_exhausted: interp.input_exhausted,
+        steps: interp.steps,
+    })
+}

@@ -1,0 +1,109 @@
+//! Runtime values of the interpreter.
+//!
+//! Arrays and records are values: copying one (assignment, argument passing)
+//! copies its contents. Only whole store cells can be pointed to, so a
+//! pointer is just a cell index.
+
+use num_bigint::BigInt;
+use num_traits::{ToPrimitive, Zero};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    Int(BigInt),
+    Null,
+    /// A pointer to a store cell.
+    Ptr(usize),
+    /// A fixed-length array (only array literals create them).
+    Array(Vec<Value>),
+    /// A record: its fields in the order of the literal that made it.
+    Record(Vec<(String, Value)>),
+    /// An input array (a parameter of `main`, or an element of one).
+    Input(InputArray),
+}
+
+impl Value {
+    /// What kind of value this is, for messages about ill-typed programs.
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            Value::Int(_) => "an integer",
+            Value::Null => "null",
+            Value::Ptr(_) => "a pointer",
+            Value::Array(_) => "an array",
+            Value::Record(_) => "a record",
+            Value::Input(_) => "an input array",
+        }
+    }
+}
+
+/// An unbounded input array: the finite list the witness gave, plus the
+/// elements the program wrote to this copy.
+///
+/// Reading an index the witness did not give (negative, or beyond the list)
+/// yields the default element: `0` if the elements are integers, an empty
+/// input array if they are arrays. Whether they are arrays is `dims > 1`,
+/// where `dims` was fixed from the witness list and from how the program
+/// indexes the parameter (see `witness.rs`); in addition, a read that is
+/// immediately indexed again (`p[i][j]`) always defaults to an empty array,
+/// so a 2-D use is never confused by an empty witness list.
+#[derive(Clone, Debug)]
+pub(crate) struct InputArray {
+    /// The elements the witness gave; shared between copies.
+    elems: Rc<[Value]>,
+    /// The number of dimensions: 1 means the elements are integers.
+    dims: u32,
+    /// Elements written by the program, on this copy only.
+    overrides: BTreeMap<BigInt, Value>,
+}
+
+impl InputArray {
+    pub(crate) fn new(elems: Vec<Value>, dims: u32) -> InputArray {
+        InputArray {
+            elems: elems.into(),
+            dims: dims.max(1),
+            overrides: BTreeMap::new(),
+        }
+    }
+
+    fn given<'a>(elems: &'a [Value], i: &BigInt) -> Option<&'a Value> {
+        i.to_usize().and_then(|u| elems.get(u))
+    }
+
+    fn default_elem(dims: u32, want_array: bool) -> Value {
+        if dims > 1 || want_array {
+            Value::Input(InputArray::new(vec![], dims.saturating_sub(1)))
+        } else {
+            Value::Int(BigInt::zero())
+        }
+    }
+
+    /// Element `i` (never out of bounds). `want_array`: the caller indexes
+    /// the result again.
+    pub(crate) fn get(&self, i: &BigInt, want_array: bool) -> Cow<'_, Value> {
+        if let Some(v) = self.overrides.get(i) {
+            return Cow::Borrowed(v);
+        }
+        match Self::given(&self.elems, i) {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Self::default_elem(self.dims, want_array)),
+        }
+    }
+
+    /// Element `i` for writing: it moves into the override map first, so the
+    /// write (or a write into it, for `p[i][j] = v`) affects this copy only.
+    pub(crate) fn get_mut(&mut self, i: &BigInt, want_array: bool) -> &mut Value {
+        match self.overrides.entry(i.clone()) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(slot) => {
+                let v = match Self::given(&self.elems, i) {
+                    Some(v) => v.clone(),
+                    None => Self::default_elem(self.dims, want_array),
+                };
+                slot.insert(v)
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
+}
+
+/// Every `.mc` file of `tests/programs/`, sorted.
+pub fn programs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(programs_dir())
+        .expect("tests/programs exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "mc"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs the `apc` binary.
+pub fn apc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_apc"))
+        .args(args)
+        .output()
+        .expect("apc runs")
+}
+
+/// The `// @tag {json} => {json}` lines of a program, as (left, right).
+pub fn annotations(text: &str, tag: &str) -> Vec<(serde_json::Value, Option<serde_json::Value>)> {
+    let prefix = format!("// @{tag} ");
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(&prefix))
+        .map(|rest| {
+            let (left, right) = match rest.split_once("=>") {
+                Some((l, r)) => (l, Some(r)),
+                None => (rest, None),
+            };
+            let parse = |s: &str| {
+                serde_json::from_str::<serde_json::Value>(s.trim())
+                    .unwrap_or_else(|e| panic!("bad @{tag} JSON `{s}`: {e}"))
+            };
+            (parse(left), right.map(parse))
+        })
+        .collect()
+}
