@@ -54,7 +54,7 @@ fn type_error<T>(what: &str, got: &Value, at: Span) -> R<T> {
 /// Results of multiplications are capped at this many bits: a program that
 /// squares a number in a loop would otherwise exhaust memory within a few
 /// dozen steps. Reaching the cap ends the run like the step limit does.
-const MAX_INT_BITS: u64 = 1 << 24;
+const MAX_INT_BITS: u64 = 1 << 20;
 
 /// Marks "no such variable / function" in the per-expression tables.
 const NONE: u32 = u32::MAX;

@@ -21,7 +21,7 @@
 //!   `RunResult::steps` is the number of steps taken; it never exceeds
 //!   `max_steps`.
 //! - Resource limits beyond the two in [`Limits`]: a multiplication whose
-//!   result would exceed 2^24 bits ends the run as `StepLimit` (the run is
+//!   result would exceed 2^20 bits ends the run as `StepLimit` (the run is
 //!   not going to finish in reasonable time or memory anyway), and
 //!   exhausting the host stack ends it as `CallDepthLimit`, at the call
 //!   that would overflow.

@@ -1,1 +1,615 @@
+//! Unit tests of the reference interpreter: each runtime error kind with its
+//! exact place, the value/pointer model, input arrays, limits, witnesses.
 
+use super::*;
+use crate::syntax::{LineIndex, parse};
+
+fn program(src: &str) -> Program {
+    let (p, diags) = parse(src);
+    assert!(
+        diags.iter().all(|d| !d.is_error()),
+        "parse errors: {diags:?}"
+    );
+    p
+}
+
+fn int(n: i64) -> ArgValue {
+    ArgValue::Int(n.into())
+}
+
+fn list(xs: &[i64]) -> ArgValue {
+    ArgValue::List(xs.iter().map(|&x| int(x)).collect())
+}
+
+fn witness(args: &[(&str, ArgValue)], input: &[i64]) -> Witness {
+    Witness {
+        args: args
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect(),
+        input: input.iter().map(|&n| n.into()).collect(),
+    }
+}
+
+fn run_w(src: &str, w: &Witness) -> RunResult {
+    run(&program(src), w, Limits::default()).expect("run failed")
+}
+
+fn run_src(src: &str) -> RunResult {
+    run_w(src, &Witness::default())
+}
+
+fn outputs(r: &RunResult) -> Vec<i64> {
+    r.outputs.iter().map(|n| n.try_into().unwrap()).collect()
+}
+
+fn returned(r: &RunResult) -> i64 {
+    match &r.outcome {
+        Outcome::Returned(n) => n.try_into().unwrap(),
+        o => panic!("expected a return, got {o:?}"),
+    }
+}
+
+/// (line, col) of a span's start.
+fn lc(src: &str, span: Span) -> (u32, u32) {
+    LineIndex::new(src).line_col(src, span.start)
+}
+
+/// The kind and (line, col) of the runtime error the run stopped at.
+fn error_at(src: &str, w: &Witness) -> (TargetKind, (u32, u32)) {
+    match run_w(src, w).outcome {
+        Outcome::Error { kind, span } => (kind, lc(src, span)),
+        o => panic!("expected a runtime error, got {o:?}"),
+    }
+}
+
+fn err(src: &str) -> (TargetKind, (u32, u32)) {
+    error_at(src, &Witness::default())
+}
+
+// ---- the five error kinds, at their exact places ------------------------------
+
+const LISTING_2_2: &str = "
+main() {
+    var arr, res, a, ptr;
+    arr = [1, 0, 2, 2];
+    ptr = null;
+    res = 1 / arr[1];
+    res = a + a;
+    res = arr[4];
+    res = *ptr;
+    return 0;
+}
+";
+
+#[test]
+fn thesis_listing_2_2_fails_at_line_6() {
+    assert_eq!(err(LISTING_2_2), (TargetKind::DivByZero, (6, 13)));
+    // Each later line fails in its own way once the earlier ones are gone.
+    let no_div = LISTING_2_2.replace("1 / arr[1]", "1 / arr[0]");
+    assert_eq!(err(&no_div), (TargetKind::Uninitialized, (7, 11)));
+    let no_uninit = no_div.replace("a + a", "0 + 0");
+    assert_eq!(err(&no_uninit), (TargetKind::OutOfBounds, (8, 14)));
+    let no_oob = no_uninit.replace("arr[4]", "arr[3]");
+    assert_eq!(err(&no_oob), (TargetKind::NullDeref, (9, 11)));
+}
+
+#[test]
+fn assert_fails_at_the_keyword() {
+    let src =
+        "main() {\n  var x;\n  x = 1;\n  assert(x == 1);\n     assert(x == 2);\n  return 0;\n}";
+    assert_eq!(err(src), (TargetKind::Assert, (5, 6)));
+}
+
+#[test]
+fn div_by_zero_at_the_slash_in_a_later_function() {
+    // The failing function is not the first: spans must be absolute.
+    let src = "main() {\n  var r;\n  r = f(0);\n  return r;\n}\nf(d) {\n  var q;\n  q = 10 /  d;\n  return q;\n}";
+    assert_eq!(err(src), (TargetKind::DivByZero, (8, 10)));
+}
+
+#[test]
+fn null_deref_places() {
+    // `*p` reads at the star.
+    let src = "main() {\n  var p, x;\n  p = null;\n  x = 1 + *p;\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::NullDeref, (4, 11)));
+    // Storing through null, also at the star.
+    let src = "main() {\n  var p;\n  p = null;\n  *p = 3;\n  return 0;\n}";
+    assert_eq!(err(src), (TargetKind::NullDeref, (4, 3)));
+    // `p.f` through a null pointer, at the dot, reading and writing.
+    let src = "main() {\n  var p, x;\n  p = null;\n  x = p.f;\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::NullDeref, (4, 8)));
+    let src = "main() {\n  var p;\n  p = null;\n  p.f = 1;\n  return 0;\n}";
+    assert_eq!(err(src), (TargetKind::NullDeref, (4, 4)));
+    // `(*p).f` with p null: the star fails first.
+    let src = "main() {\n  var p, x;\n  p = null;\n  x = (*p).f;\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::NullDeref, (4, 8)));
+}
+
+#[test]
+fn out_of_bounds_at_the_bracket() {
+    let src = "main() {\n  var a, x;\n  a = [1, 2];\n  x = a[-1];\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::OutOfBounds, (4, 8)));
+    // Writes are checked too.
+    let src = "main() {\n  var a;\n  a = [1, 2];\n  a[2] = 0;\n  return 0;\n}";
+    assert_eq!(err(src), (TargetKind::OutOfBounds, (4, 4)));
+    // The inner index of a matrix.
+    let src = "main() {\n  var m, x;\n  m = [[1], [2, 3]];\n  x = m[1][2];\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::OutOfBounds, (4, 11)));
+    // Through a call in the index (the copy path), same place.
+    let src = "id(n) { return n; }\nmain() {\n  var a, x;\n  a = [1, 2];\n  x = a[id(5)];\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::OutOfBounds, (5, 8)));
+}
+
+#[test]
+fn uninitialized_places() {
+    // A variable read, at the variable.
+    let src = "main() {\n  var x, y;\n  y = 1 + x;\n  return y;\n}";
+    assert_eq!(err(src), (TargetKind::Uninitialized, (3, 11)));
+    // Writing an element of an uninitialised array reads the base.
+    let src = "main() {\n  var a;\n  a[0] = 1;\n  return 0;\n}";
+    assert_eq!(err(src), (TargetKind::Uninitialized, (3, 3)));
+    let src = "main() {\n  var r;\n  r.f = 1;\n  return 0;\n}";
+    assert_eq!(err(src), (TargetKind::Uninitialized, (3, 3)));
+    // The pointee of `*p`, at the star.
+    let src = "main() {\n  var p, x, y;\n  p = &x;\n  y = *p;\n  return y;\n}";
+    assert_eq!(err(src), (TargetKind::Uninitialized, (4, 7)));
+    // `p.f` with p pointing to an uninitialised record, at the dot.
+    let src = "main() {\n  var p, r, y;\n  p = &r;\n  y = p.f;\n  return y;\n}";
+    assert_eq!(err(src), (TargetKind::Uninitialized, (4, 8)));
+    // The return expression is checked too.
+    let src = "main() {\n  var x;\n  return x;\n}";
+    assert_eq!(err(src), (TargetKind::Uninitialized, (3, 10)));
+}
+
+// ---- arithmetic and logic -----------------------------------------------------
+
+#[test]
+fn division_truncates_toward_zero() {
+    let src = "main() { output -7 / 2; output 7 / -2; output -7 / -2; output 7 / 2; output -1 / 3; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![-3, -3, 3, 3, 0]);
+}
+
+#[test]
+fn integers_are_unbounded() {
+    let src = "main() { var x, i; x = 1; i = 0; while (i < 100) { x = x * 2; i = i + 1; } output x; return 0; }";
+    let r = run_src(src);
+    assert_eq!(r.outputs, vec![BigInt::from(1) << 100]);
+}
+
+#[test]
+fn logic_short_circuits_and_yields_0_or_1() {
+    let src = "main() { output 0 && 1 / 0; output 1 || 1 / 0; output 2 && 3; output 0 || -4; output !5; output !0; output -(3); return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![0, 1, 1, 1, 0, 1, -3]);
+    // The right operand is evaluated when needed.
+    let src = "main() { var x; x = 1 && 1 / 0; return x; }";
+    assert_eq!(err(src).0, TargetKind::DivByZero);
+}
+
+#[test]
+fn comparisons_and_pointer_equality() {
+    let src = "main() { var p, q, x, y;
+        p = &x; q = &x;
+        output p == q; output p == &y; output p != null; output null == null;
+        output 3 < 4; output 4 <= 4; output 3 > 4; output 3 >= 4; output 2 == 2; output 2 != 2;
+        return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![1, 0, 1, 1, 1, 1, 0, 0, 1, 0]);
+}
+
+// ---- the value and pointer model ----------------------------------------------
+
+#[test]
+fn pointers_alias_variables_and_allocated_cells() {
+    let src = "main() { var x, p; p = &x; *p = 5; output x; x = 6; output *p; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![5, 6]);
+    let src = "main() { var p, q; p = alloc 1; q = p; *q = 7; output *p; output p == q; q = alloc 7; output p == q; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![7, 1, 0]);
+    // A callee writes the caller's variable through a pointer.
+    let src = "set(p, v) { *p = v; return 0; }\nmain() { var x, d; d = set(&x, 42); return x; }";
+    assert_eq!(returned(&run_src(src)), 42);
+}
+
+#[test]
+fn arrays_and_records_are_values() {
+    let src =
+        "main() { var a, b; a = [1, 2]; b = a; b[0] = 9; output a[0]; output b[0]; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![1, 9]);
+    let src =
+        "main() { var r, s; r = {f: 1, g: 2}; s = r; s.g = 5; output r.g; output s.g; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![2, 5]);
+    // Arguments are copies.
+    let src = "f(a) { a[0] = 9; return a[0]; }\nmain() { var a, x; a = [1]; x = f(a); output a[0]; return x; }";
+    let r = run_src(src);
+    assert_eq!((outputs(&r), returned(&r)), (vec![1], 9));
+}
+
+#[test]
+fn nested_places_are_updated_in_place() {
+    let src = "main() { var x, p, m, y, r;
+        x = [{f: 1}, {f: 2}]; x[1].f = 5; output x[1].f;
+        p = &m; m = [1, 2, 3]; (*p)[2] = 7; output m[2];
+        r = [{field: &y}]; *r[0].field = 8; output y;
+        m = [[1, 2], [3, 4]]; m[1][0] = 6; output m[1][0]; output m[0][0];
+        p = alloc {f: 1}; p.f = 4; output p.f; output (*p).f;
+        return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![5, 7, 8, 6, 1, 4, 4]);
+}
+
+#[test]
+fn assignment_evaluates_rhs_first_then_the_place() {
+    // The rhs reads 1, then the index reads 0.
+    let src = "main() { var a; a = [0, 0]; a[input] = input; output a[0]; output a[1]; return 0; }";
+    assert_eq!(outputs(&run_w(src, &witness(&[], &[1, 0]))), vec![1, 0]);
+    // An error in the rhs wins over one in the place.
+    let src = "main() { var a; a[0] = 1 / 0; return 0; }";
+    assert_eq!(err(src).0, TargetKind::DivByZero);
+}
+
+#[test]
+fn reads_evaluate_the_array_before_a_call_in_the_index() {
+    let src = "set(p) { *p = [7, 7]; return 1; }
+main() { var a, x;
+    a = [1, 2]; x = a[set(&a)]; output x; output a[1];
+    a = [1, 2]; a[set(&a)] = 5; output a[0]; output a[1];
+    return 0; }";
+    // The read sees `a` as before the call; the write goes to `a` after it.
+    assert_eq!(outputs(&run_src(src)), vec![2, 7, 7, 5]);
+}
+
+#[test]
+fn address_of_uninitialized_variable_is_not_a_read() {
+    let src = "main() { var x, p; p = &x; *p = 3; return x; }";
+    assert_eq!(returned(&run_src(src)), 3);
+}
+
+// ---- inputs ---------------------------------------------------------------------
+
+#[test]
+fn input_stream_and_exhaustion() {
+    let src = "main() { var a, b; a = input; b = input; return a - b; }";
+    let r = run_w(src, &witness(&[], &[10, 3]));
+    assert_eq!((returned(&r), r.input_exhausted), (7, false));
+    let r = run_w(src, &witness(&[], &[10]));
+    assert_eq!((returned(&r), r.input_exhausted), (10, true));
+}
+
+#[test]
+fn input_arrays_never_go_out_of_bounds() {
+    let src = "main(n, s) { output s[0]; output s[1]; output s[2]; output s[-1]; output s[1000000000000000000000]; return n; }";
+    let r = run_w(
+        src,
+        &witness(&[("n", int(2)), ("s", list(&[72, 101]))], &[]),
+    );
+    assert_eq!((outputs(&r), returned(&r)), (vec![72, 101, 0, 0, 0], 2));
+}
+
+#[test]
+fn input_arrays_2d() {
+    let src = "main(m) { output m[0][1]; output m[1][0]; output m[1][5]; output m[7][0]; output m[-1][-1]; return 0; }";
+    let m = ArgValue::List(vec![list(&[1, 2]), list(&[3])]);
+    assert_eq!(
+        outputs(&run_w(src, &witness(&[("m", m)], &[]))),
+        vec![2, 3, 0, 0, 0]
+    );
+    // An empty list is fine for a matrix too: every element reads as 0.
+    let empty = ArgValue::List(vec![]);
+    assert_eq!(
+        outputs(&run_w(src, &witness(&[("m", empty.clone())], &[]))),
+        vec![0; 5]
+    );
+    // A row taken whole and indexed later (the analysis knows m is 2-D).
+    let src = "main(m) { var r; r = m[3]; output r[0]; return 0; }";
+    assert_eq!(
+        outputs(&run_w(src, &witness(&[("m", empty)], &[]))),
+        vec![0]
+    );
+}
+
+#[test]
+fn input_array_writes_affect_the_copy_only() {
+    let src = "main(p) { var b; b = p; b[3] = 7; output b[3]; output p[3]; p[0] = 5; output p[0]; output b[0]; return 0; }";
+    let r = run_w(src, &witness(&[("p", list(&[1]))], &[]));
+    assert_eq!(outputs(&r), vec![7, 0, 5, 1]);
+    let src = "main(m) { m[4][1] = 5; output m[4][1]; output m[4][0]; output m[0][0]; return 0; }";
+    let m = ArgValue::List(vec![list(&[9])]);
+    assert_eq!(
+        outputs(&run_w(src, &witness(&[("m", m)], &[]))),
+        vec![5, 0, 9]
+    );
+}
+
+#[test]
+fn input_arrays_through_helper_functions() {
+    let src = "len(s) { var i; i = 0; while (s[i] != 0) { i = i + 1; } return i; }
+main(s) { var n; n = len(s); return n; }";
+    let r = run_w(src, &witness(&[("s", list(&[5, 6, 7]))], &[]));
+    assert_eq!(returned(&r), 3);
+    // The analysis follows s into len: an integer is a bad witness.
+    let e = run(
+        &program(src),
+        &witness(&[("s", int(3))], &[]),
+        Limits::default(),
+    );
+    assert!(matches!(e, Err(RunError::BadWitness(_))), "{e:?}");
+}
+
+// ---- witnesses ------------------------------------------------------------------
+
+#[test]
+fn bad_witnesses() {
+    let src = "main(n, s) { var x; x = s[n]; return x; }";
+    let p = program(src);
+    let bad = |w: Witness| match run(&p, &w, Limits::default()) {
+        Err(RunError::BadWitness(m)) => m,
+        r => panic!("expected a bad witness, got {r:?}"),
+    };
+    let m = bad(witness(
+        &[("n", int(0)), ("s", list(&[])), ("t", int(1))],
+        &[],
+    ));
+    assert!(m.contains("`t` is not a parameter of main"), "{m}");
+    let m = bad(witness(&[("n", int(0))], &[]));
+    assert!(m.contains("no value given for parameter `s`"), "{m}");
+    let m = bad(witness(&[("n", int(0)), ("s", int(4))], &[]));
+    assert!(m.contains("input array"), "{m}");
+    let m = bad(witness(
+        &[("n", int(0)), ("n", int(0)), ("s", list(&[]))],
+        &[],
+    ));
+    assert!(m.contains("given twice"), "{m}");
+    // A list where an integer is used: detected when it is used.
+    let m = bad(witness(&[("n", list(&[1])), ("s", list(&[]))], &[]));
+    assert!(m.contains("list"), "{m}");
+    // Mixed and too shallow lists.
+    let mixed = ArgValue::List(vec![int(1), list(&[2])]);
+    let m = bad(witness(&[("n", int(0)), ("s", mixed)], &[]));
+    assert!(m.contains("all integers or all lists"), "{m}");
+    let p = program("main(m) { return m[0][0]; }");
+    let r = run(
+        &p,
+        &witness(&[("m", list(&[1, 2]))], &[]),
+        Limits::default(),
+    );
+    assert!(matches!(r, Err(RunError::BadWitness(_))), "{r:?}");
+}
+
+// ---- ending a run ---------------------------------------------------------------
+
+#[test]
+fn failed_assume_ends_silently() {
+    let src = "main() {\n  output 1;\n  assume(input > 0);\n  output 2;\n  return 0;\n}";
+    let r = run_w(src, &witness(&[], &[0]));
+    assert_eq!(outputs(&r), vec![1]);
+    match r.outcome {
+        Outcome::AssumeFailed { span } => assert_eq!(lc(src, span), (3, 3)),
+        o => panic!("{o:?}"),
+    }
+    let r = run_w(src, &witness(&[], &[1]));
+    assert_eq!((outputs(&r), returned(&r)), (vec![1, 2], 0));
+}
+
+#[test]
+fn step_limit_on_an_infinite_loop() {
+    let src = "main() {\n  while (1) {}\n  return 0;\n}";
+    let limits = Limits {
+        max_steps: 1001,
+        ..Limits::default()
+    };
+    // Steps: the while (its first test), then {} and a test per iteration;
+    // step 1002 would be a block.
+    let r = run(&program(src), &Witness::default(), limits).unwrap();
+    assert_eq!(r.steps, 1001);
+    match r.outcome {
+        Outcome::StepLimit { span } => assert_eq!(lc(src, span), (2, 13)),
+        o => panic!("{o:?}"),
+    }
+    let r = run(
+        &program(src),
+        &Witness::default(),
+        Limits {
+            max_steps: 1000,
+            ..limits
+        },
+    )
+    .unwrap();
+    match r.outcome {
+        Outcome::StepLimit { span } => assert_eq!(lc(src, span), (2, 3)),
+        o => panic!("{o:?}"),
+    }
+}
+
+#[test]
+fn step_count_of_a_simple_run() {
+    // Two statements, one call (whose body has one statement).
+    let src = "f() { var y; y = 1; return y; }\nmain() { var x; x = f(); output x; return x; }";
+    assert_eq!(run_src(src).steps, 4);
+}
+
+#[test]
+fn huge_products_end_as_a_step_limit() {
+    let src = "main() { var x; x = 3; while (1) { x = x * x; } return 0; }";
+    assert!(matches!(run_src(src).outcome, Outcome::StepLimit { .. }));
+}
+
+#[test]
+fn deep_recursion_works() {
+    let src = "f(n) { var r; if (n == 0) { r = 0; } else { r = 1 + f(n - 1); } return r; }\nmain() { return f(5000); }";
+    assert_eq!(returned(&run_src(src)), 5000);
+}
+
+#[test]
+fn call_depth_limit_at_the_call() {
+    let src = "main() {\n  return f(0);\n}\nf(n) {\n  var r;\n  r = 1 + f(n + 1);\n  return r;\n}";
+    let limits = Limits {
+        max_call_depth: 100,
+        ..Limits::default()
+    };
+    let r = run(&program(src), &Witness::default(), limits).unwrap();
+    match r.outcome {
+        Outcome::CallDepthLimit { span } => {
+            assert_eq!(lc(src, span), (6, 11));
+            assert_eq!(&src[span.start as usize..span.end as usize], "f(n + 1)");
+        }
+        o => panic!("{o:?}"),
+    }
+}
+
+#[test]
+fn host_stack_exhaustion_is_a_call_depth_limit() {
+    let src = "f(n) { var r; r = 1 + f(n + 1); return r; }\nmain() { return f(0); }";
+    let limits = Limits {
+        max_steps: u64::MAX,
+        max_call_depth: u32::MAX,
+    };
+    let r = run_with_stack(&program(src), &Witness::default(), limits, 8 << 20).unwrap();
+    assert!(matches!(r.outcome, Outcome::CallDepthLimit { .. }), "{r:?}");
+}
+
+// ---- ill-typed programs: errors, never panics -----------------------------------
+
+#[test]
+fn ill_typed_programs_are_internal_errors() {
+    for src in [
+        "main() { var x; x = 1 + null; return x; }",
+        "main() { var x; x = [1]; x = x + 1; return 0; }",
+        "main() { var x; x = 1; x = x[0]; return 0; }",
+        "main() { var x; x = 1; x = x.f; return 0; }",
+        "main() { var x; x = {f: 1}; x = x.g; return 0; }",
+        "main() { var x; x = 1; x = *x; return 0; }",
+        "main() { var x; x = [1] == [1]; return 0; }",
+        "main() { var x; x = g(1); return 0; }",
+        "f(a) { return a; }\nmain() { var x; x = f(1, 2); return 0; }",
+        "main() { var x; x = y; return 0; }",
+        "main() { return null; }",
+        "main() { var x; if ([1]) { x = 1; } return 0; }",
+        "main() { var x; x = 1; x[0] = 2; return 0; }",
+        "f() { return 0; }",
+    ] {
+        let r = run(&program(src), &Witness::default(), Limits::default());
+        assert!(matches!(r, Err(RunError::Internal(_))), "{src}: {r:?}");
+    }
+}
+
+// ---- the annotated example programs ---------------------------------------------
+
+/// Replays every `// @run WITNESS => RESULT` line of `tests/programs/*.mc`.
+#[test]
+fn annotated_programs_replay() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let mut checked = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "mc") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        let (p, diags) = parse(&src);
+        if diags.iter().any(|d| d.is_error()) {
+            continue;
+        }
+        for line in src.lines() {
+            let Some(rest) = line.trim().strip_prefix("// @run ") else {
+                continue;
+            };
+            let Some((w, expect)) = rest.split_once(" => ") else {
+                continue;
+            };
+            let w: serde_json::Value = serde_json::from_str(w).unwrap();
+            let expect: serde_json::Value = serde_json::from_str(expect).unwrap();
+            let witness = json_witness(&w);
+            let mut limits = Limits::default();
+            if let Some(n) = w.get("max_steps").and_then(|n| n.as_u64()) {
+                limits.max_steps = n;
+            }
+            let r = run(&p, &witness, limits)
+                .unwrap_or_else(|e| panic!("{}: {rest}: {e}", path.display()));
+            let got = result_json(&src, &r);
+            for (k, v) in expect.as_object().unwrap() {
+                assert_eq!(&got[k], v, "{}: {rest}: field {k}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    eprintln!("replayed {checked} annotated runs");
+}
+
+fn json_arg(v: &serde_json::Value) -> ArgValue {
+    match v {
+        serde_json::Value::Array(xs) => ArgValue::List(xs.iter().map(json_arg).collect()),
+        n => ArgValue::Int(n.to_string().parse().unwrap()),
+    }
+}
+
+fn json_witness(w: &serde_json::Value) -> Witness {
+    let mut out = Witness::default();
+    match w.get("args") {
+        Some(serde_json::Value::Object(args)) => {
+            for (k, v) in args {
+                out.args.push((k.clone(), json_arg(v)));
+            }
+        }
+        // The command line's form: `n=3,s=[1,[2]]`.
+        Some(serde_json::Value::String(s)) => {
+            let mut depth = 0;
+            let mut start = 0;
+            let mut items = Vec::new();
+            for (i, c) in s.char_indices() {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    ',' if depth == 0 => {
+                        items.push(&s[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            items.push(&s[start..]);
+            for item in items.into_iter().filter(|t| !t.trim().is_empty()) {
+                let (k, v) = item.split_once('=').unwrap();
+                let v: serde_json::Value = serde_json::from_str(v.trim()).unwrap();
+                out.args.push((k.trim().to_string(), json_arg(&v)));
+            }
+        }
+        _ => {}
+    }
+    match w.get("input") {
+        Some(serde_json::Value::String(s)) => {
+            out.input = s
+                .split(',')
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| t.trim().parse().unwrap())
+                .collect()
+        }
+        Some(serde_json::Value::Array(xs)) => {
+            out.input = xs.iter().map(|x| x.to_string().parse().unwrap()).collect()
+        }
+        _ => {}
+    }
+    out
+}
+
+fn result_json(src: &str, r: &RunResult) -> serde_json::Value {
+    let num = |n: &BigInt| serde_json::Value::Number(n.to_string().parse().unwrap());
+    let (ret, error) = match &r.outcome {
+        Outcome::Returned(n) => (num(n), serde_json::Value::Null),
+        Outcome::Error { kind, span } => {
+            let (line, col) = lc(src, *span);
+            (
+                serde_json::Value::Null,
+                serde_json::json!({"kind": kind.as_str(), "line": line, "col": col}),
+            )
+        }
+        _ => (serde_json::Value::Null, serde_json::Value::Null),
+    };
+    serde_json::json!({
+        "outputs": r.outputs.iter().map(num).collect::<Vec<_>>(),
+        "return": ret,
+        "error": error,
+        "input_exhausted": r.input_exhausted,
+        "assume_failed": matches!(r.outcome, Outcome::AssumeFailed { .. }),
+    })
+}

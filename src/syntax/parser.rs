@@ -431,6 +431,8 @@ impl Parser {
                             )
                             .primary(span, "`var` inside a block"),
                         );
+                        // Consume `var` first: recovery stops *at* keywords.
+                        self.bump();
                         self.sync_stmt();
                         continue;
                     }
@@ -908,6 +910,16 @@ mod tests {
         let errs = errors(&src);
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].contains("nested too deeply"));
+    }
+
+    #[test]
+    fn var_inside_a_block_is_reported_and_skipped() {
+        // Found by the fuzz test: recovery used to stop at `var` forever.
+        assert!(!errors("main ( ) { while ( n ) { var").is_empty());
+        assert_eq!(
+            errors("main() { var x; { var y; x = 1; } return x; }").len(),
+            1
+        );
     }
 
     #[test]
