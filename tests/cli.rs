@@ -1,0 +1,150 @@
+//! The command-line contract of `spec/cli.md`: exit codes, one clear line
+//! on stderr for bad input, JSON field for field, `--help` everywhere.
+
+mod common;
+use common::*;
+
+fn write(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("apc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn missing_file_is_exit_2_with_one_line() {
+    let out = apc(&["run", "/nonexistent/x.mc"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot read /nonexistent/x.mc"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn syntax_and_type_errors_are_exit_2_with_carets() {
+    let p = write("bad.mc", "main() { var x; x = 1 return x; }\n");
+    let out = apc(&["cfg", &p]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.mc:1:23") && err.contains('^'), "{err}");
+
+    let p = write("ty.mc", "main() { var x; x = 5; *x = 3; return 0; }\n");
+    let out = apc(&["run", &p]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("type error") && err.contains("ty.mc:1:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_witness_is_exit_2() {
+    let p = write("w.mc", "main(n, A) { return n + A[0]; }\n");
+    for args in [
+        ["--args", "m=1"],
+        ["--args", "n=[1]"],
+        ["--args", "A=3"],
+        ["--input", "1,x"],
+        ["--args", "n="],
+    ] {
+        let out = apc(&["run", &p, args[0], args[1]]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = apc(&["run", &p, "--args", "n=2,A=[40]", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["return"], 42);
+}
+
+#[test]
+fn run_json_has_the_contract_fields_in_order() {
+    let p = write(
+        "e.mc",
+        "main(d) { var x; x = input; output x; x = 10 / d; return x; }\n",
+    );
+    let out = apc(&["run", &p, "--args", "d=0", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(
+            r#"{"outputs":[0],"return":null,"error":{"kind":"div-by-zero","line":1,"col":46}"#
+        ),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["input_exhausted"], true);
+}
+
+#[test]
+fn big_integers_survive_json() {
+    let p = write("big.mc", "main(n) { return n * n * n; }\n");
+    let out = apc(&[
+        "run",
+        &p,
+        "--args",
+        "n=123456789012345678901234567890",
+        "--format",
+        "json",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1881676372353657772546716040589641726257477229849409426207693797722198701224860897069000"), "{text}");
+}
+
+#[test]
+fn step_limit_is_exit_4() {
+    let p = write(
+        "loop.mc",
+        "main() { var x; x = 0; while (1) { x = x + 1; } return x; }\n",
+    );
+    let out = apc(&["run", &p, "--max-steps", "1000", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(4));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["limit"], "steps");
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for cmd in [vec!["--help"], vec!["run", "--help"], vec!["cfg", "--help"]] {
+        let out = apc(&cmd);
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"));
+    }
+    assert_eq!(apc(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn cfg_dot_is_valid_graphviz() {
+    // Every program's --dot output renders with Graphviz's `dot`.
+    let have_dot = std::process::Command::new("dot").arg("-V").output().is_ok();
+    assert!(
+        have_dot,
+        "Graphviz `dot` is missing: run solvers/install.sh"
+    );
+    for path in programs() {
+        let out = apc(&["cfg", &path.display().to_string(), "--dot"]);
+        assert_eq!(out.status.code(), Some(0));
+        let mut child = std::process::Command::new("dot")
+            .arg("-Tsvg")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&out.stdout).unwrap();
+        let r = child.wait_with_output().unwrap();
+        assert!(
+            r.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+}
