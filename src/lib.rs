@@ -8,6 +8,7 @@ pub mod interp;
 pub mod ir;
 pub mod syntax;
 pub mod target_kind;
+pub mod term;
 pub mod types;
 
 pub use target_kind::TargetKind;

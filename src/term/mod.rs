@@ -1,0 +1,635 @@
+//! Symbolic expressions as a hash-consed DAG.
+//!
+//! Every term is interned in a [`Terms`] store and named by a [`TermId`]:
+//! structurally equal terms get the same id, so equality is O(1) and shared
+//! subterms are stored once (conditions stay linear in size). Smart
+//! constructors keep a light normal form that the loop-summary rules match
+//! against:
+//! - linear sums are flat and canonical: `c0 + c1·t1 + … + cn·tn` with the
+//!   `ti` sorted and distinct (so `a₀ + d` and progressions are recognised
+//!   syntactically, and equal sums are equal ids);
+//! - constants fold, `true`/`false` absorb, double negation cancels;
+//! - ⋆ is contagious: an integer term containing ⋆ *is* ⋆, and a predicate
+//!   over ⋆ becomes a fresh propositional variable (sound under negation,
+//!   unlike replacing it by `true`);
+//! - `select(λx⃗.e, a⃗)` β-reduces.
+//!
+//! Knows nothing of programs, the IR or solvers.
+
+mod print;
+mod subst;
+
+pub use print::{Printer, to_smtlib};
+pub use subst::Subst;
+
+use num_bigint::BigInt;
+use num_traits::{One, Signed, Zero};
+use std::collections::HashMap;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TermId(pub u32);
+
+/// What a named leaf stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VarKind {
+    /// a₀: the value of scalar `a` when the analysed (sub)program is entered.
+    Symbol,
+    /// A₀: an array (uninterpreted function ℤⁿ → ℤ), with its arity.
+    ArraySymbol(u8),
+    /// κ: a path counter (ranges over ℕ).
+    Counter,
+    /// A bound variable: an iteration variable τ, a parameter p, or an
+    /// argument placeholder x of a λ-term.
+    Bound,
+    /// ν_u: the total iteration count of an inner loop (an artificial symbol).
+    Artificial,
+    /// A fresh propositional variable standing for a predicate over ⋆.
+    FreshBool,
+    /// A fresh integer constant (an unfolded instance of a bound variable).
+    Fresh,
+}
+
+/// A named leaf: its kind and a number unique among all variables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var {
+    pub kind: VarKind,
+    pub id: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Sort {
+    Int,
+    Bool,
+    /// An array of the given arity (a function ℤⁿ → ℤ).
+    Array(u8),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Quantifier {
+    Forall,
+    Exists,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    Int(BigInt),
+    Bool(bool),
+    /// ⋆, the unknown integer.
+    Star,
+    Var(Var),
+    /// `c + Σ cᵢ·tᵢ`, canonical: tᵢ sorted, distinct, none an `Add` or an
+    /// `Int`, every cᵢ ≠ 0, and at least one summand besides the constant,
+    /// and not just `1·t`.
+    Add(BigInt, Box<[(BigInt, TermId)]>),
+    /// A product of two non-constant terms (nonlinear).
+    Mul(TermId, TermId),
+    /// Truncating division (C's `/`); the divisor is known non-zero.
+    Div(TermId, TermId),
+    Max(TermId, TermId),
+    Ite(TermId, TermId, TermId),
+    Eq(TermId, TermId),
+    Lt(TermId, TermId),
+    Le(TermId, TermId),
+    Not(TermId),
+    /// Flat, sorted, at least two conjuncts.
+    And(Box<[TermId]>),
+    Or(Box<[TermId]>),
+    /// An element of an array term.
+    Select(TermId, Box<[TermId]>),
+    /// λx⃗. e: an array value.
+    Lambda(Box<[Var]>, TermId),
+    Quant(Quantifier, Box<[Var]>, TermId),
+}
+
+/// The term store. Terms are never freed; ids are only meaningful in the
+/// store that made them.
+#[derive(Clone, Debug, Default)]
+pub struct Terms {
+    nodes: Vec<Node>,
+    sorts: Vec<Sort>,
+    index: HashMap<Node, TermId>,
+    /// Names of variables, for printing.
+    names: HashMap<Var, String>,
+    next_var: u32,
+    /// Whether the term (transitively) contains ⋆, fresh Booleans aside.
+    has_star: Vec<bool>,
+}
+
+impl Terms {
+    pub fn new() -> Terms {
+        Terms::default()
+    }
+
+    pub fn node(&self, t: TermId) -> &Node {
+        &self.nodes[t.0 as usize]
+    }
+    pub fn sort(&self, t: TermId) -> Sort {
+        self.sorts[t.0 as usize]
+    }
+    /// Number of distinct terms (DAG nodes) in the store.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+    pub fn is_star(&self, t: TermId) -> bool {
+        matches!(self.node(t), Node::Star)
+    }
+    /// Whether ⋆ occurs in the term (for arrays: in the λ body).
+    pub fn contains_star(&self, t: TermId) -> bool {
+        self.has_star[t.0 as usize]
+    }
+
+    fn intern(&mut self, node: Node, sort: Sort) -> TermId {
+        if let Some(&t) = self.index.get(&node) {
+            return t;
+        }
+        let star = matches!(node, Node::Star)
+            || self
+                .children(&node)
+                .iter()
+                .any(|c| self.has_star[c.0 as usize]);
+        let t = TermId(self.nodes.len() as u32);
+        self.nodes.push(node.clone());
+        self.sorts.push(sort);
+        self.has_star.push(star);
+        self.index.insert(node, t);
+        t
+    }
+
+    /// The direct subterms of a node.
+    pub fn children(&self, node: &Node) -> Vec<TermId> {
+        match node {
+            Node::Int(_) | Node::Bool(_) | Node::Star | Node::Var(_) => vec![],
+            Node::Add(_, xs) => xs.iter().map(|(_, t)| *t).collect(),
+            Node::Mul(a, b)
+            | Node::Div(a, b)
+            | Node::Max(a, b)
+            | Node::Eq(a, b)
+            | Node::Lt(a, b)
+            | Node::Le(a, b) => {
+                vec![*a, *b]
+            }
+            Node::Ite(c, a, b) => vec![*c, *a, *b],
+            Node::Not(a) | Node::Lambda(_, a) | Node::Quant(_, _, a) => vec![*a],
+            Node::And(xs) | Node::Or(xs) => xs.to_vec(),
+            Node::Select(a, xs) => std::iter::once(*a).chain(xs.iter().copied()).collect(),
+        }
+    }
+
+    // ---- variables -----------------------------------------------------------
+
+    /// A new variable of the given kind, printed as `name`.
+    pub fn new_var(&mut self, kind: VarKind, name: impl Into<String>) -> Var {
+        let v = Var {
+            kind,
+            id: self.next_var,
+        };
+        self.next_var += 1;
+        self.names.insert(v, name.into());
+        v
+    }
+    pub fn var_name(&self, v: Var) -> &str {
+        self.names.get(&v).map(String::as_str).unwrap_or("?")
+    }
+    pub fn var_sort(v: Var) -> Sort {
+        match v.kind {
+            VarKind::ArraySymbol(n) => Sort::Array(n),
+            VarKind::FreshBool => Sort::Bool,
+            _ => Sort::Int,
+        }
+    }
+    pub fn var(&mut self, v: Var) -> TermId {
+        self.intern(Node::Var(v), Terms::var_sort(v))
+    }
+    /// A fresh propositional variable (for a predicate over ⋆).
+    pub fn fresh_bool(&mut self) -> TermId {
+        let n = self.next_var;
+        let v = self.new_var(VarKind::FreshBool, format!("⋆b{n}"));
+        self.var(v)
+    }
+
+    // ---- constants -------------------------------------------------------------
+
+    pub fn int(&mut self, n: impl Into<BigInt>) -> TermId {
+        self.intern(Node::Int(n.into()), Sort::Int)
+    }
+    pub fn bool(&mut self, b: bool) -> TermId {
+        self.intern(Node::Bool(b), Sort::Bool)
+    }
+    pub fn star(&mut self) -> TermId {
+        self.intern(Node::Star, Sort::Int)
+    }
+    pub fn as_int(&self, t: TermId) -> Option<&BigInt> {
+        match self.node(t) {
+            Node::Int(n) => Some(n),
+            _ => None,
+        }
+    }
+    pub fn as_bool(&self, t: TermId) -> Option<bool> {
+        match self.node(t) {
+            Node::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    // ---- arithmetic ------------------------------------------------------------
+
+    /// The linear view of a term: (constant, [(coefficient, atom)]).
+    pub fn linear(&self, t: TermId) -> (BigInt, Vec<(BigInt, TermId)>) {
+        match self.node(t) {
+            Node::Int(n) => (n.clone(), vec![]),
+            Node::Add(c, xs) => (c.clone(), xs.to_vec()),
+            _ => (BigInt::zero(), vec![(BigInt::one(), t)]),
+        }
+    }
+
+    /// Builds `c + Σ cᵢ·tᵢ` in canonical form from any summands.
+    pub fn sum(&mut self, constant: BigInt, summands: Vec<(BigInt, TermId)>) -> TermId {
+        let mut c = constant;
+        let mut acc: Vec<(TermId, BigInt)> = Vec::new();
+        let mut star = false;
+        for (k, t) in summands {
+            if k.is_zero() {
+                continue;
+            }
+            if self.is_star(t) {
+                star = true;
+                continue;
+            }
+            let (tc, txs) = self.linear(t);
+            c += &k * tc;
+            for (kk, a) in txs {
+                acc.push((a, &k * kk));
+            }
+        }
+        if star {
+            return self.star();
+        }
+        acc.sort_by_key(|(a, _)| *a);
+        let mut merged: Vec<(BigInt, TermId)> = Vec::new();
+        for (a, k) in acc {
+            match merged.last_mut() {
+                Some((kk, last)) if *last == a => *kk += k,
+                _ => merged.push((k, a)),
+            }
+        }
+        merged.retain(|(k, _)| !k.is_zero());
+        if merged.is_empty() {
+            return self.int(c);
+        }
+        if c.is_zero() && merged.len() == 1 && merged[0].0.is_one() {
+            return merged[0].1;
+        }
+        self.intern(Node::Add(c, merged.into_boxed_slice()), Sort::Int)
+    }
+
+    pub fn add(&mut self, a: TermId, b: TermId) -> TermId {
+        self.sum(BigInt::zero(), vec![(BigInt::one(), a), (BigInt::one(), b)])
+    }
+    pub fn sub(&mut self, a: TermId, b: TermId) -> TermId {
+        self.sum(
+            BigInt::zero(),
+            vec![(BigInt::one(), a), (-BigInt::one(), b)],
+        )
+    }
+    pub fn neg(&mut self, a: TermId) -> TermId {
+        self.sum(BigInt::zero(), vec![(-BigInt::one(), a)])
+    }
+    pub fn add_int(&mut self, a: TermId, k: i64) -> TermId {
+        self.sum(BigInt::from(k), vec![(BigInt::one(), a)])
+    }
+    pub fn scale(&mut self, k: BigInt, a: TermId) -> TermId {
+        self.sum(BigInt::zero(), vec![(k, a)])
+    }
+
+    pub fn mul(&mut self, a: TermId, b: TermId) -> TermId {
+        if self.is_star(a) || self.is_star(b) {
+            return self.star();
+        }
+        if let Some(k) = self.as_int(a).cloned() {
+            return self.scale(k, b);
+        }
+        if let Some(k) = self.as_int(b).cloned() {
+            return self.scale(k, a);
+        }
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+        self.intern(Node::Mul(a, b), Sort::Int)
+    }
+
+    /// Truncating division (toward zero).
+    pub fn div(&mut self, a: TermId, b: TermId) -> TermId {
+        if self.is_star(a) || self.is_star(b) {
+            return self.star();
+        }
+        if let (Some(x), Some(y)) = (self.as_int(a), self.as_int(b))
+            && !y.is_zero()
+        {
+            let q = x / y; // BigInt division truncates toward zero
+            return self.int(q);
+        }
+        if self.as_int(b).is_some_and(|y| y.is_one()) {
+            return a;
+        }
+        self.intern(Node::Div(a, b), Sort::Int)
+    }
+
+    pub fn max(&mut self, a: TermId, b: TermId) -> TermId {
+        if self.is_star(a) || self.is_star(b) {
+            return self.star();
+        }
+        if a == b {
+            return a;
+        }
+        if let (Some(x), Some(y)) = (self.as_int(a), self.as_int(b)) {
+            let m = if x >= y { x.clone() } else { y.clone() };
+            return self.int(m);
+        }
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+        self.intern(Node::Max(a, b), Sort::Int)
+    }
+
+    pub fn ite(&mut self, c: TermId, a: TermId, b: TermId) -> TermId {
+        if let Some(v) = self.as_bool(c) {
+            return if v { a } else { b };
+        }
+        if a == b {
+            return a;
+        }
+        let sort = self.sort(a);
+        if sort == Sort::Int && (self.is_star(a) || self.is_star(b) || self.contains_star_pred(c)) {
+            return self.star();
+        }
+        self.intern(Node::Ite(c, a, b), sort)
+    }
+
+    /// Whether a Boolean stands for a predicate over ⋆ (a fresh variable).
+    fn contains_star_pred(&self, c: TermId) -> bool {
+        matches!(
+            self.node(c),
+            Node::Var(Var {
+                kind: VarKind::FreshBool,
+                ..
+            })
+        )
+    }
+
+    // ---- predicates ------------------------------------------------------------
+
+    /// A comparison over terms that contain ⋆ is a fresh proposition.
+    fn predicate(&mut self, node: Node, a: TermId, b: TermId) -> TermId {
+        if self.is_star(a) || self.is_star(b) {
+            return self.fresh_bool();
+        }
+        self.intern(node, Sort::Bool)
+    }
+
+    /// `a - b` as a canonical linear term, to decide constant comparisons.
+    fn difference(&mut self, a: TermId, b: TermId) -> TermId {
+        self.sub(a, b)
+    }
+
+    pub fn eq(&mut self, a: TermId, b: TermId) -> TermId {
+        if a == b && !self.is_star(a) {
+            return self.bool(true);
+        }
+        if self.sort(a) == Sort::Int {
+            let d = self.difference(a, b);
+            if let Some(n) = self.as_int(d) {
+                let z = n.is_zero();
+                return self.bool(z);
+            }
+        }
+        let (a, b) = if a <= b { (a, b) } else { (b, a) };
+        self.predicate(Node::Eq(a, b), a, b)
+    }
+    pub fn ne(&mut self, a: TermId, b: TermId) -> TermId {
+        let e = self.eq(a, b);
+        self.not(e)
+    }
+    pub fn lt(&mut self, a: TermId, b: TermId) -> TermId {
+        let d = self.difference(a, b);
+        if let Some(n) = self.as_int(d) {
+            let v = n.is_negative();
+            return self.bool(v);
+        }
+        self.predicate(Node::Lt(a, b), a, b)
+    }
+    pub fn le(&mut self, a: TermId, b: TermId) -> TermId {
+        let d = self.difference(a, b);
+        if let Some(n) = self.as_int(d) {
+            let v = !n.is_positive();
+            return self.bool(v);
+        }
+        self.predicate(Node::Le(a, b), a, b)
+    }
+    pub fn gt(&mut self, a: TermId, b: TermId) -> TermId {
+        self.lt(b, a)
+    }
+    pub fn ge(&mut self, a: TermId, b: TermId) -> TermId {
+        self.le(b, a)
+    }
+
+    pub fn not(&mut self, a: TermId) -> TermId {
+        match self.node(a) {
+            Node::Bool(b) => {
+                let v = !*b;
+                self.bool(v)
+            }
+            Node::Not(x) => *x,
+            _ => self.intern(Node::Not(a), Sort::Bool),
+        }
+    }
+
+    fn junction(&mut self, is_and: bool, xs: Vec<TermId>) -> TermId {
+        let mut flat = Vec::new();
+        for x in xs {
+            match self.node(x) {
+                Node::Bool(b) if *b == is_and => continue,
+                Node::Bool(_) => return self.bool(!is_and),
+                Node::And(ys) if is_and => flat.extend(ys.iter().copied()),
+                Node::Or(ys) if !is_and => flat.extend(ys.iter().copied()),
+                _ => flat.push(x),
+            }
+        }
+        flat.sort();
+        flat.dedup();
+        // x ∧ ¬x is false, x ∨ ¬x is true.
+        for &x in &flat {
+            if let Node::Not(y) = self.node(x)
+                && flat.binary_search(y).is_ok()
+            {
+                return self.bool(!is_and);
+            }
+        }
+        match flat.len() {
+            0 => self.bool(is_and),
+            1 => flat[0],
+            _ => {
+                let node = if is_and {
+                    Node::And(flat.into())
+                } else {
+                    Node::Or(flat.into())
+                };
+                self.intern(node, Sort::Bool)
+            }
+        }
+    }
+    pub fn and(&mut self, xs: Vec<TermId>) -> TermId {
+        self.junction(true, xs)
+    }
+    pub fn or(&mut self, xs: Vec<TermId>) -> TermId {
+        self.junction(false, xs)
+    }
+    pub fn and2(&mut self, a: TermId, b: TermId) -> TermId {
+        self.and(vec![a, b])
+    }
+    pub fn implies(&mut self, a: TermId, b: TermId) -> TermId {
+        let na = self.not(a);
+        self.or(vec![na, b])
+    }
+
+    // ---- arrays and binders ------------------------------------------------------
+
+    pub fn lambda(&mut self, params: Vec<Var>, body: TermId) -> TermId {
+        // λx⃗. A(x⃗) is just A (η).
+        if let Node::Select(a, args) = self.node(body)
+            && args.len() == params.len()
+            && args
+                .iter()
+                .zip(&params)
+                .all(|(t, p)| matches!(self.node(*t), Node::Var(v) if v == p))
+            && !self.mentions_any(*a, &params)
+        {
+            return *a;
+        }
+        self.intern(
+            Node::Lambda(params.clone().into(), body),
+            Sort::Array(params.len() as u8),
+        )
+    }
+
+    /// Reads an element; β-reduces λ-terms.
+    pub fn select(&mut self, array: TermId, args: Vec<TermId>) -> TermId {
+        if args.iter().any(|a| self.is_star(*a)) {
+            return self.star();
+        }
+        if let Node::Lambda(params, body) = self.node(array).clone() {
+            let mut s = Subst::new();
+            for (p, a) in params.iter().zip(args) {
+                s.bind(*p, a);
+            }
+            return s.apply(self, body);
+        }
+        self.intern(Node::Select(array, args.into()), Sort::Int)
+    }
+
+    /// `∀v⃗. body` / `∃v⃗. body`; drops variables that do not occur.
+    pub fn quant(&mut self, q: Quantifier, vars: Vec<Var>, body: TermId) -> TermId {
+        let used: Vec<Var> = vars
+            .into_iter()
+            .filter(|v| self.mentions(body, *v))
+            .collect();
+        if used.is_empty() || self.as_bool(body).is_some() {
+            return body;
+        }
+        self.intern(Node::Quant(q, used.into(), body), Sort::Bool)
+    }
+    pub fn forall(&mut self, vars: Vec<Var>, body: TermId) -> TermId {
+        self.quant(Quantifier::Forall, vars, body)
+    }
+    pub fn exists(&mut self, vars: Vec<Var>, body: TermId) -> TermId {
+        self.quant(Quantifier::Exists, vars, body)
+    }
+
+    // ---- queries -----------------------------------------------------------------
+
+    /// The free variables of a term (bound ones excluded), sorted.
+    pub fn free_vars(&self, t: TermId) -> Vec<Var> {
+        let mut out = std::collections::BTreeSet::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![(t, Vec::<Var>::new())];
+        while let Some((t, bound)) = stack.pop() {
+            if !seen.insert((t, bound.clone())) {
+                continue;
+            }
+            match self.node(t) {
+                Node::Var(v) if !bound.contains(v) => {
+                    out.insert(*v);
+                }
+                Node::Lambda(ps, b) | Node::Quant(_, ps, b) => {
+                    let mut nb = bound.clone();
+                    nb.extend(ps.iter().copied());
+                    stack.push((*b, nb));
+                }
+                n => {
+                    for c in self.children(n) {
+                        stack.push((c, bound.clone()));
+                    }
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    pub fn mentions(&self, t: TermId, v: Var) -> bool {
+        self.mentions_any(t, &[v])
+    }
+    pub fn mentions_any(&self, t: TermId, vs: &[Var]) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            match self.node(t) {
+                Node::Var(v) if vs.contains(v) => return true,
+                n => stack.extend(self.children(n)),
+            }
+        }
+        false
+    }
+    /// Whether some variable of the given kind occurs.
+    pub fn mentions_kind(&self, t: TermId, kind: impl Fn(VarKind) -> bool) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = vec![t];
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            match self.node(t) {
+                Node::Var(v) if kind(v.kind) => return true,
+                n => stack.extend(self.children(n)),
+            }
+        }
+        false
+    }
+
+    /// Number of distinct DAG nodes reachable from the roots.
+    pub fn dag_size(&self, roots: &[TermId]) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack = roots.to_vec();
+        while let Some(t) = stack.pop() {
+            if seen.insert(t) {
+                stack.extend(self.children(self.node(t)));
+            }
+        }
+        seen.len()
+    }
+
+    /// Displays a term with the store's names.
+    pub fn show(&self, t: TermId) -> String {
+        Printer::new(self).term(t)
+    }
+}
+
+impl fmt::Display for TermId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

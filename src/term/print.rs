@@ -1,0 +1,260 @@
+//! Printing terms: a readable infix form (for `apc nc` and snapshots) and
+//! SMT-LIB 2 (for solvers).
+
+use super::*;
+use std::collections::{BTreeSet, HashSet};
+use std::fmt::Write;
+
+/// Readable infix printing: `i₀ + κ1 < n₀ ∧ A₀(i₀ + κ1) = 1`.
+pub struct Printer<'a> {
+    terms: &'a Terms,
+}
+
+impl<'a> Printer<'a> {
+    pub fn new(terms: &'a Terms) -> Printer<'a> {
+        Printer { terms }
+    }
+
+    fn prec(&self, t: TermId) -> u8 {
+        match self.terms.node(t) {
+            Node::Quant(..) => 0,
+            Node::Or(_) => 1,
+            Node::And(_) => 2,
+            Node::Not(_) => 3,
+            Node::Eq(..) | Node::Lt(..) | Node::Le(..) => 4,
+            Node::Add(..) => 5,
+            Node::Mul(..) | Node::Div(..) => 6,
+            _ => 9,
+        }
+    }
+
+    fn wrap(&self, t: TermId, min: u8) -> String {
+        let s = self.term(t);
+        if self.prec(t) < min {
+            format!("({s})")
+        } else {
+            s
+        }
+    }
+
+    pub fn term(&self, t: TermId) -> String {
+        let tm = self.terms;
+        match tm.node(t) {
+            Node::Int(n) => n.to_string(),
+            Node::Bool(b) => if *b { "true" } else { "false" }.to_string(),
+            Node::Star => "⋆".into(),
+            Node::Var(v) => tm.var_name(*v).to_string(),
+            Node::Add(c, xs) => {
+                let mut s = String::new();
+                for (i, (k, x)) in xs.iter().enumerate() {
+                    let neg = k.is_negative();
+                    let mag = k.abs();
+                    if i == 0 {
+                        if neg {
+                            s.push('-');
+                        }
+                    } else {
+                        s.push_str(if neg { " - " } else { " + " });
+                    }
+                    if !mag.is_one() {
+                        let _ = write!(s, "{mag}·");
+                        s.push_str(&self.wrap(*x, 7));
+                    } else {
+                        s.push_str(&self.wrap(*x, 6));
+                    }
+                }
+                if !c.is_zero() {
+                    let _ = write!(
+                        s,
+                        " {} {}",
+                        if c.is_negative() { "-" } else { "+" },
+                        c.abs()
+                    );
+                }
+                s
+            }
+            Node::Mul(a, b) => format!("{}·{}", self.wrap(*a, 6), self.wrap(*b, 7)),
+            Node::Div(a, b) => format!("{} / {}", self.wrap(*a, 6), self.wrap(*b, 7)),
+            Node::Max(a, b) => format!("max({}, {})", self.term(*a), self.term(*b)),
+            Node::Ite(c, a, b) => format!(
+                "ite({}, {}, {})",
+                self.term(*c),
+                self.term(*a),
+                self.term(*b)
+            ),
+            Node::Eq(a, b) => format!("{} = {}", self.wrap(*a, 5), self.wrap(*b, 5)),
+            Node::Lt(a, b) => format!("{} < {}", self.wrap(*a, 5), self.wrap(*b, 5)),
+            Node::Le(a, b) => format!("{} ≤ {}", self.wrap(*a, 5), self.wrap(*b, 5)),
+            Node::Not(a) => match tm.node(*a) {
+                Node::Eq(x, y) => format!("{} ≠ {}", self.wrap(*x, 5), self.wrap(*y, 5)),
+                _ => format!("¬{}", self.wrap(*a, 4)),
+            },
+            Node::And(xs) => xs
+                .iter()
+                .map(|x| self.wrap(*x, 3))
+                .collect::<Vec<_>>()
+                .join(" ∧ "),
+            Node::Or(xs) => xs
+                .iter()
+                .map(|x| self.wrap(*x, 2))
+                .collect::<Vec<_>>()
+                .join(" ∨ "),
+            Node::Select(a, xs) => {
+                let args: Vec<String> = xs.iter().map(|x| self.term(*x)).collect();
+                format!("{}({})", self.wrap(*a, 9), args.join(", "))
+            }
+            Node::Lambda(ps, b) => {
+                let ps: Vec<&str> = ps.iter().map(|p| tm.var_name(*p)).collect();
+                format!("λ{}. {}", ps.join(","), self.term(*b))
+            }
+            Node::Quant(q, vs, b) => {
+                let vs: Vec<&str> = vs.iter().map(|p| tm.var_name(*p)).collect();
+                let q = if *q == Quantifier::Forall {
+                    "∀"
+                } else {
+                    "∃"
+                };
+                format!("{q}{}. {}", vs.join(","), self.term(*b))
+            }
+        }
+    }
+}
+
+/// An SMT-LIB identifier for a variable: its name made safe, plus its id.
+pub fn smt_name(terms: &Terms, v: Var) -> String {
+    let raw = terms.var_name(v);
+    let mut s: String = raw
+        .chars()
+        .map(|c| match c {
+            '₀' => '0',
+            c if c.is_ascii_alphanumeric() || c == '_' => c,
+            'κ' => 'k',
+            'τ' => 't',
+            'ν' => 'n',
+            _ => '_',
+        })
+        .collect();
+    let _ = write!(s, "!{}", v.id);
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'v');
+    }
+    s
+}
+
+/// A self-contained SMT-LIB script asserting all `roots` (Boolean terms):
+/// declarations of every free variable, the truncating-division helper,
+/// `(check-sat)`. Counters and iteration variables get `(>= v 0)`.
+pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
+    let mut out = String::new();
+    out.push_str("(set-logic ALL)\n");
+    out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+    let mut free: BTreeSet<Var> = BTreeSet::new();
+    for r in roots {
+        free.extend(terms.free_vars(*r));
+    }
+    for v in &free {
+        let name = smt_name(terms, *v);
+        match Terms::var_sort(*v) {
+            Sort::Int => {
+                let _ = writeln!(out, "(declare-fun {name} () Int)");
+                if v.kind == VarKind::Counter {
+                    let _ = writeln!(out, "(assert (>= {name} 0))");
+                }
+            }
+            Sort::Bool => {
+                let _ = writeln!(out, "(declare-fun {name} () Bool)");
+            }
+            Sort::Array(n) => {
+                let args = vec!["Int"; n as usize].join(" ");
+                let _ = writeln!(out, "(declare-fun {name} ({args}) Int)");
+            }
+        }
+    }
+    for r in roots {
+        let _ = writeln!(out, "(assert {})", smt(terms, *r));
+    }
+    out.push_str("(check-sat)\n");
+    out
+}
+
+/// One term in SMT-LIB syntax (as a tree; sharing is not preserved yet).
+pub fn smt(terms: &Terms, t: TermId) -> String {
+    let mut seen = HashSet::new();
+    smt_rec(terms, t, &mut seen)
+}
+
+fn smt_rec(tm: &Terms, t: TermId, seen: &mut HashSet<TermId>) -> String {
+    let r = |x: &TermId, seen: &mut HashSet<TermId>| smt_rec(tm, *x, seen);
+    match tm.node(t) {
+        Node::Int(n) => {
+            if n.is_negative() {
+                format!("(- {})", n.abs())
+            } else {
+                n.to_string()
+            }
+        }
+        Node::Bool(b) => b.to_string(),
+        Node::Star => "0".into(), // never printed: ⋆ is removed before emission
+        Node::Var(v) => smt_name(tm, *v),
+        Node::Add(c, xs) => {
+            let mut parts: Vec<String> = xs
+                .iter()
+                .map(|(k, x)| {
+                    if k.is_one() {
+                        r(x, seen)
+                    } else {
+                        format!("(* {} {})", smt_int(k), r(x, seen))
+                    }
+                })
+                .collect();
+            if !c.is_zero() {
+                parts.push(smt_int(c));
+            }
+            format!("(+ {})", parts.join(" "))
+        }
+        Node::Mul(a, b) => format!("(* {} {})", r(a, seen), r(b, seen)),
+        Node::Div(a, b) => format!("(tdiv {} {})", r(a, seen), r(b, seen)),
+        Node::Max(a, b) => {
+            let (x, y) = (r(a, seen), r(b, seen));
+            format!("(ite (>= {x} {y}) {x} {y})")
+        }
+        Node::Ite(c, a, b) => format!("(ite {} {} {})", r(c, seen), r(a, seen), r(b, seen)),
+        Node::Eq(a, b) => format!("(= {} {})", r(a, seen), r(b, seen)),
+        Node::Lt(a, b) => format!("(< {} {})", r(a, seen), r(b, seen)),
+        Node::Le(a, b) => format!("(<= {} {})", r(a, seen), r(b, seen)),
+        Node::Not(a) => format!("(not {})", r(a, seen)),
+        Node::And(xs) => format!(
+            "(and {})",
+            xs.iter().map(|x| r(x, seen)).collect::<Vec<_>>().join(" ")
+        ),
+        Node::Or(xs) => format!(
+            "(or {})",
+            xs.iter().map(|x| r(x, seen)).collect::<Vec<_>>().join(" ")
+        ),
+        Node::Select(a, xs) => {
+            let args: Vec<String> = xs.iter().map(|x| r(x, seen)).collect();
+            format!("({} {})", r(a, seen), args.join(" "))
+        }
+        Node::Lambda(..) => "(_ lambda-not-applied)".into(),
+        Node::Quant(q, vs, b) => {
+            let decls: Vec<String> = vs
+                .iter()
+                .map(|v| format!("({} Int)", smt_name(tm, *v)))
+                .collect();
+            let q = if *q == Quantifier::Forall {
+                "forall"
+            } else {
+                "exists"
+            };
+            format!("({q} ({}) {})", decls.join(" "), r(b, seen))
+        }
+    }
+}
+
+fn smt_int(n: &BigInt) -> String {
+    if n.is_negative() {
+        format!("(- {})", n.abs())
+    } else {
+        n.to_string()
+    }
+}

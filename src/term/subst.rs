@@ -1,0 +1,116 @@
+//! Simultaneous substitution of variables by terms, rebuilding with the
+//! smart constructors (so the result is normalised again: constants fold,
+//! λ-reads β-reduce, ⋆ spreads). Memoised over the DAG and iterative, so
+//! long shared chains neither blow up nor overflow the stack.
+
+use super::*;
+
+#[derive(Clone, Debug, Default)]
+pub struct Subst {
+    map: HashMap<Var, TermId>,
+}
+
+impl Subst {
+    pub fn new() -> Subst {
+        Subst::default()
+    }
+    pub fn bind(&mut self, v: Var, t: TermId) {
+        self.map.insert(v, t);
+    }
+    pub fn get(&self, v: Var) -> Option<TermId> {
+        self.map.get(&v).copied()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// θ⟨t⟩: replaces every mapped variable in `t`, all at once.
+    pub fn apply(&self, terms: &mut Terms, t: TermId) -> TermId {
+        if self.map.is_empty() {
+            return t;
+        }
+        let mut memo: HashMap<TermId, TermId> = HashMap::new();
+        self.apply_memo(terms, t, &mut memo)
+    }
+
+    /// Applies to several roots sharing one memo table.
+    pub fn apply_all(&self, terms: &mut Terms, ts: &[TermId]) -> Vec<TermId> {
+        let mut memo = HashMap::new();
+        ts.iter()
+            .map(|&t| self.apply_memo(terms, t, &mut memo))
+            .collect()
+    }
+
+    pub fn apply_memo(
+        &self,
+        terms: &mut Terms,
+        root: TermId,
+        memo: &mut HashMap<TermId, TermId>,
+    ) -> TermId {
+        // Post-order with an explicit stack.
+        let mut stack = vec![(root, false)];
+        while let Some((t, expanded)) = stack.pop() {
+            if memo.contains_key(&t) {
+                continue;
+            }
+            let node = terms.node(t).clone();
+            if let Node::Var(v) = node {
+                let r = self.map.get(&v).copied().unwrap_or(t);
+                memo.insert(t, r);
+                continue;
+            }
+            let kids = terms.children(&node);
+            if kids.is_empty() {
+                memo.insert(t, t);
+                continue;
+            }
+            if !expanded {
+                stack.push((t, true));
+                for k in kids {
+                    if !memo.contains_key(&k) {
+                        stack.push((k, false));
+                    }
+                }
+                continue;
+            }
+            let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
+            let r = if new == kids {
+                t
+            } else {
+                rebuild(terms, &node, &new)
+            };
+            memo.insert(t, r);
+        }
+        memo[&root]
+    }
+}
+
+/// Rebuilds a node with new children through the smart constructors.
+pub(crate) fn rebuild(terms: &mut Terms, node: &Node, c: &[TermId]) -> TermId {
+    match node {
+        Node::Int(_) | Node::Bool(_) | Node::Star | Node::Var(_) => {
+            unreachable!("leaves have no children")
+        }
+        Node::Add(k, xs) => {
+            let summands = xs
+                .iter()
+                .zip(c)
+                .map(|((coef, _), t)| (coef.clone(), *t))
+                .collect();
+            terms.sum(k.clone(), summands)
+        }
+        Node::Mul(..) => terms.mul(c[0], c[1]),
+        Node::Div(..) => terms.div(c[0], c[1]),
+        Node::Max(..) => terms.max(c[0], c[1]),
+        Node::Ite(..) => terms.ite(c[0], c[1], c[2]),
+        Node::Eq(..) => terms.eq(c[0], c[1]),
+        Node::Lt(..) => terms.lt(c[0], c[1]),
+        Node::Le(..) => terms.le(c[0], c[1]),
+        Node::Not(_) => terms.not(c[0]),
+        Node::And(_) => terms.and(c.to_vec()),
+        Node::Or(_) => terms.or(c.to_vec()),
+        Node::Select(..) => terms.select(c[0], c[1..].to_vec()),
+        Node::Lambda(ps, _) => terms.lambda(ps.to_vec(), c[0]),
+        Node::Quant(q, vs, _) => terms.quant(*q, vs.to_vec(), c[0]),
+    }
+}
