@@ -2,10 +2,12 @@
 //!
 //! See `ARCHITECTURE.md` for the layers and what each may know.
 
+pub mod apc;
 pub mod cli;
 pub mod db;
 pub mod interp;
 pub mod ir;
+pub mod smt;
 pub mod syntax;
 pub mod target_kind;
 pub mod term;

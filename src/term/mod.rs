@@ -19,8 +19,13 @@
 mod print;
 mod subst;
 
-pub use print::{Printer, to_smtlib};
+pub use print::{Printer, smt_name, to_smtlib};
 pub use subst::Subst;
+
+/// Rebuilds a node with new children through the smart constructors.
+pub fn rebuild_public(terms: &mut Terms, node: &Node, children: &[TermId]) -> TermId {
+    subst::rebuild(terms, node, children)
+}
 
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
@@ -114,6 +119,9 @@ pub struct Terms {
     next_var: u32,
     /// Whether the term (transitively) contains ⋆, fresh Booleans aside.
     has_star: Vec<bool>,
+    /// Basic symbols by name, so that a symbol means the same slot in every
+    /// store that imports a term (see `symbol`).
+    symbol_index: HashMap<String, Var>,
 }
 
 impl Terms {
@@ -189,6 +197,16 @@ impl Terms {
         };
         self.next_var += 1;
         self.names.insert(v, name.into());
+        v
+    }
+    /// The variable named `name` of this kind, made on first use: basic
+    /// symbols are identified by name.
+    pub fn symbol(&mut self, kind: VarKind, name: &str) -> Var {
+        if let Some(v) = self.symbol_index.get(name) {
+            return *v;
+        }
+        let v = self.new_var(kind, name);
+        self.symbol_index.insert(name.to_string(), v);
         v
     }
     pub fn var_name(&self, v: Var) -> &str {

@@ -147,7 +147,11 @@ pub fn smt_name(terms: &Terms, v: Var) -> String {
 pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
     let mut out = String::new();
     out.push_str("(set-logic ALL)\n");
-    out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+    // Only when needed: an unused definition with `div` changes Z3's
+    // strategy (it answered `unknown` on the Alg. 8 queries with it).
+    if roots.iter().any(|r| mentions_div(terms, *r)) {
+        out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+    }
     let mut free: BTreeSet<Var> = BTreeSet::new();
     for r in roots {
         free.extend(terms.free_vars(*r));
@@ -257,4 +261,19 @@ fn smt_int(n: &BigInt) -> String {
     } else {
         n.to_string()
     }
+}
+
+fn mentions_div(terms: &Terms, t: TermId) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![t];
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        if let Node::Div(..) = terms.node(x) {
+            return true;
+        }
+        stack.extend(terms.children(terms.node(x)));
+    }
+    false
 }

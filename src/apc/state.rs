@@ -1,0 +1,453 @@
+//! Symbolic states over the IR: what each storage slot holds, and the
+//! evaluation of IR expressions and conditions in a state.
+//!
+//! A *slot* is a variable's value, plus two shadow slots the analysis
+//! needs: an array variable's length (`len(a)`), and whether a variable
+//! that may be read unassigned holds a value (`init(a)`, 0 or 1). Each slot
+//! has a basic symbol (`a₀`, `len(a)₀`, …): its value where the analysed
+//! (sub)program is entered.
+//!
+//! What the state cannot express becomes ⋆, soundly: pointers, records
+//! and the heap are ⋆ for now, and a write through a pointer makes every
+//! variable whose address is taken ⋆.
+
+use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
+use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
+use crate::types::Type;
+use num_bigint::BigInt;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    Value(VarId),
+    Len(VarId),
+    Init(VarId),
+}
+
+/// The slots of one flowgraph and their basic symbols.
+#[derive(Clone, Debug)]
+pub struct Slots {
+    pub all: Vec<Slot>,
+    pub symbols: HashMap<Slot, Var>,
+    /// Variables whose address is taken somewhere (`&x`): a write through a
+    /// pointer may change them.
+    pub address_taken: Vec<VarId>,
+    /// Why parts of the state are ⋆ (shown with the condition).
+    pub notes: Vec<String>,
+}
+
+/// The array arity of a type (`array(array(int))` is 2), if an integer array.
+pub fn array_arity(ty: &Type) -> Option<u8> {
+    ty.array_depth().filter(|d| *d > 0).map(|d| d as u8)
+}
+
+impl Slots {
+    pub fn new(terms: &mut Terms, body: &Body) -> Slots {
+        let mut all = Vec::new();
+        let mut symbols = HashMap::new();
+        let mut address_taken = Vec::new();
+        for e in &body.edges {
+            collect_address_taken(&e.instr, &mut address_taken);
+        }
+        address_taken.sort();
+        address_taken.dedup();
+        for (i, v) in body.vars.iter().enumerate() {
+            let id = i as VarId;
+            let name = &v.name;
+            let value_kind = match array_arity(&v.ty) {
+                Some(n) => TVar::ArraySymbol(n),
+                None => TVar::Symbol,
+            };
+            let sym = terms.symbol(value_kind, &format!("{name}₀"));
+            all.push(Slot::Value(id));
+            symbols.insert(Slot::Value(id), sym);
+            if matches!(v.ty, Type::Array(_)) && !v.input_array && v.kind != VarKind::Global {
+                let s = terms.symbol(TVar::Symbol, &format!("len({name})₀"));
+                all.push(Slot::Len(id));
+                symbols.insert(Slot::Len(id), s);
+            }
+            if matches!(v.kind, VarKind::Local | VarKind::Temp) {
+                let s = terms.symbol(TVar::Symbol, &format!("init({name})₀"));
+                all.push(Slot::Init(id));
+                symbols.insert(Slot::Init(id), s);
+            }
+        }
+        Slots {
+            all,
+            symbols,
+            address_taken,
+            notes: vec![],
+        }
+    }
+}
+
+fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
+    fn expr(e: &Expr, out: &mut Vec<VarId>) {
+        match e {
+            Expr::AddrOf(v) => out.push(*v),
+            Expr::Int(_) | Expr::Null | Expr::Var(_) => {}
+            Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => expr(a, out),
+            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) | Expr::Index(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            Expr::Array(xs) => xs.iter().for_each(|x| expr(x, out)),
+            Expr::Record(fs) => fs.iter().for_each(|(_, x)| expr(x, out)),
+        }
+    }
+    match i {
+        ir::Instr::Assign(_, e) | ir::Instr::Alloc(_, e) | ir::Instr::Output(e) => expr(e, out),
+        ir::Instr::Call { args, .. } => args.iter().for_each(|a| expr(a, out)),
+        _ => {}
+    }
+}
+
+/// A symbolic state: a term per slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct State {
+    pub values: HashMap<Slot, TermId>,
+}
+
+impl State {
+    /// θ_G: every slot holds its basic symbol.
+    pub fn general(terms: &mut Terms, slots: &Slots) -> State {
+        let values = slots
+            .all
+            .iter()
+            .map(|s| (*s, terms.var(slots.symbols[s])))
+            .collect();
+        State { values }
+    }
+
+    pub fn get(&self, s: Slot) -> TermId {
+        self.values[&s]
+    }
+    pub fn set(&mut self, s: Slot, t: TermId) {
+        self.values.insert(s, t);
+    }
+
+    /// The substitution `a₀ ↦ θ(a)` for every slot.
+    pub fn as_subst(&self, slots: &Slots) -> Subst {
+        let mut s = Subst::new();
+        for (slot, t) in &self.values {
+            s.bind(slots.symbols[slot], *t);
+        }
+        s
+    }
+
+    /// θ ∘ θ': first this state, then θ' (whose terms speak of the values
+    /// at its own start): (θ∘θ')(a) = θ⟨θ'(a)⟩.
+    pub fn compose(&self, terms: &mut Terms, slots: &Slots, then: &State) -> State {
+        let s = self.as_subst(slots);
+        let mut memo = HashMap::new();
+        let values = then
+            .values
+            .iter()
+            .map(|(k, t)| (*k, s.apply_memo(terms, *t, &mut memo)))
+            .collect();
+        State { values }
+    }
+}
+
+/// Evaluates IR expressions and conditions in a state.
+pub struct Eval<'a> {
+    pub body: &'a Body,
+    /// Shared with the engine, which mutates its terms while evaluating.
+    pub slots: std::rc::Rc<Slots>,
+}
+
+impl<'a> Eval<'a> {
+    fn is_array_var(&self, v: VarId) -> bool {
+        array_arity(&self.body.var(v).ty).is_some()
+    }
+
+    /// θ(e) for an integer (or array) valued expression.
+    pub fn expr(&self, terms: &mut Terms, st: &State, e: &Expr) -> TermId {
+        match e {
+            Expr::Int(n) => terms.int(n.clone()),
+            Expr::Var(v) => st.get(Slot::Value(*v)),
+            Expr::Unary(crate::syntax::ast::UnOp::Neg, a) => {
+                let a = self.expr(terms, st, a);
+                terms.neg(a)
+            }
+            Expr::Unary(crate::syntax::ast::UnOp::Not, a) => {
+                let a = self.expr(terms, st, a);
+                let zero = terms.int(0);
+                let c = terms.eq(a, zero);
+                self.bool_to_int(terms, c)
+            }
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(terms, st, a), self.expr(terms, st, b));
+                match op {
+                    ir::BinOp::Add => terms.add(a, b),
+                    ir::BinOp::Sub => terms.sub(a, b),
+                    ir::BinOp::Mul => terms.mul(a, b),
+                    ir::BinOp::Div => terms.div(a, b),
+                }
+            }
+            Expr::Cmp(op, a, b) => {
+                let c = self.cmp(terms, st, *op, a, b);
+                self.bool_to_int(terms, c)
+            }
+            Expr::Index(a, i) => {
+                let arr = self.expr(terms, st, a);
+                let i = self.expr(terms, st, i);
+                self.index(terms, arr, i)
+            }
+            // Pointers, records and the heap are not modelled yet.
+            Expr::Null | Expr::Load(_) | Expr::Field(..) | Expr::AddrOf(_) | Expr::Record(_) => {
+                terms.star()
+            }
+            Expr::Array(elems) => {
+                // λx. ite(x = 0, e0, ite(x = 1, e1, … 0))
+                let x = terms.new_var(TVar::Bound, "x");
+                let xt = terms.var(x);
+                let mut body = terms.int(0);
+                for (k, el) in elems.iter().enumerate().rev() {
+                    let v = self.expr(terms, st, el);
+                    if terms.sort(v) != Sort::Int {
+                        return terms.star();
+                    }
+                    let kt = terms.int(k as i64);
+                    let c = terms.eq(xt, kt);
+                    body = terms.ite(c, v, body);
+                }
+                terms.lambda(vec![x], body)
+            }
+        }
+    }
+
+    /// `a[i]`: a read, or (for a multi-dimensional array) the row as a λ.
+    pub fn index(&self, terms: &mut Terms, arr: TermId, i: TermId) -> TermId {
+        match terms.sort(arr) {
+            Sort::Array(1) => terms.select(arr, vec![i]),
+            Sort::Array(n) => {
+                let rest: Vec<Var> = (1..n).map(|_| terms.new_var(TVar::Bound, "y")).collect();
+                let mut args = vec![i];
+                args.extend(rest.iter().map(|v| terms.var(*v)));
+                let body = terms.select(arr, args);
+                terms.lambda(rest, body)
+            }
+            _ => terms.star(),
+        }
+    }
+
+    fn bool_to_int(&self, terms: &mut Terms, c: TermId) -> TermId {
+        let (one, zero) = (terms.int(1), terms.int(0));
+        terms.ite(c, one, zero)
+    }
+
+    fn cmp(&self, terms: &mut Terms, st: &State, op: ir::CmpOp, a: &Expr, b: &Expr) -> TermId {
+        let (a, b) = (self.expr(terms, st, a), self.expr(terms, st, b));
+        if terms.sort(a) != Sort::Int || terms.sort(b) != Sort::Int {
+            return terms.fresh_bool();
+        }
+        match op {
+            ir::CmpOp::Eq => terms.eq(a, b),
+            ir::CmpOp::Ne => terms.ne(a, b),
+            ir::CmpOp::Lt => terms.lt(a, b),
+            ir::CmpOp::Le => terms.le(a, b),
+            ir::CmpOp::Gt => terms.gt(a, b),
+            ir::CmpOp::Ge => terms.ge(a, b),
+        }
+    }
+
+    /// θ(γ) for a connective-free predicate.
+    pub fn cond(&self, terms: &mut Terms, st: &State, c: &Cond) -> TermId {
+        match c {
+            Cond::Cmp(op, a, b) => self.cmp(terms, st, *op, a, b),
+            Cond::Initialized {
+                place: Place::Var(v),
+                positive,
+            } => {
+                let flag = match st.values.get(&Slot::Init(*v)) {
+                    Some(t) => *t,
+                    None => return terms.bool(*positive), // params and globals are always assigned
+                };
+                let one = terms.int(1);
+                let p = terms.eq(flag, one);
+                if *positive { p } else { terms.not(p) }
+            }
+            Cond::Initialized { .. } => terms.fresh_bool(),
+            Cond::InBounds {
+                array,
+                index,
+                positive,
+            } => {
+                let Some(len) = self.length(st, array) else {
+                    // Input arrays are unbounded: never out of bounds.
+                    if self.is_input_array(array) {
+                        return terms.bool(*positive);
+                    }
+                    return terms.fresh_bool();
+                };
+                let i = self.expr(terms, st, index);
+                let zero = terms.int(0);
+                let lo = terms.le(zero, i);
+                let hi = terms.lt(i, len);
+                let p = terms.and2(lo, hi);
+                if *positive { p } else { terms.not(p) }
+            }
+        }
+    }
+
+    fn is_input_array(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Var(v) => self.body.var(*v).input_array,
+            Expr::Index(a, _) => self.is_input_array(a),
+            _ => false,
+        }
+    }
+
+    fn length(&self, st: &State, e: &Expr) -> Option<TermId> {
+        match e {
+            Expr::Var(v) => st.values.get(&Slot::Len(*v)).copied(),
+            _ => None,
+        }
+    }
+
+    /// Executes an assignment.
+    pub fn assign(&self, terms: &mut Terms, st: &mut State, p: &Place, e: &Expr) {
+        match p {
+            Place::Var(v) => {
+                let val = self.expr(terms, st, e);
+                let val = self.fit(terms, *v, val);
+                st.set(Slot::Value(*v), val);
+                if st.values.contains_key(&Slot::Len(*v)) {
+                    let len = match e {
+                        Expr::Var(w) => st
+                            .values
+                            .get(&Slot::Len(*w))
+                            .copied()
+                            .unwrap_or_else(|| terms.star()),
+                        Expr::Array(xs) => terms.int(xs.len() as i64),
+                        _ => terms.star(),
+                    };
+                    st.set(Slot::Len(*v), len);
+                }
+                self.mark_init(terms, st, *v);
+            }
+            Place::Index(..) => {
+                let mut idx = Vec::new();
+                let mut root = p;
+                while let Place::Index(base, i) = root {
+                    idx.push(self.expr(terms, st, i));
+                    root = base;
+                }
+                idx.reverse();
+                let val = self.expr(terms, st, e);
+                match root {
+                    Place::Var(v) if self.is_array_var(*v) => {
+                        let old = st.get(Slot::Value(*v));
+                        let new = self.write(terms, old, &idx, val);
+                        st.set(Slot::Value(*v), new);
+                    }
+                    Place::Var(v) => {
+                        let s = terms.star();
+                        st.set(Slot::Value(*v), s);
+                    }
+                    _ => self.havoc_memory(terms, st),
+                }
+            }
+            Place::Field(base, _) => {
+                let mut root = &**base;
+                while let Place::Index(b, _) | Place::Field(b, _) = root {
+                    root = b;
+                }
+                match root {
+                    Place::Var(v) => {
+                        let s = self.star_for(terms, *v);
+                        st.set(Slot::Value(*v), s);
+                    }
+                    _ => self.havoc_memory(terms, st),
+                }
+            }
+            Place::Deref(_) => self.havoc_memory(terms, st),
+        }
+    }
+
+    /// A value of the variable's sort: ⋆ for an array variable is a λ of ⋆.
+    fn fit(&self, terms: &mut Terms, v: VarId, val: TermId) -> TermId {
+        match (array_arity(&self.body.var(v).ty), terms.sort(val)) {
+            (Some(n), Sort::Array(m)) if n == m => val,
+            (Some(_), _) => self.star_for(terms, v),
+            (None, Sort::Int) => val,
+            (None, _) => terms.star(),
+        }
+    }
+
+    /// The unknown value of a variable: ⋆, or λx⃗.⋆ for arrays.
+    pub fn star_for(&self, terms: &mut Terms, v: VarId) -> TermId {
+        match array_arity(&self.body.var(v).ty) {
+            Some(n) => {
+                let xs: Vec<Var> = (0..n).map(|_| terms.new_var(TVar::Bound, "x")).collect();
+                let s = terms.star();
+                terms.lambda(xs, s)
+            }
+            None => terms.star(),
+        }
+    }
+
+    /// λx⃗. ite(x⃗ = i⃗, v, old(x⃗)), for a write of a whole element.
+    fn write(&self, terms: &mut Terms, old: TermId, idx: &[TermId], val: TermId) -> TermId {
+        let Sort::Array(n) = terms.sort(old) else {
+            return old;
+        };
+        if n as usize != idx.len() || terms.sort(val) != Sort::Int {
+            let xs: Vec<Var> = (0..n).map(|_| terms.new_var(TVar::Bound, "x")).collect();
+            let s = terms.star();
+            return terms.lambda(xs, s);
+        }
+        let xs: Vec<Var> = (0..n).map(|_| terms.new_var(TVar::Bound, "x")).collect();
+        let xts: Vec<TermId> = xs.iter().map(|x| terms.var(*x)).collect();
+        let eqs: Vec<TermId> = xts.iter().zip(idx).map(|(x, i)| terms.eq(*x, *i)).collect();
+        let c = terms.and(eqs);
+        let prev = terms.select(old, xts);
+        let body = terms.ite(c, val, prev);
+        terms.lambda(xs, body)
+    }
+
+    fn mark_init(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+        if st.values.contains_key(&Slot::Init(v)) {
+            let one = terms.int(1);
+            st.set(Slot::Init(v), one);
+        }
+    }
+
+    /// A write through a pointer (or into a record through one): every
+    /// variable whose address is taken may have changed.
+    pub fn havoc_memory(&self, terms: &mut Terms, st: &mut State) {
+        for &v in &self.slots.address_taken {
+            let s = self.star_for(terms, v);
+            st.set(Slot::Value(v), s);
+            if st.values.contains_key(&Slot::Init(v)) {
+                let s = terms.star();
+                st.set(Slot::Init(v), s);
+            }
+        }
+    }
+
+    /// Executes a call: not modelled yet, so its result, the input
+    /// position and everything reachable through pointers become ⋆.
+    pub fn call(&self, terms: &mut Terms, st: &mut State, dst: VarId) {
+        let s = self.star_for(terms, dst);
+        st.set(Slot::Value(dst), s);
+        self.mark_init(terms, st, dst);
+        if let Some(ic) = self.body.var_id(ir::INPUT_COUNTER) {
+            let s = terms.star();
+            st.set(Slot::Value(ic), s);
+        }
+        self.havoc_memory(terms, st);
+    }
+
+    pub fn alloc(&self, terms: &mut Terms, st: &mut State, dst: VarId) {
+        let s = self.star_for(terms, dst);
+        st.set(Slot::Value(dst), s);
+        self.mark_init(terms, st, dst);
+    }
+}
+
+/// The integer 0, for initial states.
+pub fn zero(terms: &mut Terms) -> TermId {
+    terms.int(BigInt::from(0))
+}

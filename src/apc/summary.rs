@@ -1,0 +1,775 @@
+//! Loop summaries (TR Algs. 4–8, ISSTA §3.3–3.4).
+//!
+//! For a `while` loop with header h: execute every backbone πᵢ of the
+//! induced program P(C, h) (one kind of iteration each) from the general
+//! state, giving (θᵢ, pcᵢ); give πᵢ a path counter κᵢ; compute the iterated
+//! state θ^κ as a least fixpoint (everything starts at ⋆ and a slot gets a
+//! value once a rule applies); build the looping condition
+//!   φ^κ ≡ ⋀ᵢ ∀τᵢ (0 ≤ τᵢ < κᵢ → ∃τ⃗₋ᵢ (0⃗ ≤ τ⃗₋ᵢ ≤ κ⃗₋ᵢ ∧ ∃κ⃗′ ≥ 0. θ^κ[κ⃗/τ⃗]⟨pcᵢ⟩)).
+//!
+//! Scalar rules (ISSTA §3.3, the verified core of TR Table 1), with
+//! eᵢ = θᵢ(a) and θ⟨·⟩ the current iterated state:
+//! 1. no backbone changes a: a₀;
+//! 2. each leaves a or adds an iteration-invariant dᵢ: a₀ + Σ θ⟨dᵢ⟩·κᵢ;
+//! 3. the writers all set the same invariant d: ite(Σ κ_w > 0, θ⟨d⟩, a₀);
+//! 4. a single writer sets d depending on its own counter only:
+//!    ite(κᵢ > 0, θ⟨d⟩[κᵢ/κᵢ−1], a₀).
+//!
+//! Anything else is ⋆.
+//!
+//! Nested loops (TR Alg. 5): in the values of a body backbone, an inner
+//! loop's total count Σκ′ is replaced by the artificial symbol ν_u, other
+//! occurrences of inner counters by ⋆; ν_u's iterated value — the inner
+//! count in the iteration that starts after κ⃗ iterations — is inferred by
+//! an SMT query for a relation ν = max(0, c⃗·τ⃗ + d) (TR Alg. 8, with the
+//! inner looping condition in last-iteration form), then validated.
+
+use super::state::{Slot, State};
+use super::{Engine, Path};
+use crate::ir::{self, LoopId};
+use crate::smt::{self, Answer};
+use crate::term::{Node, Subst, TermId, Terms, Var, VarKind};
+use num_bigint::BigInt;
+use std::collections::{BTreeSet, HashMap};
+
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// κ₁ … κₙ, one per backbone of the loop body (in backbone order).
+    pub counters: Vec<Var>,
+    /// θ^κ: every slot's value after κ⃗ iterations, over the loop-entry symbols.
+    pub theta: State,
+    /// φ^κ.
+    pub looping: TermId,
+    /// τ₁ … τₙ and γᵢ = θ^κ[κ⃗/τ⃗]⟨pcᵢ⟩ (inner counters existentially bound),
+    /// kept for the last-iteration form used by an enclosing loop's Alg. 8.
+    pub taus: Vec<Var>,
+    pub gammas: Vec<TermId>,
+    /// Slots whose iterated value is ⋆.
+    pub unknown: Vec<Slot>,
+    /// Number of body backbones and how many were infeasible on their own.
+    pub backbones: usize,
+    pub notes: Vec<String>,
+}
+
+/// One executed backbone of a loop body.
+struct Run {
+    pc: TermId,
+    state: State,
+    inner: Vec<InnerUse>,
+}
+
+/// An inner loop entered along a body backbone.
+struct InnerUse {
+    lp: LoopId,
+    counters: Vec<Var>,
+    /// The state at the inner header (before the summary).
+    pre: State,
+    /// Guards of the edges that leave the inner loop after its summary.
+    exit: Vec<TermId>,
+}
+
+/// Executes a body backbone from `start`; `None` if trivially infeasible.
+fn run_path(eng: &mut Engine, start: &State, path: &Path, header: ir::NodeId) -> Option<Run> {
+    let body = eng.body;
+    let mut st = start.clone();
+    let mut parts = Vec::new();
+    let mut inner: Vec<InnerUse> = Vec::new();
+    let mut leaving: Option<(usize, LoopId)> = None;
+    for &e in path {
+        let edge = &body.edges[e as usize];
+        let g = eng.exec(&mut st, &edge.instr);
+        if let Some((k, l)) = leaving {
+            if body.loops[l as usize]
+                .nodes
+                .binary_search(&edge.from)
+                .is_ok()
+            {
+                inner[k].exit.push(g);
+            } else {
+                leaving = None;
+            }
+        }
+        if eng.terms.as_bool(g) == Some(false) {
+            return None;
+        }
+        parts.push(g);
+        if edge.to != header
+            && let Some(l) = eng.loop_at(edge.to)
+        {
+            let pre = st.clone();
+            let a = eng.apply_summary(l, &st);
+            if eng.terms.as_bool(a.guard) == Some(false) {
+                return None;
+            }
+            parts.push(a.guard);
+            st = a.post;
+            inner.push(InnerUse {
+                lp: l,
+                counters: a.counters,
+                pre,
+                exit: vec![],
+            });
+            leaving = Some((inner.len() - 1, l));
+        }
+    }
+    let pc = eng.terms.and(parts);
+    if eng.terms.as_bool(pc) == Some(false) {
+        return None;
+    }
+    Some(Run {
+        pc,
+        state: st,
+        inner,
+    })
+}
+
+/// What θ^κ is computed for: program slots and the ν of inner loops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Key {
+    Slot(Slot),
+    Nu(LoopId),
+}
+
+pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
+    let body = eng.body;
+    let lp = &body.loops[l as usize];
+    let max = eng.opts.max_body_backbones;
+    let bbs = ir::loop_backbones(body, lp, max + 1);
+    let start = State::general(&mut eng.terms, &eng.slots);
+    if bbs.count > max as u128 {
+        return havoc_summary(
+            eng,
+            lp,
+            start,
+            format!("{} body backbones (limit {max})", bbs.count),
+        );
+    }
+    let runs: Vec<Run> = bbs
+        .paths
+        .iter()
+        .filter_map(|p| run_path(eng, &start, p, lp.header))
+        .collect();
+    let backbones = bbs.paths.len();
+    if runs.is_empty() {
+        // No iteration is possible: the loop runs zero times.
+        let t = eng.terms.bool(true);
+        return Summary {
+            counters: vec![],
+            theta: start,
+            looping: t,
+            taus: vec![],
+            gammas: vec![],
+            unknown: vec![],
+            backbones,
+            notes: vec!["no feasible iteration".into()],
+        };
+    }
+    let counters: Vec<Var> = runs.iter().map(|_| eng.fresh_counter()).collect();
+
+    // Alg. 5: inner loop counts become ν_u (or ⋆ without inference).
+    let mut nus: HashMap<LoopId, Var> = HashMap::new();
+    for r in &runs {
+        for u in &r.inner {
+            nus.entry(u.lp)
+                .or_insert_with(|| eng.terms.new_var(VarKind::Artificial, format!("ν{}", u.lp)));
+        }
+    }
+    let mut values: Vec<HashMap<Slot, TermId>> = Vec::new();
+    for r in &runs {
+        let mut v: HashMap<Slot, TermId> = r.state.values.clone();
+        for u in &r.inner {
+            let nu = if eng.opts.counter_inference {
+                Some(eng.terms.var(nus[&u.lp]))
+            } else {
+                None
+            };
+            for t in v.values_mut() {
+                *t = sigma_subst(&mut eng.terms, *t, &u.counters, nu);
+            }
+        }
+        values.push(v);
+    }
+
+    // Alg. 6: least fixpoint, each key set at most once.
+    let mut theta: HashMap<Key, TermId> = HashMap::new();
+    let star = eng.terms.star();
+    for s in eng.slots.all.clone() {
+        let sym = eng.terms_var_of(s);
+        let init = match eng.terms.sort(sym) {
+            crate::term::Sort::Array(n) => star_array(&mut eng.terms, n),
+            _ => star,
+        };
+        theta.insert(Key::Slot(s), init);
+    }
+    for u in nus.keys() {
+        theta.insert(Key::Nu(*u), star);
+    }
+    let mut notes = Vec::new();
+    loop {
+        let mut changed = false;
+        let subst = theta_subst(eng, &theta, &nus);
+        for s in eng.slots.all.clone() {
+            if !eng.terms.contains_star(theta[&Key::Slot(s)]) {
+                continue;
+            }
+            let sym = eng.terms_var_of(s);
+            let vals: Vec<TermId> = values.iter().map(|v| v[&s]).collect();
+            if let Some(e) = iterate(&mut eng.terms, sym, &vals, &subst, &counters)
+                && !eng.terms.contains_star(e)
+            {
+                theta.insert(Key::Slot(s), e);
+                changed = true;
+            }
+        }
+        if eng.opts.counter_inference {
+            for (&u, &nu) in nus.clone().iter() {
+                if !eng.terms.is_star(theta[&Key::Nu(u)]) {
+                    continue;
+                }
+                let subst = theta_subst(eng, &theta, &nus);
+                if let Some(f) = infer_count(eng, u, &runs, &theta, &nus, &counters, &subst) {
+                    theta.insert(Key::Nu(u), f);
+                    notes.push(format!(
+                        "inner loop L{u}: {} = {}",
+                        eng.terms.var_name(nu),
+                        eng.terms.show(f)
+                    ));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    // The looping condition.
+    let taus: Vec<Var> = (0..counters.len())
+        .map(|i| eng.terms.new_var(VarKind::Bound, format!("τ{}", i + 1)))
+        .collect();
+    let mut to_tau = Subst::new();
+    for (k, t) in counters.iter().zip(&taus) {
+        let tt = eng.terms.var(*t);
+        to_tau.bind(*k, tt);
+    }
+    let mut at_tau = Subst::new();
+    for s in &eng.slots.all {
+        let v = to_tau.apply(&mut eng.terms, theta[&Key::Slot(*s)]);
+        at_tau.bind(eng.slots.symbols[s], v);
+    }
+    let zero = eng.terms.int(0);
+    let mut gammas = Vec::new();
+    let mut psis = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let g = at_tau.apply(&mut eng.terms, r.pc);
+        // Inner counters differ per iteration: bind them inside.
+        let inner: Vec<Var> = r
+            .inner
+            .iter()
+            .flat_map(|u| u.counters.iter().copied())
+            .collect();
+        let mut nonneg: Vec<TermId> = inner
+            .iter()
+            .map(|c| {
+                let ct = eng.terms.var(*c);
+                eng.terms.le(zero, ct)
+            })
+            .collect();
+        nonneg.push(g);
+        let body_i = eng.terms.and(nonneg);
+        let gamma = eng.terms.exists(inner, body_i);
+        gammas.push(gamma);
+        // ∀τᵢ (0 ≤ τᵢ < κᵢ → ∃τ⃗₋ᵢ (0 ≤ τⱼ ≤ κⱼ ∧ γᵢ))
+        let mut bounds = Vec::new();
+        let mut others = Vec::new();
+        for (j, (k, t)) in counters.iter().zip(&taus).enumerate() {
+            if j == i {
+                continue;
+            }
+            let (kt, tt) = (eng.terms.var(*k), eng.terms.var(*t));
+            bounds.push(eng.terms.le(zero, tt));
+            bounds.push(eng.terms.le(tt, kt));
+            others.push(*t);
+        }
+        bounds.push(gamma);
+        let inner_body = eng.terms.and(bounds);
+        let ex = eng.terms.exists(others, inner_body);
+        let (ti, ki) = (eng.terms.var(taus[i]), eng.terms.var(counters[i]));
+        let lo = eng.terms.le(zero, ti);
+        let hi = eng.terms.lt(ti, ki);
+        let ante = eng.terms.and2(lo, hi);
+        let imp = eng.terms.implies(ante, ex);
+        psis.push(eng.terms.forall(vec![taus[i]], imp));
+    }
+    let looping = eng.terms.and(psis);
+    let mut st = State {
+        values: HashMap::new(),
+    };
+    let mut unknown = Vec::new();
+    for s in &eng.slots.all {
+        let v = theta[&Key::Slot(*s)];
+        if eng.terms.contains_star(v) {
+            unknown.push(*s);
+        }
+        st.values.insert(*s, v);
+    }
+    Summary {
+        counters,
+        theta: st,
+        looping,
+        taus,
+        gammas,
+        unknown,
+        backbones,
+        notes,
+    }
+}
+
+impl Engine<'_> {
+    /// The basic symbol of a slot, as a term.
+    pub(crate) fn terms_var_of(&mut self, s: Slot) -> TermId {
+        let v = self.slots.symbols[&s];
+        self.terms.var(v)
+    }
+}
+
+fn star_array(terms: &mut Terms, n: u8) -> TermId {
+    let xs: Vec<Var> = (0..n).map(|_| terms.new_var(VarKind::Bound, "x")).collect();
+    let s = terms.star();
+    terms.lambda(xs, s)
+}
+
+/// The trivial sound summary: no looping condition, every slot written in
+/// the loop is ⋆.
+fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String) -> Summary {
+    let mut unknown = Vec::new();
+    let mut probe = start.clone();
+    for e in &eng.body.edges {
+        if lp.nodes.binary_search(&e.from).is_ok() && lp.nodes.binary_search(&e.to).is_ok() {
+            let _ = eng.exec(&mut probe, &e.instr);
+        }
+    }
+    for s in eng.slots.all.clone() {
+        let sym = eng.terms_var_of(s);
+        if probe.get(s) != sym {
+            let v = match eng.terms.sort(sym) {
+                crate::term::Sort::Array(n) => star_array(&mut eng.terms, n),
+                _ => eng.terms.star(),
+            };
+            start.set(s, v);
+            unknown.push(s);
+        }
+    }
+    let t = eng.terms.bool(true);
+    Summary {
+        counters: vec![],
+        theta: start,
+        looping: t,
+        taus: vec![],
+        gammas: vec![],
+        unknown,
+        backbones: 0,
+        notes: vec![format!("trivial summary: {why}")],
+    }
+}
+
+/// θ⟨·⟩ for the current iterated state: every symbol (and ν) ↦ its value.
+fn theta_subst(
+    eng: &mut Engine,
+    theta: &HashMap<Key, TermId>,
+    nus: &HashMap<LoopId, Var>,
+) -> Subst {
+    let mut s = Subst::new();
+    for (k, v) in theta {
+        match k {
+            Key::Slot(slot) => s.bind(eng.slots.symbols[slot], *v),
+            Key::Nu(u) => s.bind(nus[u], *v),
+        }
+    }
+    s
+}
+
+/// The ISSTA rules for one slot; `None` when none applies.
+fn iterate(
+    terms: &mut Terms,
+    sym: TermId,
+    vals: &[TermId],
+    theta: &Subst,
+    counters: &[Var],
+) -> Option<TermId> {
+    if vals.iter().all(|v| *v == sym) {
+        return Some(sym); // rule 1
+    }
+    let Node::Var(sym_var) = *terms.node(sym) else {
+        return None;
+    };
+    if terms.sort(sym) != crate::term::Sort::Int {
+        return None; // arrays written in the loop: Table 2 is not implemented yet
+    }
+    let mut progressions = Vec::new();
+    let mut overwrites = Vec::new();
+    for (i, &v) in vals.iter().enumerate() {
+        if v == sym {
+            continue;
+        }
+        if !terms.mentions(v, sym_var) {
+            overwrites.push((i, v));
+            continue;
+        }
+        let d = terms.sub(v, sym);
+        if terms.mentions(d, sym_var) {
+            return None;
+        }
+        progressions.push((i, d));
+    }
+    let invariant = |terms: &Terms, t: TermId| {
+        !terms.contains_star(t) && !terms.mentions_kind(t, |k| k == VarKind::Counter)
+    };
+    if overwrites.is_empty() {
+        // Rule 2: a₀ + Σ θ⟨dᵢ⟩·κᵢ.
+        let mut summands = vec![(BigInt::from(1), sym)];
+        for (i, d) in progressions {
+            let td = theta.apply(terms, d);
+            if !invariant(terms, td) {
+                return None;
+            }
+            let k = terms.var(counters[i]);
+            summands.push((BigInt::from(1), terms.mul(td, k)));
+        }
+        return Some(terms.sum(BigInt::from(0), summands));
+    }
+    if !progressions.is_empty() {
+        return None;
+    }
+    let tds: Vec<(usize, TermId)> = overwrites
+        .iter()
+        .map(|&(i, d)| (i, theta.apply(terms, d)))
+        .collect();
+    let zero = terms.int(0);
+    // Rule 3: the writers all store the same invariant value.
+    if tds.iter().all(|(_, t)| *t == tds[0].1) && invariant(terms, tds[0].1) {
+        let ks: Vec<(BigInt, TermId)> = tds
+            .iter()
+            .map(|(i, _)| (BigInt::from(1), terms.var(counters[*i])))
+            .collect();
+        let total = terms.sum(BigInt::from(0), ks);
+        let c = terms.lt(zero, total);
+        return Some(terms.ite(c, tds[0].1, sym));
+    }
+    // Rule 4: one writer, a value depending on its own counter only.
+    if let [(i, td)] = tds[..] {
+        if terms.contains_star(td) {
+            return None;
+        }
+        let others: Vec<Var> = counters
+            .iter()
+            .copied()
+            .filter(|c| *c != counters[i])
+            .collect();
+        if terms.mentions_any(td, &others) {
+            return None;
+        }
+        let k = terms.var(counters[i]);
+        let km1 = terms.add_int(k, -1);
+        let mut back = Subst::new();
+        back.bind(counters[i], km1);
+        let last = back.apply(terms, td);
+        let c = terms.lt(zero, k);
+        return Some(terms.ite(c, last, sym));
+    }
+    None
+}
+
+/// ς-substitution of TR Alg. 5: Σ of the inner counters ⇝ ν; any other
+/// occurrence of an inner counter makes the term ⋆. Without `nu` (no
+/// inference), every term mentioning an inner counter is ⋆.
+fn sigma_subst(terms: &mut Terms, t: TermId, counters: &[Var], nu: Option<TermId>) -> TermId {
+    if counters.is_empty() || !terms.mentions_any(t, counters) {
+        return t;
+    }
+    let Some(nu) = nu else {
+        return match terms.sort(t) {
+            crate::term::Sort::Array(n) => star_array(terms, n),
+            crate::term::Sort::Bool => terms.fresh_bool(),
+            crate::term::Sort::Int => terms.star(),
+        };
+    };
+    let mut memo = HashMap::new();
+    sigma_rec(terms, t, counters, nu, &mut memo)
+}
+
+fn sigma_rec(
+    terms: &mut Terms,
+    t: TermId,
+    cs: &[Var],
+    nu: TermId,
+    memo: &mut HashMap<TermId, TermId>,
+) -> TermId {
+    if let Some(r) = memo.get(&t) {
+        return *r;
+    }
+    if !terms.mentions_any(t, cs) {
+        return t;
+    }
+    let node = terms.node(t).clone();
+    let r = match &node {
+        Node::Var(v) if cs.contains(v) => {
+            if cs.len() == 1 {
+                nu
+            } else {
+                terms.star()
+            }
+        }
+        Node::Add(c0, xs) => {
+            // Σ c·κ′ with one common coefficient over all inner counters ⇝ c·ν.
+            let coef: Vec<Option<BigInt>> = cs
+                .iter()
+                .map(|k| {
+                    xs.iter()
+                        .find(|(_, x)| matches!(terms.node(*x), Node::Var(v) if v == k))
+                        .map(|(c, _)| c.clone())
+                })
+                .collect();
+            let all_same = coef.iter().all(|c| c.is_some() && *c == coef[0]);
+            if all_same {
+                let c = coef[0].clone().unwrap_or_default();
+                let kept: Vec<(BigInt, TermId)> = xs
+                    .iter()
+                    .filter(|(_, x)| !matches!(terms.node(*x), Node::Var(v) if cs.contains(v)))
+                    .cloned()
+                    .collect();
+                let mut rest: Vec<(BigInt, TermId)> = kept
+                    .into_iter()
+                    .map(|(k, x)| (k, sigma_rec(terms, x, cs, nu, memo)))
+                    .collect();
+                rest.push((c, nu));
+                terms.sum(c0.clone(), rest)
+            } else {
+                let kids: Vec<TermId> = xs
+                    .iter()
+                    .map(|(_, x)| sigma_rec(terms, *x, cs, nu, memo))
+                    .collect();
+                crate::term::rebuild_public(terms, &node, &kids)
+            }
+        }
+        _ => {
+            let kids: Vec<TermId> = terms
+                .children(&node)
+                .into_iter()
+                .map(|k| sigma_rec(terms, k, cs, nu, memo))
+                .collect();
+            crate::term::rebuild_public(terms, &node, &kids)
+        }
+    };
+    memo.insert(t, r);
+    r
+}
+
+/// TR Alg. 8: the count of inner loop `u` in the iteration that starts after
+/// κ⃗ iterations, as max(0, c⃗·κ⃗ + d) with c⃗, d found by an SMT query and
+/// then validated; `None` when there is no such relation (or not yet: the
+/// iterated values it needs are still ⋆).
+#[allow(clippy::too_many_arguments)]
+fn infer_count(
+    eng: &mut Engine,
+    u: LoopId,
+    runs: &[Run],
+    theta: &HashMap<Key, TermId>,
+    _nus: &HashMap<LoopId, Var>,
+    counters: &[Var],
+    _subst: &Subst,
+) -> Option<TermId> {
+    let inner = eng.summary(u);
+    if inner.counters.is_empty() {
+        return Some(eng.terms.int(0));
+    }
+    let nu = eng.terms.new_var(VarKind::Bound, "ν");
+    let nut = eng.terms.var(nu);
+    let zero = eng.terms.int(0);
+    let mut cases = Vec::new();
+    for r in runs {
+        for use_ in r.inner.iter().filter(|x| x.lp == u) {
+            // Last-iteration form of the inner looping condition.
+            let nm1 = eng.terms.add_int(nut, -1);
+            let last = if inner.gammas.len() == 1 {
+                let mut s = Subst::new();
+                s.bind(inner.taus[0], nm1);
+                s.apply(&mut eng.terms, inner.gammas[0])
+            } else {
+                let taus: Vec<TermId> = inner.taus.iter().map(|t| eng.terms.var(*t)).collect();
+                let total = eng.terms.sum(
+                    BigInt::from(0),
+                    taus.iter().map(|t| (BigInt::from(1), *t)).collect(),
+                );
+                let mut parts: Vec<TermId> = taus.iter().map(|t| eng.terms.le(zero, *t)).collect();
+                parts.push(eng.terms.eq(total, nm1));
+                let any = eng.terms.or(inner.gammas.clone());
+                parts.push(any);
+                let b = eng.terms.and(parts);
+                eng.terms.exists(inner.taus.clone(), b)
+            };
+            let last = use_.pre.as_subst(&eng.slots).apply(&mut eng.terms, last);
+            let positive = eng.terms.lt(zero, nut);
+            let last = eng.terms.implies(positive, last);
+            let exit = eng.terms.and(use_.exit.clone());
+            let exit = sigma_subst(&mut eng.terms, exit, &use_.counters, Some(nut));
+            let nonneg = eng.terms.le(zero, nut);
+            cases.push(eng.terms.and(vec![last, exit, nonneg]));
+        }
+    }
+    let iter = eng.terms.or(cases);
+    // The iterated values it speaks of must be known.
+    for v in eng.terms.free_vars(iter) {
+        if let Some((slot, _)) = eng.slots.symbols.iter().find(|(_, s)| **s == v)
+            && eng.terms.contains_star(theta[&Key::Slot(*slot)])
+        {
+            return None;
+        }
+    }
+    // In terms of the outer iteration variables τ⃗.
+    let taus: Vec<Var> = counters
+        .iter()
+        .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
+        .collect();
+    let mut to_tau = Subst::new();
+    for (k, t) in counters.iter().zip(&taus) {
+        let tt = eng.terms.var(*t);
+        to_tau.bind(*k, tt);
+    }
+    let mut at_tau = Subst::new();
+    for s in &eng.slots.all {
+        let v = to_tau.apply(&mut eng.terms, theta[&Key::Slot(*s)]);
+        at_tau.bind(eng.slots.symbols[s], v);
+    }
+    let iter_tau = at_tau.apply(&mut eng.terms, iter);
+    let iter_tau = abstract_array_reads(&mut eng.terms, iter_tau);
+    let scalars: Vec<Var> = eng
+        .terms
+        .free_vars(iter_tau)
+        .into_iter()
+        .filter(|v| matches!(v.kind, VarKind::Symbol | VarKind::Artificial))
+        .collect();
+    // Unknowns: c⃗ (constants) and d = Σ mₗ·sₗ + b.
+    let cs: Vec<Var> = taus
+        .iter()
+        .map(|_| eng.terms.new_var(VarKind::Fresh, "c"))
+        .collect();
+    let ms: Vec<Var> = scalars
+        .iter()
+        .map(|_| eng.terms.new_var(VarKind::Fresh, "m"))
+        .collect();
+    let b = eng.terms.new_var(VarKind::Fresh, "b");
+    let rel =
+        |eng: &mut Engine, cvals: &[TermId], mvals: &[TermId], bval: TermId, ks: &[TermId]| {
+            let mut parts: Vec<(BigInt, TermId)> = Vec::new();
+            for (c, k) in cvals.iter().zip(ks) {
+                parts.push((BigInt::from(1), eng.terms.mul(*c, *k)));
+            }
+            for (m, s) in mvals.iter().zip(&scalars) {
+                let st = eng.terms.var(*s);
+                parts.push((BigInt::from(1), eng.terms.mul(*m, st)));
+            }
+            parts.push((BigInt::from(1), bval));
+            let lin = eng.terms.sum(BigInt::from(0), parts);
+            let z = eng.terms.int(0);
+            eng.terms.max(z, lin)
+        };
+    let ctv: Vec<TermId> = cs.iter().map(|c| eng.terms.var(*c)).collect();
+    let mtv: Vec<TermId> = ms.iter().map(|m| eng.terms.var(*m)).collect();
+    let btv = eng.terms.var(b);
+    let tau_t: Vec<TermId> = taus.iter().map(|t| eng.terms.var(*t)).collect();
+    let f_tau = rel(eng, &ctv, &mtv, btv, &tau_t);
+    let mut ante: Vec<TermId> = tau_t.iter().map(|t| eng.terms.le(zero, *t)).collect();
+    ante.push(iter_tau);
+    let ante = eng.terms.and(ante);
+    let concl = eng.terms.eq(nut, f_tau);
+    let imp = eng.terms.implies(ante, concl);
+    let mut univ: Vec<Var> = eng
+        .terms
+        .free_vars(imp)
+        .into_iter()
+        .filter(|v| !cs.contains(v) && !ms.contains(v) && *v != b)
+        .collect();
+    univ.sort();
+    let query = eng.terms.forall(univ, imp);
+    let mut script = crate::term::to_smtlib(&eng.terms, &[query]);
+    let names: Vec<String> = cs
+        .iter()
+        .chain(&ms)
+        .chain(std::iter::once(&b))
+        .map(|v| crate::term::smt_name(&eng.terms, *v))
+        .collect();
+    script.push_str(&format!("(get-value ({}))\n", names.join(" ")));
+    eng.stats.inference_queries += 1;
+    let answer = smt::run_z3(&script, eng.opts.solver_timeout);
+    let Answer::Sat(model) = answer else {
+        return None;
+    };
+    let values: HashMap<String, BigInt> = smt::parse_int_values(&model).into_iter().collect();
+    let get = |eng: &mut Engine, v: &Var| -> Option<TermId> {
+        let n = values.get(&crate::term::smt_name(&eng.terms, *v))?.clone();
+        Some(eng.terms.int(n))
+    };
+    let cv: Vec<TermId> = cs.iter().map(|c| get(eng, c)).collect::<Option<_>>()?;
+    let mv: Vec<TermId> = ms.iter().map(|m| get(eng, m)).collect::<Option<_>>()?;
+    let bv = get(eng, &b)?;
+    // Validate: Iter ∧ ν ≠ f(τ⃗) must be unsatisfiable.
+    let f_tau_found = rel(eng, &cv, &mv, bv, &tau_t);
+    let mut bad: Vec<TermId> = tau_t.iter().map(|t| eng.terms.le(zero, *t)).collect();
+    bad.push(iter_tau);
+    bad.push(eng.terms.ne(nut, f_tau_found));
+    let bad = eng.terms.and(bad);
+    let script = crate::term::to_smtlib(&eng.terms, &[bad]);
+    eng.stats.inference_queries += 1;
+    if smt::run_z3(&script, eng.opts.solver_timeout) != Answer::Unsat {
+        return None;
+    }
+    eng.stats.inferred_relations += 1;
+    let ks: Vec<TermId> = counters.iter().map(|k| eng.terms.var(*k)).collect();
+    Some(rel(eng, &cv, &mv, bv, &ks))
+}
+
+/// Replaces every array read by a fresh variable (equal reads by the same
+/// one): the relation must then hold for any array contents.
+fn abstract_array_reads(terms: &mut Terms, t: TermId) -> TermId {
+    let mut reads: BTreeSet<TermId> = BTreeSet::new();
+    let mut stack = vec![t];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        if let Node::Select(..) = terms.node(x) {
+            reads.insert(x);
+            continue;
+        }
+        stack.extend(terms.children(&terms.node(x).clone()));
+    }
+    if reads.is_empty() {
+        return t;
+    }
+    let mut map: HashMap<TermId, TermId> = HashMap::new();
+    for r in reads {
+        let v = terms.new_var(VarKind::Fresh, "a");
+        let vt = terms.var(v);
+        map.insert(r, vt);
+    }
+    replace_terms(terms, t, &map)
+}
+
+fn replace_terms(terms: &mut Terms, t: TermId, map: &HashMap<TermId, TermId>) -> TermId {
+    if let Some(r) = map.get(&t) {
+        return *r;
+    }
+    let node = terms.node(t).clone();
+    let kids = terms.children(&node);
+    if kids.is_empty() {
+        return t;
+    }
+    let new: Vec<TermId> = kids.iter().map(|k| replace_terms(terms, *k, map)).collect();
+    if new == kids {
+        t
+    } else {
+        crate::term::rebuild_public(terms, &node, &new)
+    }
+}

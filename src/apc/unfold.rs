@@ -1,0 +1,163 @@
+//! φ̂^K: the quantifier-free weakening of ISSTA §4.
+//!
+//! Every ∀ (they all come from looping conditions ∀τᵢ (0 ≤ τᵢ < κᵢ → ρ))
+//! is replaced by its instances τᵢ = 0 … K, i.e. ⋀ (τᵢ < κᵢ → ρ(τᵢ)); the
+//! counters stay unbounded (bounding κ ≤ K would be unsound). Existentials
+//! in positive position become fresh constants, a fresh copy per unfolded
+//! instance; nested quantifiers unfold recursively. A quantified formula in
+//! a position of both polarities (an `ite` condition) is named by a fresh
+//! Boolean b with b → W(Q) and ¬b → W(¬Q). Every step weakens, so φ̂^K stays
+//! necessary: φ̂ ⊨ φ̂^K.
+
+use crate::term::{Node, Quantifier, Subst, TermId, Terms, Var, VarKind};
+use std::collections::HashMap;
+
+pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
+    let mut u = Unfolder {
+        k,
+        memo: HashMap::new(),
+        has_quant: HashMap::new(),
+        side: Vec::new(),
+        names: HashMap::new(),
+    };
+    let main = u.weaken(terms, phi, true);
+    let mut all = vec![main];
+    all.append(&mut u.side);
+    terms.and(all)
+}
+
+struct Unfolder {
+    k: u32,
+    memo: HashMap<(TermId, bool), TermId>,
+    has_quant: HashMap<TermId, bool>,
+    side: Vec<TermId>,
+    names: HashMap<TermId, TermId>,
+}
+
+impl Unfolder {
+    fn quantified(&mut self, terms: &Terms, t: TermId) -> bool {
+        if let Some(&b) = self.has_quant.get(&t) {
+            return b;
+        }
+        let node = terms.node(t);
+        let b = matches!(node, Node::Quant(..))
+            || terms
+                .children(node)
+                .into_iter()
+                .any(|c| self.quantified(terms, c));
+        self.has_quant.insert(t, b);
+        b
+    }
+
+    /// A quantifier-free formula implied by `t` (positive) or by `¬t`.
+    fn weaken(&mut self, terms: &mut Terms, t: TermId, positive: bool) -> TermId {
+        if !self.quantified(terms, t) {
+            return if positive { t } else { terms.not(t) };
+        }
+        if let Some(&r) = self.memo.get(&(t, positive)) {
+            return r;
+        }
+        let node = terms.node(t).clone();
+        let r = match node {
+            Node::And(xs) | Node::Or(xs) => {
+                let is_and = matches!(terms.node(t), Node::And(_));
+                let parts: Vec<TermId> = xs
+                    .iter()
+                    .map(|x| self.weaken(terms, *x, positive))
+                    .collect();
+                // ¬(a ∧ b) = ¬a ∨ ¬b and ¬(a ∨ b) = ¬a ∧ ¬b.
+                if is_and == positive {
+                    terms.and(parts)
+                } else {
+                    terms.or(parts)
+                }
+            }
+            Node::Not(x) => self.weaken(terms, x, !positive),
+            Node::Quant(q, vars, body) => {
+                // ∀ under positive polarity (or ∃ under negative) is a conjunction of instances.
+                let universal = (q == Quantifier::Forall) == positive;
+                if universal {
+                    let parts = self.instances(terms, &vars, body, positive);
+                    terms.and(parts)
+                } else {
+                    let mut s = Subst::new();
+                    for v in vars.iter() {
+                        let name = format!("{}@", terms.var_name(*v));
+                        let c = terms.new_var(VarKind::Fresh, name);
+                        let ct = terms.var(c);
+                        s.bind(*v, ct);
+                    }
+                    let inst = s.apply(terms, body);
+                    self.weaken(terms, inst, positive)
+                }
+            }
+            _ => {
+                // Mixed polarity: name each quantified child by a fresh Boolean.
+                let kids = terms.children(&node);
+                let new: Vec<TermId> = kids.iter().map(|c| self.name(terms, *c)).collect();
+                let r = crate::term::rebuild_public(terms, &node, &new);
+                if positive { r } else { terms.not(r) }
+            }
+        };
+        self.memo.insert((t, positive), r);
+        r
+    }
+
+    /// Every instance of `body` with the variables set to 0 … K, weakened.
+    fn instances(
+        &mut self,
+        terms: &mut Terms,
+        vars: &[Var],
+        body: TermId,
+        positive: bool,
+    ) -> Vec<TermId> {
+        let mut assignments: Vec<Vec<u32>> = vec![vec![]];
+        for _ in vars {
+            assignments = assignments
+                .into_iter()
+                .flat_map(|a| (0..=self.k).map(move |k| [a.clone(), vec![k]].concat()))
+                .collect();
+        }
+        let mut out = Vec::new();
+        for a in assignments {
+            let mut s = Subst::new();
+            for (v, k) in vars.iter().zip(a) {
+                let kt = terms.int(k as i64);
+                s.bind(*v, kt);
+            }
+            let inst = s.apply(terms, body);
+            out.push(self.weaken(terms, inst, positive));
+        }
+        out
+    }
+
+    /// A child of a mixed-polarity node: itself if quantifier-free, else a
+    /// fresh Boolean b with b → W(t) and ¬b → W(¬t) (or, for integer terms,
+    /// the child with its own quantified parts named).
+    fn name(&mut self, terms: &mut Terms, t: TermId) -> TermId {
+        if !self.quantified(terms, t) {
+            return t;
+        }
+        if let Some(&b) = self.names.get(&t) {
+            return b;
+        }
+        let r = if terms.sort(t) == crate::term::Sort::Bool {
+            let b = terms.fresh_bool();
+            let pos = self.weaken(terms, t, true);
+            let neg = self.weaken(terms, t, false);
+            let i1 = terms.implies(b, pos);
+            let nb = terms.not(b);
+            let i2 = terms.implies(nb, neg);
+            self.side.push(i1);
+            self.side.push(i2);
+            b
+        } else {
+            let node = terms.node(t).clone();
+            let kids = terms.children(&node);
+            let new: Vec<TermId> = kids.iter().map(|c| self.name(terms, *c)).collect();
+            crate::term::rebuild_public(terms, &node, &new)
+        };
+        self.names.insert(t, r);
+        r
+    }
+}

@@ -1,0 +1,125 @@
+//! Talking to SMT solvers.
+//!
+//! For now one function: run a self-contained SMT-LIB script in a fresh
+//! solver process and read the answer. The necessary-condition engine uses
+//! it for the counter-relation inference (TR Alg. 8); the `apc check`
+//! issue replaces it with persistent rsmt2 sessions, solver profiles, races
+//! and cancellation.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Satisfiable, with the solver's text after `sat` (e.g. `get-value` output).
+    Sat(String),
+    Unsat,
+    Unknown(String),
+}
+
+/// Runs `script` in `z3` with a timeout (the script should end with
+/// `(check-sat)` and possibly `(get-value …)`).
+pub fn run_z3(script: &str, timeout: Duration) -> Answer {
+    let ms = timeout.as_millis().max(1);
+    let child = Command::new("z3")
+        .args(["-in", "-smt2", &format!("-t:{ms}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Answer::Unknown(format!("cannot start z3: {e} (run solvers/install.sh)")),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(script.as_bytes());
+    }
+    let out = match child.wait_with_output() {
+        Ok(o) => o,
+        Err(e) => return Answer::Unknown(format!("z3 failed: {e}")),
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    match lines.next().map(str::trim) {
+        Some("sat") => Answer::Sat(lines.collect::<Vec<_>>().join("\n")),
+        Some("unsat") => Answer::Unsat,
+        Some(other) => Answer::Unknown(other.to_string()),
+        None => Answer::Unknown(format!(
+            "no answer from z3: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+/// Parses `((name value) …)` from a `get-value` answer into integers.
+pub fn parse_int_values(text: &str) -> Vec<(String, num_bigint::BigInt)> {
+    // Tokenise parentheses and atoms; values are `5` or `(- 5)`.
+    let mut toks = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars() {
+        match c {
+            '(' | ')' => {
+                if !cur.is_empty() {
+                    toks.push(std::mem::take(&mut cur));
+                }
+                toks.push(c.to_string());
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    toks.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 2 < toks.len() {
+        if toks[i] == "(" && toks[i + 1] != "(" && toks[i + 1] != ")" {
+            let name = toks[i + 1].clone();
+            if let Ok(v) = toks[i + 2].parse() {
+                out.push((name, v));
+                i += 3;
+                continue;
+            }
+            if toks[i + 2] == "("
+                && toks.get(i + 3).map(String::as_str) == Some("-")
+                && let Some(Ok(v)) = toks.get(i + 4).map(|s| s.parse::<num_bigint::BigInt>())
+            {
+                out.push((name, -v));
+                i += 5;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_get_value_answers() {
+        let v = parse_int_values("((a 3)\n (b (- 12)))");
+        assert_eq!(v, vec![("a".into(), 3.into()), ("b".into(), (-12).into())]);
+    }
+
+    #[test]
+    fn runs_z3() {
+        let a = run_z3(
+            "(declare-const x Int)(assert (> x 2))(check-sat)(get-value (x))",
+            Duration::from_secs(10),
+        );
+        let Answer::Sat(model) = a else {
+            panic!("{a:?}")
+        };
+        assert!(parse_int_values(&model)[0].1 > 2.into());
+        assert_eq!(
+            run_z3("(assert false)(check-sat)", Duration::from_secs(10)),
+            Answer::Unsat
+        );
+    }
+}
