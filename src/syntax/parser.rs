@@ -422,7 +422,7 @@ impl Parser {
             Tok::LBrace => {
                 self.bump();
                 let mut stmts = Vec::new();
-                while !matches!(self.peek(), Tok::RBrace | Tok::Eof | Tok::Return) {
+                while !matches!(self.peek(), Tok::RBrace | Tok::Eof) {
                     if self.peek() == &Tok::Var {
                         let span = self.span();
                         self.error(
@@ -436,19 +436,20 @@ impl Parser {
                         self.sync_stmt();
                         continue;
                     }
+                    if self.peek() == &Tok::Return {
+                        let span = self.span();
+                        self.error(
+                            Diagnostic::error("`return` inside a block")
+                                .primary(span, "a function has one `return`, at its end"),
+                        );
+                        // Skip `return e;` and go on with the block.
+                        self.bump();
+                        self.sync_stmt();
+                        continue;
+                    }
                     if let Some(s) = self.stmt_recovering() {
                         stmts.push(s);
                     }
-                }
-                if self.peek() == &Tok::Return {
-                    let span = self.span();
-                    self.error(
-                        Diagnostic::error("`return` inside a block")
-                            .primary(span, "a function has one `return`, at its end"),
-                    );
-                    self.sync_stmt();
-                    let _ = self.eat(&Tok::RBrace);
-                    return Err(Fail);
                 }
                 self.expect(Tok::RBrace)?;
                 StmtKind::Block(stmts)
@@ -910,6 +911,23 @@ mod tests {
         let errs = errors(&src);
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].contains("nested too deeply"));
+    }
+
+    #[test]
+    fn return_inside_a_block_is_one_error() {
+        // Found by cargo-fuzz: an early `return` used to end the function.
+        assert_eq!(
+            errors("main() { while (1) { return 0; } return 1; }").len(),
+            1
+        );
+        assert_eq!(
+            errors("main() { while (1) { while (1) { return 0; } } return 1; }").len(),
+            1
+        );
+        assert_eq!(
+            errors("main() { if (1) { return 0; } return 1; }\nf() { return 2; }").len(),
+            1
+        );
     }
 
     #[test]
