@@ -11,7 +11,7 @@ use super::Engine;
 use super::state::{Slot, State};
 use crate::ir::{self, NodeId, VarKind};
 use crate::term::{Sort, TermId, Var, VarKind as TVar};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The state where main starts: inputs are symbols, the input position is
 /// 0 and no local variable holds a value yet.
@@ -142,7 +142,7 @@ fn join(eng: &mut Engine, ins: &[(TermId, State)]) -> State {
         return ins[0].1.clone();
     }
     let mut out = State {
-        values: HashMap::new(),
+        values: BTreeMap::new(),
     };
     let slots: Vec<Slot> = ins[0].1.values.keys().copied().collect();
     for s in slots {

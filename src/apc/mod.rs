@@ -21,17 +21,19 @@
 //! Knows the IR and terms; talks to a solver only for Alg. 8.
 
 mod dag;
+mod explain;
 pub mod state;
 mod summary;
 mod unfold;
 
+pub use explain::render;
 pub use summary::Summary;
 pub use unfold::unfold;
 
 use crate::ir::{self, Body, EdgeId, Instr, LoopId, NodeKind};
 use crate::term::{TermId, Terms, Var, VarKind};
 use state::{Eval, Slots, State};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -155,7 +157,7 @@ impl<'a> Engine<'a> {
         }
         let mut memo = HashMap::new();
         let mut theta = State {
-            values: HashMap::new(),
+            values: BTreeMap::new(),
         };
         for (slot, t) in &sum.theta.values {
             let r = rename.apply_memo(&mut self.terms, *t, &mut memo);

@@ -15,7 +15,7 @@ use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
 use crate::types::Type;
 use num_bigint::BigInt;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Slot {
@@ -105,7 +105,8 @@ fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
 /// A symbolic state: a term per slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct State {
-    pub values: HashMap<Slot, TermId>,
+    /// Ordered, so that evaluation order (and fresh names) is deterministic.
+    pub values: BTreeMap<Slot, TermId>,
 }
 
 impl State {

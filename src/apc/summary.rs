@@ -30,7 +30,7 @@ use crate::ir::{self, LoopId};
 use crate::smt::{self, Answer};
 use crate::term::{Node, Subst, TermId, Terms, Var, VarKind};
 use num_bigint::BigInt;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Clone, Debug)]
 pub struct Summary {
@@ -167,16 +167,16 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     let counters: Vec<Var> = runs.iter().map(|_| eng.fresh_counter()).collect();
 
     // Alg. 5: inner loop counts become ν_u (or ⋆ without inference).
-    let mut nus: HashMap<LoopId, Var> = HashMap::new();
+    let mut nus: BTreeMap<LoopId, Var> = BTreeMap::new();
     for r in &runs {
         for u in &r.inner {
             nus.entry(u.lp)
                 .or_insert_with(|| eng.terms.new_var(VarKind::Artificial, format!("ν{}", u.lp)));
         }
     }
-    let mut values: Vec<HashMap<Slot, TermId>> = Vec::new();
+    let mut values: Vec<BTreeMap<Slot, TermId>> = Vec::new();
     for r in &runs {
-        let mut v: HashMap<Slot, TermId> = r.state.values.clone();
+        let mut v: BTreeMap<Slot, TermId> = r.state.values.clone();
         for u in &r.inner {
             let nu = if eng.opts.counter_inference {
                 Some(eng.terms.var(nus[&u.lp]))
@@ -191,7 +191,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     }
 
     // Alg. 6: least fixpoint, each key set at most once.
-    let mut theta: HashMap<Key, TermId> = HashMap::new();
+    let mut theta: BTreeMap<Key, TermId> = BTreeMap::new();
     let star = eng.terms.star();
     for s in eng.slots.all.clone() {
         let sym = eng.terms_var_of(s);
@@ -244,8 +244,13 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     }
 
     // The looping condition.
-    let taus: Vec<Var> = (0..counters.len())
-        .map(|i| eng.terms.new_var(VarKind::Bound, format!("τ{}", i + 1)))
+    // τₙ iterates alongside κₙ: the same number, so conditions read easily.
+    let taus: Vec<Var> = counters
+        .iter()
+        .map(|k| {
+            let name = eng.terms.var_name(*k).replacen('κ', "τ", 1);
+            eng.terms.new_var(VarKind::Bound, name)
+        })
         .collect();
     let mut to_tau = Subst::new();
     for (k, t) in counters.iter().zip(&taus) {
@@ -303,7 +308,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     }
     let looping = eng.terms.and(psis);
     let mut st = State {
-        values: HashMap::new(),
+        values: BTreeMap::new(),
     };
     let mut unknown = Vec::new();
     for s in &eng.slots.all {
@@ -376,8 +381,8 @@ fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String)
 /// θ⟨·⟩ for the current iterated state: every symbol (and ν) ↦ its value.
 fn theta_subst(
     eng: &mut Engine,
-    theta: &HashMap<Key, TermId>,
-    nus: &HashMap<LoopId, Var>,
+    theta: &BTreeMap<Key, TermId>,
+    nus: &BTreeMap<LoopId, Var>,
 ) -> Subst {
     let mut s = Subst::new();
     for (k, v) in theta {
@@ -574,8 +579,8 @@ fn infer_count(
     eng: &mut Engine,
     u: LoopId,
     runs: &[Run],
-    theta: &HashMap<Key, TermId>,
-    _nus: &HashMap<LoopId, Var>,
+    theta: &BTreeMap<Key, TermId>,
+    _nus: &BTreeMap<LoopId, Var>,
     counters: &[Var],
     _subst: &Subst,
 ) -> Option<TermId> {

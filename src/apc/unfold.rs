@@ -19,6 +19,7 @@ pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
         has_quant: HashMap::new(),
         side: Vec::new(),
         names: HashMap::new(),
+        fresh: 1,
     };
     let main = u.weaken(terms, phi, true);
     let mut all = vec![main];
@@ -32,6 +33,8 @@ struct Unfolder {
     has_quant: HashMap<TermId, bool>,
     side: Vec<TermId>,
     names: HashMap<TermId, TermId>,
+    /// Numbers the fresh constants, for readable names.
+    fresh: u32,
 }
 
 impl Unfolder {
@@ -82,7 +85,9 @@ impl Unfolder {
                 } else {
                     let mut s = Subst::new();
                     for v in vars.iter() {
-                        let name = format!("{}@", terms.var_name(*v));
+                        // A fresh constant per unfolded instance: `τ2@7`.
+                        let name = format!("{}@{}", terms.var_name(*v), self.fresh);
+                        self.fresh += 1;
                         let c = terms.new_var(VarKind::Fresh, name);
                         let ct = terms.var(c);
                         s.bind(*v, ct);

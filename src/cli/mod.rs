@@ -4,6 +4,7 @@
 //! prints. No analysis logic lives here.
 
 mod cfg;
+mod nc;
 mod run;
 mod witness;
 
@@ -51,6 +52,14 @@ pub enum Command {
     /// backbones of its body, and the backbones from entry to exit. `--dot` writes
     /// Graphviz instead (render with `dot -Tpng`).
     Cfg(cfg::CfgArgs),
+    /// Print the necessary condition φ̂ of a target, and its quantifier-free weakening φ̂^K.
+    ///
+    /// φ̂ is a formula over main's inputs (symbols written `n₀`, `A₀(…)`, the input
+    /// stream `$in₀`) and path counters κ (how often each kind of loop iteration runs),
+    /// which every run reaching the target satisfies: if it is unsatisfiable the target is
+    /// unreachable. The summary of every loop is shown first: the iterated state θ
+    /// (⋆ = unknown) and the looping condition φ^κ. Shared subterms are named `sN`.
+    Nc(nc::NcArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -69,6 +78,7 @@ pub fn main() -> ExitCode {
         .spawn(move || match cli.command {
             Command::Run(a) => run::run(a),
             Command::Cfg(a) => cfg::cfg(a),
+            Command::Nc(a) => nc::nc(a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -219,6 +219,13 @@ impl Terms {
             _ => Sort::Int,
         }
     }
+    /// The term of a variable if it was ever made (for comparisons).
+    pub fn var_const(&self, v: Var) -> TermId {
+        self.index
+            .get(&Node::Var(v))
+            .copied()
+            .unwrap_or(TermId(u32::MAX))
+    }
     pub fn var(&mut self, v: Var) -> TermId {
         self.intern(Node::Var(v), Terms::var_sort(v))
     }

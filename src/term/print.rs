@@ -2,17 +2,99 @@
 //! SMT-LIB 2 (for solvers).
 
 use super::*;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
+
+/// Subterms worth naming when printing `roots`: used more than once, not
+/// atomic, and closed (no variable bound inside the roots), children first.
+pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
+    let mut refs: HashMap<TermId, usize> = HashMap::new();
+    let mut order = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stack: Vec<(TermId, bool)> = roots.iter().rev().map(|r| (*r, false)).collect();
+    while let Some((t, done)) = stack.pop() {
+        if done {
+            order.push(t);
+            continue;
+        }
+        if !seen.insert(t) {
+            continue;
+        }
+        stack.push((t, true));
+        for c in terms.children(terms.node(t)) {
+            *refs.entry(c).or_default() += 1;
+            stack.push((c, false));
+        }
+    }
+    let free: BTreeSet<Var> = roots.iter().flat_map(|r| terms.free_vars(*r)).collect();
+    let mut open: HashMap<TermId, bool> = HashMap::new();
+    for &t in &order {
+        let node = terms.node(t);
+        let o = match node {
+            Node::Var(v) => !free.contains(v),
+            _ => terms.children(node).iter().any(|c| open[c]),
+        };
+        open.insert(t, o);
+    }
+    order
+        .into_iter()
+        .filter(|t| {
+            refs.get(t).copied().unwrap_or(0) > 1
+                && !open[t]
+                && !matches!(
+                    terms.node(*t),
+                    Node::Int(_) | Node::Bool(_) | Node::Star | Node::Var(_)
+                )
+        })
+        .collect()
+}
 
 /// Readable infix printing: `i₀ + κ1 < n₀ ∧ A₀(i₀ + κ1) = 1`.
 pub struct Printer<'a> {
     terms: &'a Terms,
+    /// Shared subterms printed by name.
+    names: HashMap<TermId, String>,
 }
 
 impl<'a> Printer<'a> {
     pub fn new(terms: &'a Terms) -> Printer<'a> {
-        Printer { terms }
+        Printer {
+            terms,
+            names: HashMap::new(),
+        }
+    }
+
+    /// Prints `roots` with every shared subterm named once:
+    /// `(definitions, printed roots)`.
+    pub fn with_sharing(
+        terms: &'a Terms,
+        roots: &[TermId],
+    ) -> (Vec<(String, String)>, Vec<String>) {
+        let mut p = Printer::new(terms);
+        let mut defs = Vec::new();
+        for (i, t) in shared_subterms(terms, roots).into_iter().enumerate() {
+            let body = p.term(t);
+            let name = format!("s{}", i + 1);
+            defs.push((name.clone(), body));
+            p.names.insert(t, name);
+        }
+        let printed = roots.iter().map(|r| p.top(*r)).collect();
+        (defs, printed)
+    }
+
+    /// A root: printed in full even when it is shared.
+    fn top(&self, t: TermId) -> String {
+        match self.names.get(&t) {
+            Some(_) => {
+                let mut p = Printer {
+                    terms: self.terms,
+                    names: self.names.clone(),
+                };
+                p.names.remove(&t);
+                p.term(t)
+            }
+            None => self.term(t),
+        }
     }
 
     fn prec(&self, t: TermId) -> u8 {
@@ -38,6 +120,9 @@ impl<'a> Printer<'a> {
     }
 
     pub fn term(&self, t: TermId) -> String {
+        if let Some(n) = self.names.get(&t) {
+            return n.clone();
+        }
         let tm = self.terms;
         match tm.node(t) {
             Node::Int(n) => n.to_string(),
@@ -94,11 +179,34 @@ impl<'a> Printer<'a> {
                 .map(|x| self.wrap(*x, 3))
                 .collect::<Vec<_>>()
                 .join(" ∧ "),
-            Node::Or(xs) => xs
-                .iter()
-                .map(|x| self.wrap(*x, 2))
-                .collect::<Vec<_>>()
-                .join(" ∨ "),
+            Node::Or(xs) => {
+                // `¬a ∨ b` reads better as `a → b`.
+                let negated: Vec<usize> = (0..xs.len())
+                    .filter(|i| matches!(tm.node(xs[*i]), Node::Not(_)))
+                    .collect();
+                if let [i] = negated[..]
+                    && xs.len() > 1
+                    && let Node::Not(a) = tm.node(xs[i])
+                {
+                    let rest: Vec<String> = xs
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, x)| self.wrap(*x, 2))
+                        .collect();
+                    let rest = if rest.len() > 1 {
+                        format!("({})", rest.join(" ∨ "))
+                    } else {
+                        rest.join("")
+                    };
+                    format!("{} → {rest}", self.wrap(*a, 2))
+                } else {
+                    xs.iter()
+                        .map(|x| self.wrap(*x, 2))
+                        .collect::<Vec<_>>()
+                        .join(" ∨ ")
+                }
+            }
             Node::Select(a, xs) => {
                 let args: Vec<String> = xs.iter().map(|x| self.term(*x)).collect();
                 format!("{}({})", self.wrap(*a, 9), args.join(", "))
@@ -174,21 +282,33 @@ pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
             }
         }
     }
+    // Shared closed subterms become definitions, so the script stays
+    // linear in the size of the DAG.
+    let mut names: HashMap<TermId, String> = HashMap::new();
+    for (i, t) in shared_subterms(terms, roots).into_iter().enumerate() {
+        let sort = match terms.sort(t) {
+            Sort::Int => "Int".to_string(),
+            Sort::Bool => "Bool".to_string(),
+            Sort::Array(_) => continue, // λ-terms are never printed whole
+        };
+        let body = smt_rec(terms, t, &names);
+        let name = format!("s!{}", i + 1);
+        let _ = writeln!(out, "(define-fun {name} () {sort} {body})");
+        names.insert(t, name);
+    }
     for r in roots {
-        let _ = writeln!(out, "(assert {})", smt(terms, *r));
+        let _ = writeln!(out, "(assert {})", smt_rec(terms, *r, &names));
     }
     out.push_str("(check-sat)\n");
     out
 }
 
-/// One term in SMT-LIB syntax (as a tree; sharing is not preserved yet).
-pub fn smt(terms: &Terms, t: TermId) -> String {
-    let mut seen = HashSet::new();
-    smt_rec(terms, t, &mut seen)
-}
-
-fn smt_rec(tm: &Terms, t: TermId, seen: &mut HashSet<TermId>) -> String {
-    let r = |x: &TermId, seen: &mut HashSet<TermId>| smt_rec(tm, *x, seen);
+fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
+    if let Some(n) = names.get(&t) {
+        return n.clone();
+    }
+    let seen = names;
+    let r = |x: &TermId, seen: &HashMap<TermId, String>| smt_rec(tm, *x, seen);
     match tm.node(t) {
         Node::Int(n) => {
             if n.is_negative() {

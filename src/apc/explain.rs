@@ -1,0 +1,90 @@
+//! The text form of a necessary condition, as `apc nc` prints it and the
+//! snapshot tests record it: the summary of each loop of the function,
+//! then φ̂ and φ̂^K with shared subterms named.
+
+use super::state::Slot;
+use super::{Engine, unfold};
+use crate::ir::TargetId;
+use crate::term::Printer;
+use std::fmt::Write;
+
+/// Everything `apc nc` shows for one target. `loc` maps a function-relative
+/// span to "line:col".
+pub fn render(
+    eng: &mut Engine,
+    target: TargetId,
+    k: Option<u32>,
+    loc: &dyn Fn(crate::syntax::Span) -> String,
+) -> String {
+    let body = eng.body;
+    let t = &body.targets[target as usize];
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "target T{}: {} at {} in {}",
+        t.id,
+        t.kind,
+        loc(t.span),
+        body.name
+    );
+    let phi = eng.condition(target);
+    for l in &body.loops {
+        let sum = eng.summary(l.id);
+        let counters: Vec<&str> = sum
+            .counters
+            .iter()
+            .map(|c| eng.terms.var_name(*c))
+            .collect();
+        let _ = writeln!(
+            out,
+            "loop L{} (while at {}): {} body backbone(s), counters [{}]",
+            l.id,
+            loc(l.span),
+            sum.counters.len(),
+            counters.join(", ")
+        );
+        for note in &sum.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
+        let mut slots: Vec<&Slot> = sum.theta.values.keys().collect();
+        slots.sort();
+        for s in slots {
+            let v = sum.theta.values[s];
+            let sym = eng.slots.symbols[s];
+            if v == eng.terms.var_const(sym) {
+                continue; // unchanged
+            }
+            let _ = writeln!(out, "  θ({}) = {}", slot_name(eng, *s), eng.terms.show(v));
+        }
+        let (defs, roots) = Printer::with_sharing(&eng.terms, &[sum.looping]);
+        let _ = writeln!(out, "  φ^κ = {}", roots[0]);
+        for (n, d) in defs {
+            let _ = writeln!(out, "    where {n} = {d}");
+        }
+    }
+    write_formula(&mut out, eng, "φ̂", phi);
+    if let Some(k) = k {
+        let phik = unfold(&mut eng.terms, phi, k);
+        write_formula(&mut out, eng, &format!("φ̂^{k}"), phik);
+    }
+    out
+}
+
+fn write_formula(out: &mut String, eng: &Engine, name: &str, t: crate::term::TermId) {
+    let (defs, roots) = Printer::with_sharing(&eng.terms, &[t]);
+    let size = eng.terms.dag_size(&[t]);
+    let _ = writeln!(out, "{name} ({size} DAG nodes) =");
+    let _ = writeln!(out, "  {}", roots[0]);
+    for (n, d) in defs {
+        let _ = writeln!(out, "  where {n} = {d}");
+    }
+}
+
+fn slot_name(eng: &Engine, s: Slot) -> String {
+    let name = |v: u32| eng.body.var(v).name.clone();
+    match s {
+        Slot::Value(v) => name(v),
+        Slot::Len(v) => format!("len({})", name(v)),
+        Slot::Init(v) => format!("init({})", name(v)),
+    }
+}

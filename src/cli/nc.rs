@@ -1,0 +1,142 @@
+//! `apc nc`: print the necessary condition φ̂ (and φ̂^K) of a target.
+
+use super::{EXIT_BAD_INPUT, Loaded, load};
+use crate::apc::{self, Engine, Options};
+use crate::db;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct NcArgs {
+    /// The microc source file.
+    pub file: PathBuf,
+    /// The target(s) at this place: `LINE` or `LINE:COL` (repeatable). `apc cfg` lists
+    /// every target with its place.
+    #[arg(long, value_name = "LINE[:COL]", required = true)]
+    pub target: Vec<String>,
+    /// Unfolding bound K of φ̂^K: each ∀τ (0 ≤ τ < κ → ρ) becomes ρ(0) ∧ … ∧ ρ(K)
+    /// guarded by τ < κ (the ISSTA paper uses 25).
+    #[arg(long, default_value_t = 25)]
+    pub k: u32,
+    /// Do not infer relations between inner and outer loop counts (TR Alg. 8): the
+    /// values that depend on an inner loop's count become ⋆.
+    #[arg(long)]
+    pub no_counter_inference: bool,
+    /// Also write the SMT-LIB scripts of φ̂ (with the quantifier options of Z3) and of
+    /// φ̂^K into DIR, one self-contained file each (`<function>-T<n>-quantified.smt2`,
+    /// `<function>-T<n>-unfolded-k<K>.smt2`), runnable as `z3 FILE`.
+    #[arg(long, value_name = "DIR")]
+    pub dump_queries: Option<PathBuf>,
+}
+
+/// A `LINE[:COL]` place.
+pub fn parse_place(s: &str) -> Option<(u32, Option<u32>)> {
+    let (l, c) = match s.split_once(':') {
+        Some((l, c)) => (l, Some(c.trim().parse().ok()?)),
+        None => (s, None),
+    };
+    Some((l.trim().parse().ok()?, c))
+}
+
+/// The targets of the file at a place: (function, target id, line, col).
+pub fn targets_at(loaded: &Loaded, line: u32, col: Option<u32>) -> Vec<(String, u32, u32, u32)> {
+    let db = &loaded.db;
+    let mut out = Vec::new();
+    for f in db::functions(db, loaded.file) {
+        let offset = f.offset(db);
+        for t in &db::function_body(db, *f).targets {
+            let (l, c) = loaded.loc(t.span.shift(offset));
+            if l == line && col.is_none_or(|cc| cc == c) {
+                out.push((f.name(db).clone(), t.id, l, c));
+            }
+        }
+    }
+    out
+}
+
+pub fn nc(a: NcArgs) -> ExitCode {
+    let loaded = match load(&a.file) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let opts = Options {
+        counter_inference: !a.no_counter_inference,
+        ..Options::default()
+    };
+    let db = &loaded.db;
+    let mut first = true;
+    for place in &a.target {
+        let Some((line, col)) = parse_place(place) else {
+            eprintln!("error: --target {place}: expected LINE or LINE:COL");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        };
+        let found = targets_at(&loaded, line, col);
+        if found.is_empty() {
+            eprintln!(
+                "error: no target at {}:{place} (`apc cfg {}` lists the targets)",
+                loaded.path, loaded.path
+            );
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        for (func, id, _, _) in found {
+            if !first {
+                println!();
+            }
+            first = false;
+            if func != "main" {
+                println!(
+                    "target T{id} in {func}: unsupported: targets in called functions need call inlining, which is not implemented yet"
+                );
+                continue;
+            }
+            let item = db::functions(db, loaded.file)
+                .iter()
+                .copied()
+                .find(|f| *f.name(db) == func);
+            let Some(item) = item else { continue };
+            let offset = item.offset(db);
+            let body = db::function_body(db, item);
+            let mut eng = Engine::new(body, opts.clone());
+            let loc = |s: crate::syntax::Span| {
+                let (l, c) = loaded.loc(s.shift(offset));
+                format!("{l}:{c}")
+            };
+            print!("{}", apc::render(&mut eng, id, Some(a.k), &loc));
+            if let Some(dir) = &a.dump_queries
+                && let Err(e) = dump(&mut eng, id, a.k, dir, &func)
+            {
+                eprintln!("error: cannot write queries to {}: {e}", dir.display());
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Writes the two queries of a target as self-contained SMT-LIB files.
+fn dump(
+    eng: &mut Engine,
+    id: u32,
+    k: u32,
+    dir: &std::path::Path,
+    func: &str,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let phi = eng.condition(id);
+    let quantified = format!(
+        "(set-option :smt.mbqi true)\n(set-option :smt.pull_nested_quantifiers true)\n{}",
+        crate::term::to_smtlib(&eng.terms, &[phi])
+    );
+    std::fs::write(
+        dir.join(format!("{func}-T{id}-quantified.smt2")),
+        quantified,
+    )?;
+    let phik = apc::unfold(&mut eng.terms, phi, k);
+    let unfolded = crate::term::to_smtlib(&eng.terms, &[phik]);
+    std::fs::write(
+        dir.join(format!("{func}-T{id}-unfolded-k{k}.smt2")),
+        unfolded,
+    )?;
+    Ok(())
+}
