@@ -126,6 +126,50 @@ pub fn function_body<'db>(db: &'db dyn salsa::Database, item: FunctionItem<'db>)
     )
 }
 
+/// The summary of one loop of a function (seed 004/001): computed once per
+/// loop and shared by every target's condition. `inference` selects the
+/// counter-relation inference (TR Alg. 8).
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn loop_summary<'db>(
+    db: &'db dyn salsa::Database,
+    item: FunctionItem<'db>,
+    l: u32,
+    inference: bool,
+) -> crate::apc::Portable<crate::apc::Summary> {
+    let body = function_body(db, item);
+    let opts = crate::apc::Options {
+        counter_inference: inference,
+        ..Default::default()
+    };
+    let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, item });
+    let value = eng.compute_summary(l);
+    crate::apc::Portable {
+        terms: eng.terms,
+        value,
+    }
+}
+
+/// The necessary condition φ̂ of one target of a function.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn necessary_condition<'db>(
+    db: &'db dyn salsa::Database,
+    item: FunctionItem<'db>,
+    target: u32,
+    inference: bool,
+) -> crate::apc::Portable<crate::term::TermId> {
+    let body = function_body(db, item);
+    let opts = crate::apc::Options {
+        counter_inference: inference,
+        ..Default::default()
+    };
+    let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, item });
+    let value = eng.condition(target);
+    crate::apc::Portable {
+        terms: eng.terms,
+        value,
+    }
+}
+
 /// Every error and warning of the front end: syntax, then (if the syntax is
 /// fine) names and types.
 pub fn diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {

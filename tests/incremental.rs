@@ -88,3 +88,35 @@ fn a_type_change_in_one_function_reaches_its_callers_only_if_their_types_change(
     assert_eq!(recomputed.len(), 1, "{recomputed:?}");
     assert!(recomputed[0].contains("function_body"));
 }
+
+#[test]
+fn checking_every_target_computes_each_loop_summary_once() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/programs/hello.mc"
+    ))
+    .unwrap();
+    let (db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "hello.mc".to_string(), text);
+    let main = *db::functions(&db, file)
+        .iter()
+        .find(|f| f.name(&db) == "main")
+        .unwrap();
+    let body = db::function_body(&db, main);
+    let (targets, loops) = (body.targets.len(), body.loops.len());
+    assert!(
+        targets >= 4 && loops == 2,
+        "{targets} targets, {loops} loops"
+    );
+    log.lock().unwrap().clear();
+    for t in 0..targets as u32 {
+        db::necessary_condition(&db, main, t, true);
+    }
+    assert_eq!(executed(&log, "necessary_condition").len(), targets);
+    let summaries = executed(&log, "loop_summary");
+    assert_eq!(
+        summaries.len(),
+        loops,
+        "each loop summarised once: {summaries:?}"
+    );
+}

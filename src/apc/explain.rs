@@ -46,6 +46,13 @@ pub fn render(
         for note in &sum.notes {
             let _ = writeln!(out, "  note: {note}");
         }
+        for (u, f) in &sum.inferred {
+            let _ = writeln!(
+                out,
+                "  count of inner loop L{u} in the iteration after κ⃗: {}",
+                eng.terms.show(*f)
+            );
+        }
         let mut slots: Vec<&Slot> = sum.theta.values.keys().collect();
         slots.sort();
         for s in slots {

@@ -65,8 +65,24 @@ pub struct Stats {
     pub inferred_relations: usize,
 }
 
+/// Where loop summaries come from: computed here, or asked of the salsa
+/// database (which computes each once and shares it between targets).
+#[derive(Clone, Copy)]
+pub struct DbSource<'a> {
+    pub db: &'a dyn salsa::Database,
+    pub item: crate::db::FunctionItem<'a>,
+}
+
+/// A summary (or any result) together with the term store its ids live in,
+/// so that it can be cached and imported into another engine.
+pub struct Portable<T> {
+    pub terms: Terms,
+    pub value: T,
+}
+
 pub struct Engine<'a> {
     pub body: &'a Body,
+    source: Option<DbSource<'a>>,
     pub terms: Terms,
     pub slots: Rc<Slots>,
     pub opts: Options,
@@ -83,6 +99,7 @@ impl<'a> Engine<'a> {
         let loop_at = body.loops.iter().map(|l| (l.header, l.id)).collect();
         Engine {
             body,
+            source: None,
             terms,
             slots,
             opts,
@@ -91,6 +108,19 @@ impl<'a> Engine<'a> {
             loop_at,
             next_counter: 1,
         }
+    }
+
+    /// An engine that takes loop summaries from the database.
+    pub fn with_db(body: &'a Body, opts: Options, source: DbSource<'a>) -> Engine<'a> {
+        let mut e = Engine::new(body, opts);
+        e.source = Some(source);
+        e
+    }
+
+    /// Computes a loop's summary here (what the database query runs).
+    pub fn compute_summary(&mut self, l: LoopId) -> Summary {
+        self.stats.summaries_computed += 1;
+        summary::compute(self, l)
     }
 
     pub(crate) fn eval(&self) -> Eval<'a> {
@@ -138,10 +168,113 @@ impl<'a> Engine<'a> {
         if let Some(s) = self.summaries.get(&l) {
             return s.clone();
         }
-        let s = Rc::new(summary::compute(self, l));
-        self.stats.summaries_computed += 1;
+        let s = match self.source {
+            Some(src) => {
+                let shared =
+                    crate::db::loop_summary(src.db, src.item, l, self.opts.counter_inference);
+                self.import_summary(shared)
+            }
+            None => self.compute_summary(l),
+        };
+        let s = Rc::new(s);
         self.summaries.insert(l, s.clone());
         s
+    }
+
+    /// Brings a cached summary into this engine's store, with its own
+    /// counters (numbered in this engine) and fresh bound variables.
+    fn import_summary(&mut self, p: &Portable<Summary>) -> Summary {
+        let sum = &p.value;
+        let mut roots: Vec<TermId> = sum.theta.values.values().copied().collect();
+        roots.push(sum.looping);
+        roots.extend(sum.gammas.iter().copied());
+        roots.extend(sum.inferred.iter().map(|(_, t)| *t));
+        let counter_terms: Vec<TermId> =
+            sum.counters.iter().map(|c| p.terms.var_const(*c)).collect();
+        let tau_terms: Vec<TermId> = sum.taus.iter().map(|t| p.terms.var_const(*t)).collect();
+        roots.extend(
+            counter_terms
+                .iter()
+                .chain(&tau_terms)
+                .copied()
+                .filter(|t| t.0 != u32::MAX),
+        );
+        // Every counter gets a new number here, and the iteration variable
+        // τn of a counter κn the same one: κ17 iterates with τ17.
+        let mut names: HashMap<Var, String> = HashMap::new();
+        let mut next = self.next_counter;
+        let all = all_vars(&p.terms, &roots);
+        let mut renumber: HashMap<String, u32> = HashMap::new();
+        for v in all.iter().filter(|v| v.kind == VarKind::Counter) {
+            let old = p.terms.var_name(*v).trim_start_matches('κ').to_string();
+            renumber.insert(old, next);
+            names.insert(*v, format!("κ{next}"));
+            next += 1;
+        }
+        for v in all.iter().filter(|v| v.kind == VarKind::Bound) {
+            let name = p.terms.var_name(*v);
+            if let Some(n) = name.strip_prefix('τ').and_then(|old| renumber.get(old)) {
+                names.insert(*v, format!("τ{n}"));
+            }
+        }
+        let imported = self.terms.import(
+            &p.terms,
+            &roots,
+            &mut |terms: &mut Terms, v: Var, name: &str| match v.kind {
+                VarKind::FreshBool => {
+                    let t = terms.fresh_bool();
+                    match terms.node(t) {
+                        crate::term::Node::Var(v) => *v,
+                        _ => unreachable!("a fresh Boolean is a variable"),
+                    }
+                }
+                kind => terms.new_var(kind, names.get(&v).map(String::as_str).unwrap_or(name)),
+            },
+        );
+        self.next_counter = next;
+        let mut it = imported.into_iter();
+        let mut theta = State {
+            values: BTreeMap::new(),
+        };
+        for slot in sum.theta.values.keys() {
+            theta.values.insert(*slot, it.next().expect("one per root"));
+        }
+        let looping = it.next().expect("looping");
+        let gammas: Vec<TermId> = (0..sum.gammas.len())
+            .map(|_| it.next().expect("gamma"))
+            .collect();
+        let inferred: Vec<(LoopId, TermId)> = sum
+            .inferred
+            .iter()
+            .map(|(l, _)| (*l, it.next().expect("relation")))
+            .collect();
+        let as_var = |terms: &Terms, t: TermId| match terms.node(t) {
+            crate::term::Node::Var(v) => *v,
+            _ => unreachable!("a counter is a variable"),
+        };
+        let mut counters = Vec::new();
+        for c in &counter_terms {
+            if c.0 != u32::MAX {
+                counters.push(as_var(&self.terms, it.next().expect("counter")));
+            }
+        }
+        let mut taus = Vec::new();
+        for t in &tau_terms {
+            if t.0 != u32::MAX {
+                taus.push(as_var(&self.terms, it.next().expect("tau")));
+            }
+        }
+        Summary {
+            counters,
+            theta,
+            looping,
+            taus,
+            gammas,
+            inferred,
+            unknown: sum.unknown.clone(),
+            backbones: sum.backbones,
+            notes: sum.notes.clone(),
+        }
     }
 
     /// Applies a loop's summary in state `st` (the state at the header):
@@ -191,6 +324,29 @@ impl<'a> Engine<'a> {
     pub fn is_error_node(&self, v: ir::NodeId) -> bool {
         matches!(self.body.node_kinds[v as usize], NodeKind::Error(_))
     }
+}
+
+/// Every variable occurring in the terms (free or bound), sorted.
+fn all_vars(terms: &Terms, roots: &[TermId]) -> Vec<Var> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = roots.to_vec();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        match terms.node(t) {
+            crate::term::Node::Var(v) => {
+                out.insert(*v);
+            }
+            crate::term::Node::Lambda(vs, _) | crate::term::Node::Quant(_, vs, _) => {
+                out.extend(vs.iter().copied())
+            }
+            _ => {}
+        }
+        stack.extend(terms.children(terms.node(t)));
+    }
+    out.into_iter().collect()
 }
 
 /// The result of applying a summary at a header.

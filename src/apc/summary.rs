@@ -44,6 +44,9 @@ pub struct Summary {
     /// kept for the last-iteration form used by an enclosing loop's Alg. 8.
     pub taus: Vec<Var>,
     pub gammas: Vec<TermId>,
+    /// Inner loops whose count was inferred (Alg. 8): the count in the
+    /// iteration that starts after κ⃗ iterations.
+    pub inferred: Vec<(LoopId, TermId)>,
     /// Slots whose iterated value is ⋆.
     pub unknown: Vec<Slot>,
     /// Number of body backbones and how many were infeasible on their own.
@@ -159,6 +162,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
             looping: t,
             taus: vec![],
             gammas: vec![],
+            inferred: vec![],
             unknown: vec![],
             backbones,
             notes: vec!["no feasible iteration".into()],
@@ -204,7 +208,8 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     for u in nus.keys() {
         theta.insert(Key::Nu(*u), star);
     }
-    let mut notes = Vec::new();
+    let notes = Vec::new();
+    let mut inferred = Vec::new();
     loop {
         let mut changed = false;
         let subst = theta_subst(eng, &theta, &nus);
@@ -222,18 +227,14 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
             }
         }
         if eng.opts.counter_inference {
-            for (&u, &nu) in nus.clone().iter() {
+            for &u in nus.clone().keys() {
                 if !eng.terms.is_star(theta[&Key::Nu(u)]) {
                     continue;
                 }
                 let subst = theta_subst(eng, &theta, &nus);
                 if let Some(f) = infer_count(eng, u, &runs, &theta, &nus, &counters, &subst) {
                     theta.insert(Key::Nu(u), f);
-                    notes.push(format!(
-                        "inner loop L{u}: {} = {}",
-                        eng.terms.var_name(nu),
-                        eng.terms.show(f)
-                    ));
+                    inferred.push((u, f));
                     changed = true;
                 }
             }
@@ -324,6 +325,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         looping,
         taus,
         gammas,
+        inferred,
         unknown,
         backbones,
         notes,
@@ -372,6 +374,7 @@ fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String)
         looping: t,
         taus: vec![],
         gammas: vec![],
+        inferred: vec![],
         unknown,
         backbones: 0,
         notes: vec![format!("trivial summary: {why}")],

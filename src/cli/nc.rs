@@ -97,7 +97,7 @@ pub fn nc(a: NcArgs) -> ExitCode {
             let Some(item) = item else { continue };
             let offset = item.offset(db);
             let body = db::function_body(db, item);
-            let mut eng = Engine::new(body, opts.clone());
+            let mut eng = Engine::with_db(body, opts.clone(), apc::DbSource { db, item });
             let loc = |s: crate::syntax::Span| {
                 let (l, c) = loaded.loc(s.shift(offset));
                 format!("{l}:{c}")

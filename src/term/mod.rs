@@ -644,6 +644,72 @@ impl Terms {
         seen.len()
     }
 
+    /// Copies terms of another store into this one. Basic symbols are
+    /// matched by name (they mean the same slot everywhere); every other
+    /// variable gets a new variable here, named by `rename` (for example a
+    /// fresh counter `κ17`), the same one for all roots of one call.
+    pub fn import(
+        &mut self,
+        src: &Terms,
+        roots: &[TermId],
+        rename: &mut dyn FnMut(&mut Terms, Var, &str) -> Var,
+    ) -> Vec<TermId> {
+        let mut vars: HashMap<Var, Var> = HashMap::new();
+        let mut memo: HashMap<TermId, TermId> = HashMap::new();
+        let mut out = Vec::new();
+        for &root in roots {
+            let mut stack = vec![(root, false)];
+            while let Some((t, expanded)) = stack.pop() {
+                if memo.contains_key(&t) {
+                    continue;
+                }
+                let node = src.node(t).clone();
+                let kids = src.children(&node);
+                if !expanded && !kids.is_empty() {
+                    stack.push((t, true));
+                    stack.extend(kids.iter().map(|k| (*k, false)));
+                    continue;
+                }
+                let mut map_var = |this: &mut Terms, v: Var| -> Var {
+                    if let Some(m) = vars.get(&v) {
+                        return *m;
+                    }
+                    let name = src.var_name(v).to_string();
+                    let m = match v.kind {
+                        VarKind::Symbol | VarKind::ArraySymbol(_) => this.symbol(v.kind, &name),
+                        _ => rename(this, v, &name),
+                    };
+                    vars.insert(v, m);
+                    m
+                };
+                let r = match &node {
+                    Node::Int(n) => self.int(n.clone()),
+                    Node::Bool(b) => self.bool(*b),
+                    Node::Star => self.star(),
+                    Node::Var(v) => {
+                        let m = map_var(self, *v);
+                        self.var(m)
+                    }
+                    Node::Lambda(ps, b) => {
+                        let ps: Vec<Var> = ps.iter().map(|p| map_var(self, *p)).collect();
+                        self.lambda(ps, memo[b])
+                    }
+                    Node::Quant(q, vs, b) => {
+                        let vs: Vec<Var> = vs.iter().map(|p| map_var(self, *p)).collect();
+                        self.quant(*q, vs, memo[b])
+                    }
+                    _ => {
+                        let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
+                        subst::rebuild(self, &node, &new)
+                    }
+                };
+                memo.insert(t, r);
+            }
+            out.push(memo[&root]);
+        }
+        out
+    }
+
     /// Displays a term with the store's names.
     pub fn show(&self, t: TermId) -> String {
         Printer::new(self).term(t)
