@@ -126,22 +126,36 @@ pub fn function_body<'db>(db: &'db dyn salsa::Database, item: FunctionItem<'db>)
     )
 }
 
-/// The summary of one loop of a function (seed 004/001): computed once per
-/// loop and shared by every target's condition. `inference` selects the
-/// counter-relation inference (TR Alg. 8).
+/// The whole-program flowgraph: `main` with calls inlined (recursion cut).
+/// `None` if there is no `main`.
+#[salsa::tracked(returns(ref))]
+pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::InlinedProgram> {
+    let bodies: std::collections::BTreeMap<String, (&Body, u32)> = functions(db, file)
+        .iter()
+        .map(|f| (f.name(db).clone(), (function_body(db, *f), f.offset(db))))
+        .collect();
+    ir::inline_program(&bodies)
+}
+
+/// The summary of one loop of the whole-program flowgraph (seed 004/001):
+/// computed once per loop and shared by every target's condition.
+/// `inference` selects the counter-relation inference (TR Alg. 8).
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn loop_summary<'db>(
-    db: &'db dyn salsa::Database,
-    item: FunctionItem<'db>,
+pub fn loop_summary(
+    db: &dyn salsa::Database,
+    file: SourceFile,
     l: u32,
     inference: bool,
 ) -> crate::apc::Portable<crate::apc::Summary> {
-    let body = function_body(db, item);
+    let body = &program(db, file)
+        .as_ref()
+        .expect("summaries are asked of programs with main")
+        .body;
     let opts = crate::apc::Options {
         counter_inference: inference,
         ..Default::default()
     };
-    let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, item });
+    let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, file });
     let value = eng.compute_summary(l);
     crate::apc::Portable {
         terms: eng.terms,
@@ -149,21 +163,25 @@ pub fn loop_summary<'db>(
     }
 }
 
-/// The necessary condition φ̂ of one target of a function.
+/// The necessary condition φ̂ of a target of a function: reaching any
+/// inlined copy of it in the whole-program flowgraph.
 #[salsa::tracked(returns(ref), no_eq)]
-pub fn necessary_condition<'db>(
-    db: &'db dyn salsa::Database,
-    item: FunctionItem<'db>,
+pub fn necessary_condition(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    function: String,
     target: u32,
     inference: bool,
 ) -> crate::apc::Portable<crate::term::TermId> {
-    let body = function_body(db, item);
+    let prog = program(db, file)
+        .as_ref()
+        .expect("conditions are asked of programs with main");
     let opts = crate::apc::Options {
         counter_inference: inference,
         ..Default::default()
     };
-    let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, item });
-    let value = eng.condition(target);
+    let mut eng = crate::apc::Engine::with_db(&prog.body, opts, crate::apc::DbSource { db, file });
+    let value = eng.condition_of(&prog.copies_of(&function, target));
     crate::apc::Portable {
         terms: eng.terms,
         value,

@@ -33,37 +33,45 @@ fn prepare(name: &str) -> Prepared {
     Prepared { db, file, text }
 }
 
-/// (target id, line, col) of main's targets.
-fn main_targets(p: &Prepared) -> Vec<(u32, u32, u32, String)> {
+/// Every target of every function: (function, target id, line, col, kind).
+fn all_targets(p: &Prepared) -> Vec<(String, u32, u32, u32, String)> {
     let lines = LineIndex::new(&p.text);
-    let item = *db::functions(&p.db, p.file)
-        .iter()
-        .find(|f| f.name(&p.db) == "main")
-        .unwrap();
-    let offset = item.offset(&p.db);
-    db::function_body(&p.db, item)
-        .targets
-        .iter()
-        .map(|t| {
+    let mut out = Vec::new();
+    for f in db::functions(&p.db, p.file) {
+        let offset = f.offset(&p.db);
+        for t in &db::function_body(&p.db, *f).targets {
             let (l, c) = lines.line_col(&p.text, t.span.shift(offset).start);
-            (t.id, l, c, t.kind.as_str().to_string())
-        })
-        .collect()
+            out.push((
+                f.name(&p.db).clone(),
+                t.id,
+                l,
+                c,
+                t.kind.as_str().to_string(),
+            ));
+        }
+    }
+    out
 }
 
+/// An engine over the whole-program flowgraph (calls inlined).
 fn engine_for(p: &Prepared, opts: Options) -> Engine<'_> {
-    let item = *db::functions(&p.db, p.file)
-        .iter()
-        .find(|f| f.name(&p.db) == "main")
-        .unwrap();
-    Engine::new(db::function_body(&p.db, item), opts)
+    let prog = db::program(&p.db, p.file).as_ref().expect("main");
+    Engine::new(&prog.body, opts)
+}
+
+fn copies(p: &Prepared, function: &str, target: u32) -> Vec<u32> {
+    db::program(&p.db, p.file)
+        .as_ref()
+        .expect("main")
+        .copies_of(function, target)
 }
 
 /// The answers of z3 on φ̂ (quantified, with the ISSTA options) and on φ̂^K
 /// for each K, for a target of main.
 fn solve(p: &Prepared, target: u32, ks: &[u32], timeout: Duration) -> Vec<Answer> {
+    let nodes = copies(p, "main", target);
     let mut eng = engine_for(p, Options::default());
-    let phi = eng.condition(target);
+    let phi = eng.condition_of(&nodes);
     let quantified = format!(
         "(set-option :smt.mbqi true)\n(set-option :smt.pull_nested_quantifiers true)\n{}",
         apc::term::to_smtlib(&eng.terms, &[phi])
@@ -76,10 +84,11 @@ fn solve(p: &Prepared, target: u32, ks: &[u32], timeout: Duration) -> Vec<Answer
     out
 }
 
-/// The answer of z3 on φ̂^K alone.
-fn solve_unfolded(p: &Prepared, target: u32, k: u32, opts: Options) -> Answer {
+/// The answer of z3 on φ̂^K alone, for a target of any function.
+fn solve_unfolded(p: &Prepared, function: &str, target: u32, k: u32, opts: Options) -> Answer {
+    let nodes = copies(p, function, target);
     let mut eng = engine_for(p, opts);
-    let phi = eng.condition(target);
+    let phi = eng.condition_of(&nodes);
     let phik = unfold(&mut eng.terms, phi, k);
     run_z3(
         &apc::term::to_smtlib(&eng.terms, &[phik]),
@@ -88,11 +97,11 @@ fn solve_unfolded(p: &Prepared, target: u32, k: u32, opts: Options) -> Answer {
 }
 
 fn target_at(p: &Prepared, line: u32) -> u32 {
-    main_targets(p)
+    all_targets(p)
         .into_iter()
-        .find(|t| t.1 == line)
+        .find(|t| t.0 == "main" && t.2 == line)
         .unwrap_or_else(|| panic!("no target on line {line}"))
-        .0
+        .1
 }
 
 #[test]
@@ -179,11 +188,11 @@ fn reachable_targets_never_get_an_unsatisfiable_condition() {
         reachable.sort();
         reachable.dedup();
         let p = prepare(&name);
-        for (id, l, c, kind) in main_targets(&p) {
+        for (func, id, l, c, kind) in all_targets(&p) {
             if !reachable.contains(&(l as u64, c as u64)) {
                 continue;
             }
-            let a = solve_unfolded(&p, id, 3, Options::default());
+            let a = solve_unfolded(&p, &func, id, 3, Options::default());
             assert_ne!(
                 a,
                 Answer::Unsat,
@@ -219,20 +228,21 @@ fn conditions_of_the_seeds_examples() {
     ];
     for (name, line) in cases {
         let p = prepare(name);
-        let item = *db::functions(&p.db, p.file)
-            .iter()
-            .find(|f| f.name(&p.db) == "main")
-            .unwrap();
-        let offset = item.offset(&p.db);
-        let body = db::function_body(&p.db, item);
         let t = target_at(&p, line);
-        let mut eng = Engine::new(body, Options::default());
+        let nodes = copies(&p, "main", t);
+        let mut eng = engine_for(&p, Options::default());
         let lines = LineIndex::new(&p.text);
         let loc = |s: apc::syntax::Span| {
-            let (l, c) = lines.line_col(&p.text, s.shift(offset).start);
+            let (l, c) = lines.line_col(&p.text, s.start);
             format!("{l}:{c}")
         };
-        let text = apc::apc::render(&mut eng, t, Some(1), &loc);
+        let text = apc::apc::render(
+            &mut eng,
+            &format!("target on line {line} of main"),
+            &nodes,
+            Some(1),
+            &loc,
+        );
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("{name}.nc"), text);
         });

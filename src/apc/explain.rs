@@ -4,7 +4,6 @@
 
 use super::state::Slot;
 use super::{Engine, unfold};
-use crate::ir::TargetId;
 use crate::term::Printer;
 use std::fmt::Write;
 
@@ -12,22 +11,15 @@ use std::fmt::Write;
 /// span to "line:col".
 pub fn render(
     eng: &mut Engine,
-    target: TargetId,
+    title: &str,
+    nodes: &[crate::ir::NodeId],
     k: Option<u32>,
     loc: &dyn Fn(crate::syntax::Span) -> String,
 ) -> String {
     let body = eng.body;
-    let t = &body.targets[target as usize];
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "target T{}: {} at {} in {}",
-        t.id,
-        t.kind,
-        loc(t.span),
-        body.name
-    );
-    let phi = eng.condition(target);
+    let _ = writeln!(out, "{title}");
+    let phi = eng.condition_of(nodes);
     for l in &body.loops {
         let sum = eng.summary(l.id);
         let counters: Vec<&str> = sum

@@ -70,7 +70,7 @@ pub struct Stats {
 #[derive(Clone, Copy)]
 pub struct DbSource<'a> {
     pub db: &'a dyn salsa::Database,
-    pub item: crate::db::FunctionItem<'a>,
+    pub file: crate::db::SourceFile,
 }
 
 /// A summary (or any result) together with the term store its ids live in,
@@ -171,7 +171,7 @@ impl<'a> Engine<'a> {
         let s = match self.source {
             Some(src) => {
                 let shared =
-                    crate::db::loop_summary(src.db, src.item, l, self.opts.counter_inference);
+                    crate::db::loop_summary(src.db, src.file, l, self.opts.counter_inference);
                 self.import_summary(shared)
             }
             None => self.compute_summary(l),
@@ -318,6 +318,13 @@ impl<'a> Engine<'a> {
     pub fn condition(&mut self, target: ir::TargetId) -> TermId {
         let node = self.body.targets[target as usize].node;
         dag::reach(self, node)
+    }
+
+    /// φ̂ for reaching any of several vertices (the copies of one target in
+    /// the whole-program graph); `false` for none.
+    pub fn condition_of(&mut self, nodes: &[ir::NodeId]) -> TermId {
+        let parts: Vec<TermId> = nodes.iter().map(|n| dag::reach(self, *n)).collect();
+        self.terms.or(parts)
     }
 
     /// Every edge of the loop body backbones, for explanations.

@@ -24,8 +24,8 @@ pub struct NcArgs {
     #[arg(long)]
     pub no_counter_inference: bool,
     /// Also write the SMT-LIB scripts of φ̂ (with the quantifier options of Z3) and of
-    /// φ̂^K into DIR, one self-contained file each (`<function>-T<n>-quantified.smt2`,
-    /// `<function>-T<n>-unfolded-k<K>.smt2`), runnable as `z3 FILE`.
+    /// φ̂^K into DIR, one self-contained file each (`<function>-<line>-<col>-quantified.smt2`,
+    /// `<function>-<line>-<col>-unfolded-k<K>.smt2`), runnable as `z3 FILE`.
     #[arg(long, value_name = "DIR")]
     pub dump_queries: Option<PathBuf>,
 }
@@ -79,32 +79,44 @@ pub fn nc(a: NcArgs) -> ExitCode {
             );
             return ExitCode::from(EXIT_BAD_INPUT);
         }
-        for (func, id, _, _) in found {
+        let Some(prog) = db::program(db, loaded.file) else {
+            eprintln!("error: the program has no `main`");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        };
+        for (func, id, l, c) in found {
             if !first {
                 println!();
             }
             first = false;
-            if func != "main" {
-                println!(
-                    "target T{id} in {func}: unsupported: targets in called functions need call inlining, which is not implemented yet"
-                );
-                continue;
-            }
-            let item = db::functions(db, loaded.file)
+            let kind = db::functions(db, loaded.file)
                 .iter()
-                .copied()
-                .find(|f| *f.name(db) == func);
-            let Some(item) = item else { continue };
-            let offset = item.offset(db);
-            let body = db::function_body(db, item);
-            let mut eng = Engine::with_db(body, opts.clone(), apc::DbSource { db, item });
+                .find(|f| *f.name(db) == func)
+                .map(|f| db::function_body(db, *f).targets[id as usize].kind.as_str())
+                .unwrap_or("?");
+            let copies = prog.copies_of(&func, id);
+            let mut eng = Engine::with_db(
+                &prog.body,
+                opts.clone(),
+                apc::DbSource {
+                    db,
+                    file: loaded.file,
+                },
+            );
             let loc = |s: crate::syntax::Span| {
-                let (l, c) = loaded.loc(s.shift(offset));
+                let (l, c) = loaded.loc(s);
                 format!("{l}:{c}")
             };
-            print!("{}", apc::render(&mut eng, id, Some(a.k), &loc));
+            let title = format!(
+                "target {kind} at {l}:{c} in {func} ({} inlined cop{})",
+                copies.len(),
+                if copies.len() == 1 { "y" } else { "ies" }
+            );
+            print!(
+                "{}",
+                apc::render(&mut eng, &title, &copies, Some(a.k), &loc)
+            );
             if let Some(dir) = &a.dump_queries
-                && let Err(e) = dump(&mut eng, id, a.k, dir, &func)
+                && let Err(e) = dump(&mut eng, &copies, a.k, dir, &format!("{func}-{l}-{c}"))
             {
                 eprintln!("error: cannot write queries to {}: {e}", dir.display());
                 return ExitCode::from(EXIT_BAD_INPUT);
@@ -117,26 +129,20 @@ pub fn nc(a: NcArgs) -> ExitCode {
 /// Writes the two queries of a target as self-contained SMT-LIB files.
 fn dump(
     eng: &mut Engine,
-    id: u32,
+    nodes: &[crate::ir::NodeId],
     k: u32,
     dir: &std::path::Path,
-    func: &str,
+    name: &str,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let phi = eng.condition(id);
+    let phi = eng.condition_of(nodes);
     let quantified = format!(
         "(set-option :smt.mbqi true)\n(set-option :smt.pull_nested_quantifiers true)\n{}",
         crate::term::to_smtlib(&eng.terms, &[phi])
     );
-    std::fs::write(
-        dir.join(format!("{func}-T{id}-quantified.smt2")),
-        quantified,
-    )?;
+    std::fs::write(dir.join(format!("{name}-quantified.smt2")), quantified)?;
     let phik = apc::unfold(&mut eng.terms, phi, k);
     let unfolded = crate::term::to_smtlib(&eng.terms, &[phik]);
-    std::fs::write(
-        dir.join(format!("{func}-T{id}-unfolded-k{k}.smt2")),
-        unfolded,
-    )?;
+    std::fs::write(dir.join(format!("{name}-unfolded-k{k}.smt2")), unfolded)?;
     Ok(())
 }

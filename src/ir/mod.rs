@@ -21,11 +21,13 @@
 //! types; knows nothing of terms, solvers or the interpreter.
 
 mod da;
+mod inline;
 mod loops;
 mod lower;
 mod print;
 
 pub use da::{DefiniteAssignment, definite_assignment};
+pub use inline::{Program as InlinedProgram, TargetOrigin, inline_program, natural_loops};
 pub use loops::{Backbones, backbones, loop_backbones};
 pub use lower::lower_function;
 pub use print::{to_dot, to_text};
