@@ -94,3 +94,70 @@ fn nested_loops_need_the_counter_inference() {
     let (phi, _, u) = nc(NESTED, off);
     assert!(is_sat(&u), "without inference j is ⋆: {phi}");
 }
+
+/// θ^κ of a variable after the first loop of main, printed.
+fn iterated(src: &str, var: &str) -> String {
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    let sum = eng.summary(0);
+    let v = body.var_id(var).unwrap();
+    eng.terms.show(sum.theta.get(state::Slot::Value(v)))
+}
+
+#[test]
+fn rule1_unchanged_variables_keep_their_symbol() {
+    assert_eq!(iterated("main(n) { var i, c; c = 7; i = 0; while (i < n) { i = i + 1; } return c; }", "c"), "c₀");
+}
+
+#[test]
+fn rule2_progressions_sum_over_backbones() {
+    // The ISSTA limitation example, left program: j₀ + κ1 + 2κ2.
+    let src = "main(n) { var i, j; i = 0; j = 0; while (i < n) { if (i < 0) { j = j + 1; } else { j = j + 2; } i = i + 1; } return j; }";
+    assert_eq!(iterated(src, "j"), "j₀ + κ1 + 2·κ2");
+    assert_eq!(iterated(src, "i"), "i₀ + κ1 + κ2");
+    // An invariant symbolic step: s₀·κ1 (nonlinear, still a progression).
+    let src = "main(n, s) { var i, x; i = 0; x = 0; while (i < n) { x = x + s; i = i + 1; } return x; }";
+    assert_eq!(iterated(src, "x"), "x₀ + s₀·κ1");
+}
+
+#[test]
+fn rule3_writers_storing_one_invariant_value_are_a_flag() {
+    let src = "main(n, A) { var i, f; i = 0; f = 0; while (i < n) { if (A[i] == 0) { f = 1; } else { if (A[i] < 0) { f = 1; } } i = i + 1; } return f; }";
+    assert_eq!(iterated(src, "f"), "ite(0 < κ1 + κ2, 1, f₀)");
+}
+
+#[test]
+fn rule4_a_single_writer_depending_on_its_counter() {
+    // j = i in the only backbone: the value at the start of the last iteration.
+    let src = "main(n) { var i, j; i = 0; j = 0; while (i < n) { j = i; i = i + 1; } return j; }";
+    assert_eq!(iterated(src, "j"), "ite(0 < κ1, i₀ + κ1 - 1, j₀)");
+}
+
+#[test]
+fn outside_the_rules_the_value_is_star() {
+    // The ISSTA limitation example, right program: j = j * 2 depends on the interleaving.
+    let src = "main(n) { var i, j; i = 0; j = 1; while (i < n) { if (i < 0) { j = j + 1; } else { j = j * 2; } i = i + 1; } return j; }";
+    assert_eq!(iterated(src, "j"), "⋆");
+    // Progression in one backbone, overwrite in another.
+    let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = x + 1; } else { x = 0; } i = i + 1; } return x; }";
+    assert_eq!(iterated(src, "x"), "⋆");
+    // Two writers storing different values (Table 1's ite chains are not implemented).
+    let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = 1; } else { x = 2; } i = i + 1; } return x; }";
+    assert_eq!(iterated(src, "x"), "⋆");
+    // The incompleteness example of ISSTA §3.5: i is ⋆, so φ̂ after the loop is trivially satisfiable.
+    let src = "main() { var i; i = 1; while (i < 3) { if (i == 2) { i = 1; } else { i = 2; } } assert(0); return 0; }";
+    assert_eq!(iterated(src, "i"), "⋆");
+}
+
+#[test]
+fn star_predicates_are_fresh_booleans_of_both_polarities() {
+    // x is ⋆ after the loop; both branches of `x > 0` stay possible.
+    let src = "main(n) { var i, x; i = 0; x = 1; while (i < n) { x = x * x; i = i + 1; } if (x > 0) { assert(0); } else { assert(0); } return 0; }";
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    for t in &body.targets {
+        let phi = eng.condition(t.id);
+        let phik = unfold(&mut eng.terms, phi, 2);
+        assert!(is_sat(&solve(&eng.terms, phik)), "{}", eng.terms.show(phik));
+    }
+}
