@@ -412,7 +412,7 @@ fn iterate(
         return None;
     };
     if terms.sort(sym) != crate::term::Sort::Int {
-        return None; // arrays written in the loop: Table 2 is not implemented yet
+        return iterate_array(terms, sym, vals, theta, counters);
     }
     let mut progressions = Vec::new();
     let mut overwrites = Vec::new();
@@ -486,6 +486,108 @@ fn iterate(
         return Some(terms.ite(c, last, sym));
     }
     None
+}
+
+/// TR Table 2 for the case of one writing backbone πᵢ with one write per
+/// iteration at a monotone, invertible index: the index component that
+/// moves is c + s·κᵢ (s = ±1) and the others are invariant. Each cell is
+/// then written at most once, so no last-writer condition is needed and the
+/// iteration that wrote cell x is p(x) = s·(x − c):
+///   λx⃗. ite(x⃗₋ⱼ = ι⃗₋ⱼ ∧ 0 ≤ p(xⱼ) < κᵢ, θ⟨w⟩[κᵢ/p(xⱼ)], A₀(x⃗)).
+/// The written value must not read the array itself (Table 2's cases 1–3,
+/// and several writes per iteration or several writers, give ⋆ for now).
+fn iterate_array(
+    terms: &mut Terms,
+    sym: TermId,
+    vals: &[TermId],
+    theta: &Subst,
+    counters: &[Var],
+) -> Option<TermId> {
+    let Node::Var(sym_var) = *terms.node(sym) else {
+        return None;
+    };
+    let writers: Vec<(usize, TermId)> = vals
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, v)| *v != sym)
+        .collect();
+    let [(i, v)] = writers[..] else { return None };
+    let Node::Lambda(xs, body) = terms.node(v).clone() else {
+        return None;
+    };
+    let Node::Ite(c, w, rest) = terms.node(body).clone() else {
+        return None;
+    };
+    let xts: Vec<TermId> = xs.iter().map(|x| terms.var(*x)).collect();
+    if rest != terms.select(sym, xts.clone()) {
+        return None; // more than one write per iteration
+    }
+    // The index of each dimension, from the conjunction of x_k = ι_k.
+    let eqs: Vec<TermId> = match terms.node(c) {
+        Node::And(cs) => cs.to_vec(),
+        _ => vec![c],
+    };
+    let mut index: Vec<Option<TermId>> = vec![None; xs.len()];
+    for e in eqs {
+        let Node::Eq(a, b) = *terms.node(e) else {
+            return None;
+        };
+        let k = xts.iter().position(|x| *x == a || *x == b)?;
+        let other = if xts[k] == a { b } else { a };
+        if terms.mentions_any(other, &xs) {
+            return None;
+        }
+        index[k] = Some(theta.apply(terms, other));
+    }
+    let index: Vec<TermId> = index.into_iter().collect::<Option<_>>()?;
+    let w = theta.apply(terms, w);
+    let ki = counters[i];
+    let others: Vec<Var> = counters.iter().copied().filter(|c| *c != ki).collect();
+    for t in index.iter().chain(std::iter::once(&w)) {
+        if terms.contains_star(*t) || terms.mentions_any(*t, &others) || terms.mentions(*t, sym_var)
+        {
+            return None;
+        }
+    }
+    // Exactly one index component moves, with coefficient ±1 on κᵢ.
+    let moving: Vec<usize> = (0..index.len())
+        .filter(|k| terms.mentions(index[*k], ki))
+        .collect();
+    let [j] = moving[..] else { return None };
+    let kt = terms.var(ki);
+    let (_, summands) = terms.linear(index[j]);
+    let s = summands
+        .iter()
+        .find(|(_, t)| *t == kt)
+        .map(|(c, _)| c.clone())?;
+    if s != BigInt::from(1) && s != BigInt::from(-1) {
+        return None;
+    }
+    let base = {
+        let sk = terms.scale(s.clone(), kt);
+        terms.sub(index[j], sk)
+    };
+    if terms.mentions(base, ki) {
+        return None; // κᵢ inside a nonlinear part of the index
+    }
+    // p(x) = s·(x − c): the iteration (counted from 0) that wrote cell x.
+    let diff = terms.sub(xts[j], base);
+    let p = terms.scale(s, diff);
+    let mut at_p = Subst::new();
+    at_p.bind(ki, p);
+    let written = at_p.apply(terms, w);
+    let zero = terms.int(0);
+    let mut conds = vec![terms.le(zero, p), terms.lt(p, kt)];
+    for (k, ix) in index.iter().enumerate() {
+        if k != j {
+            conds.push(terms.eq(xts[k], *ix));
+        }
+    }
+    let hit = terms.and(conds);
+    let old = terms.select(sym, xts);
+    let body = terms.ite(hit, written, old);
+    Some(terms.lambda(xs.to_vec(), body))
 }
 
 /// ς-substitution of TR Alg. 5: Σ of the inner counters ⇝ ν; any other

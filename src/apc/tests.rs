@@ -106,7 +106,13 @@ fn iterated(src: &str, var: &str) -> String {
 
 #[test]
 fn rule1_unchanged_variables_keep_their_symbol() {
-    assert_eq!(iterated("main(n) { var i, c; c = 7; i = 0; while (i < n) { i = i + 1; } return c; }", "c"), "c₀");
+    assert_eq!(
+        iterated(
+            "main(n) { var i, c; c = 7; i = 0; while (i < n) { i = i + 1; } return c; }",
+            "c"
+        ),
+        "c₀"
+    );
 }
 
 #[test]
@@ -116,7 +122,8 @@ fn rule2_progressions_sum_over_backbones() {
     assert_eq!(iterated(src, "j"), "j₀ + κ1 + 2·κ2");
     assert_eq!(iterated(src, "i"), "i₀ + κ1 + κ2");
     // An invariant symbolic step: s₀·κ1 (nonlinear, still a progression).
-    let src = "main(n, s) { var i, x; i = 0; x = 0; while (i < n) { x = x + s; i = i + 1; } return x; }";
+    let src =
+        "main(n, s) { var i, x; i = 0; x = 0; while (i < n) { x = x + s; i = i + 1; } return x; }";
     assert_eq!(iterated(src, "x"), "x₀ + s₀·κ1");
 }
 
@@ -160,4 +167,52 @@ fn star_predicates_are_fresh_booleans_of_both_polarities() {
         let phik = unfold(&mut eng.terms, phi, 2);
         assert!(is_sat(&solve(&eng.terms, phik)), "{}", eng.terms.show(phik));
     }
+}
+
+/// θ^κ of an array after the first loop of main (applied to a read at x).
+fn iterated_array(src: &str, var: &str) -> String {
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    let sum = eng.summary(0);
+    let v = body.var_id(var).unwrap();
+    eng.terms.show(sum.theta.get(state::Slot::Value(v)))
+}
+
+#[test]
+fn table2_example1_monotone_writes() {
+    // TR Example 1: for (i = 0; i < n; ++i) A[i] = i  ⇒  λx. ite(i₀ ≤ x < i₀ + κ, x, A₀(x)).
+    let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { A[i] = i; i = i + 1; } return A[0]; }";
+    assert_eq!(
+        iterated_array(src, "A"),
+        "λx. ite(0 ≤ -i₀ + x ∧ -i₀ + x < κ1, x, A₀(x))"
+    );
+    // A decreasing index and a value depending on the iteration.
+    let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 3; while (i >= 0) { A[i] = 2 * i + 1; i = i - 1; } return A[0]; }";
+    assert_eq!(
+        iterated_array(src, "A"),
+        "λx. ite(0 ≤ i₀ - x ∧ i₀ - x < κ1, 2·x + 1, A₀(x))"
+    );
+}
+
+#[test]
+fn table2_cases_not_covered_are_star() {
+    // Two writes per iteration (TR Example 2) and a write reading the array.
+    for src in [
+        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i - 1] = i; A[i] = i; i = i + 1; } return A[0]; }",
+        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i] = A[i - 1] + 1; i = i + 1; } return A[0]; }",
+    ] {
+        assert!(
+            iterated_array(src, "A").contains('⋆'),
+            "{}",
+            iterated_array(src, "A")
+        );
+    }
+}
+
+#[test]
+fn an_array_filled_in_a_loop_is_read_precisely_afterwards() {
+    // After filling A[k] = k for k < 4, A[2] == 2: the assert is unreachable.
+    let src = "main() { var A, i; A = [9, 9, 9, 9]; i = 0; while (i < 4) { A[i] = i; i = i + 1; } if (A[2] != 2) { assert(0); } return 0; }";
+    let (phi, _, u) = nc(src, Options::default());
+    assert_eq!(u, Answer::Unsat, "{phi}");
 }
