@@ -169,7 +169,7 @@ fn reachable_targets_never_get_an_unsatisfiable_condition() {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
         // Places hit by a concrete run, and places the seeds call reachable.
-        let mut reachable: Vec<(u64, u64)> = Vec::new();
+        let mut reachable: Vec<(u64, u64, String)> = Vec::new();
         for (_, expected) in annotations(&text, "run") {
             if let Some(e) = expected.and_then(|e| e.get("error").cloned())
                 && let (Some(l), Some(c)) = (
@@ -177,19 +177,23 @@ fn reachable_targets_never_get_an_unsatisfiable_condition() {
                     e.get("col").and_then(|v| v.as_u64()),
                 )
             {
-                reachable.push((l, c));
+                reachable.push((l, c, e["kind"].as_str().unwrap_or("").to_string()));
             }
         }
         for (t, _) in annotations(&text, "target") {
             if t["verdict"] == "reachable" {
-                reachable.push((t["line"].as_u64().unwrap(), t["col"].as_u64().unwrap()));
+                reachable.push((
+                    t["line"].as_u64().unwrap(),
+                    t["col"].as_u64().unwrap(),
+                    t["kind"].as_str().unwrap_or("").to_string(),
+                ));
             }
         }
         reachable.sort();
         reachable.dedup();
         let p = prepare(&name);
         for (func, id, l, c, kind) in all_targets(&p) {
-            if !reachable.contains(&(l as u64, c as u64)) {
+            if !reachable.contains(&(l as u64, c as u64, kind.clone())) {
                 continue;
             }
             let a = solve_unfolded(&p, &func, id, 3, Options::default());

@@ -18,6 +18,8 @@ use std::collections::{BTreeMap, HashMap};
 pub(crate) fn initial_state(eng: &mut Engine) -> State {
     let mut st = State::general(&mut eng.terms, &eng.slots);
     let zero = eng.terms.int(0);
+    let one = eng.terms.int(1);
+    st.set(Slot::Next, one);
     for (i, v) in eng.body.vars.iter().enumerate() {
         let id = i as ir::VarId;
         if v.name == ir::INPUT_COUNTER {

@@ -85,5 +85,11 @@ fn slot_name(eng: &Engine, s: Slot) -> String {
         Slot::Value(v) => name(v),
         Slot::Len(v) => format!("len({})", name(v)),
         Slot::Init(v) => format!("init({})", name(v)),
+        Slot::Field(v, k) => match &eng.body.var(v).ty {
+            crate::types::Type::Record(fs) => format!("{}.{}", name(v), fs[k as usize].0),
+            _ => format!("{}.?", name(v)),
+        },
+        Slot::Heap => "heap".to_string(),
+        Slot::Next => "next".to_string(),
     }
 }

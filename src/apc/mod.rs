@@ -149,8 +149,8 @@ impl<'a> Engine<'a> {
                 ev.assign(t, st, p, e);
                 t.bool(true)
             }
-            Instr::Alloc(v, _) => {
-                ev.alloc(t, st, *v);
+            Instr::Alloc(v, e) => {
+                ev.alloc(t, st, *v, e);
                 t.bool(true)
             }
             Instr::Call { dst, .. } => {

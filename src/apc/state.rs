@@ -7,9 +7,13 @@
 //! has a basic symbol (`a₀`, `len(a)₀`, …): its value where the analysed
 //! (sub)program is entered.
 //!
-//! What the state cannot express becomes ⋆, soundly: pointers, records
-//! and the heap are ⋆ for now, and a write through a pointer makes every
-//! variable whose address is taken ⋆.
+//! Pointers are integers: null is 0, `&x` a distinct negative constant,
+//! `alloc` hands out 1, 2, … (slot `Next`) and stores into `Heap`. A write
+//! through a pointer p updates the heap at p and, guarded by `p = &x`, every
+//! variable x whose address is taken, so aliasing without loops is exact.
+//! Record variables are flattened into one slot per field. What the state
+//! cannot express becomes ⋆, soundly: records and arrays stored behind
+//! pointers or in arrays.
 
 use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
@@ -22,6 +26,12 @@ pub enum Slot {
     Value(VarId),
     Len(VarId),
     Init(VarId),
+    /// A field of a record variable (records are flattened).
+    Field(VarId, u32),
+    /// The heap: allocated cells by address (an array ℤ → ℤ).
+    Heap,
+    /// The next address `alloc` hands out.
+    Next,
 }
 
 /// The slots of one flowgraph and their basic symbols.
@@ -71,7 +81,20 @@ impl Slots {
                 all.push(Slot::Init(id));
                 symbols.insert(Slot::Init(id), s);
             }
+            if let Type::Record(fields) = &v.ty {
+                for (k, (f, _)) in fields.iter().enumerate() {
+                    let s = terms.symbol(TVar::Symbol, &format!("{name}.{f}₀"));
+                    all.push(Slot::Field(id, k as u32));
+                    symbols.insert(Slot::Field(id, k as u32), s);
+                }
+            }
         }
+        let heap = terms.symbol(TVar::ArraySymbol(1), "heap₀");
+        all.push(Slot::Heap);
+        symbols.insert(Slot::Heap, heap);
+        let next = terms.symbol(TVar::Symbol, "next₀");
+        all.push(Slot::Next);
+        symbols.insert(Slot::Next, next);
         Slots {
             all,
             symbols,
@@ -99,6 +122,20 @@ fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
         ir::Instr::Assign(_, e) | ir::Instr::Alloc(_, e) | ir::Instr::Output(e) => expr(e, out),
         ir::Instr::Call { args, .. } => args.iter().for_each(|a| expr(a, out)),
         _ => {}
+    }
+}
+
+/// The address of a variable: distinct, negative (allocated cells are
+/// positive, null is 0).
+pub fn address_of(v: VarId) -> i64 {
+    -(v as i64) - 1
+}
+
+/// The index of a field in a record variable's type.
+fn field_index(body: &Body, v: VarId, f: &str) -> Option<u32> {
+    match &body.var(v).ty {
+        Type::Record(fields) => fields.iter().position(|(n, _)| n == f).map(|k| k as u32),
+        _ => None,
     }
 }
 
@@ -195,10 +232,30 @@ impl<'a> Eval<'a> {
                 let i = self.expr(terms, st, i);
                 self.index(terms, arr, i)
             }
-            // Pointers, records and the heap are not modelled yet.
-            Expr::Null | Expr::Load(_) | Expr::Field(..) | Expr::AddrOf(_) | Expr::Record(_) => {
-                terms.star()
+            Expr::Null => terms.int(0),
+            Expr::AddrOf(v) => terms.int(address_of(*v)),
+            Expr::Load(p) => {
+                let p = self.expr(terms, st, p);
+                self.load(terms, st, p)
             }
+            Expr::Field(r, f) => match &**r {
+                Expr::Var(v) => match field_index(self.body, *v, f) {
+                    Some(k) => st
+                        .values
+                        .get(&Slot::Field(*v, k))
+                        .copied()
+                        .unwrap_or_else(|| terms.star()),
+                    None => terms.star(),
+                },
+                Expr::Record(fs) => match fs.iter().find(|(n, _)| n == f) {
+                    Some((_, e)) => self.expr(terms, st, e),
+                    None => terms.star(),
+                },
+                // Records behind pointers or in arrays are not modelled.
+                _ => terms.star(),
+            },
+            // A record value as a whole is only used through its fields.
+            Expr::Record(_) => terms.star(),
             Expr::Array(elems) => {
                 // λx. ite(x = 0, e0, ite(x = 1, e1, … 0))
                 let x = terms.new_var(TVar::Bound, "x");
@@ -214,6 +271,49 @@ impl<'a> Eval<'a> {
                     body = terms.ite(c, v, body);
                 }
                 terms.lambda(vec![x], body)
+            }
+        }
+    }
+
+    /// The cell a pointer points to: the variable it is the address of, or
+    /// the heap cell.
+    pub fn load(&self, terms: &mut Terms, st: &State, p: TermId) -> TermId {
+        let heap = st.get(Slot::Heap);
+        let mut acc = terms.select(heap, vec![p]);
+        for &x in self.slots.address_taken.iter().rev() {
+            let v = st.get(Slot::Value(x));
+            if terms.sort(v) != Sort::Int {
+                continue;
+            }
+            let a = terms.int(address_of(x));
+            let c = terms.eq(p, a);
+            acc = terms.ite(c, v, acc);
+        }
+        acc
+    }
+
+    /// `*p := v`: the heap cell and, if p is its address, each variable.
+    fn store(&self, terms: &mut Terms, st: &mut State, p: TermId, v: TermId) {
+        if terms.sort(v) != Sort::Int {
+            self.havoc_memory(terms, st);
+            return;
+        }
+        let heap = st.get(Slot::Heap);
+        let new_heap = self.write(terms, heap, &[p], v);
+        st.set(Slot::Heap, new_heap);
+        for &x in &self.slots.address_taken.clone() {
+            let old = st.get(Slot::Value(x));
+            if terms.sort(old) != Sort::Int {
+                continue;
+            }
+            let a = terms.int(address_of(x));
+            let c = terms.eq(p, a);
+            let nv = terms.ite(c, v, old);
+            st.set(Slot::Value(x), nv);
+            if let Some(&init) = st.values.get(&Slot::Init(x)) {
+                let one = terms.int(1);
+                let ni = terms.ite(c, one, init);
+                st.set(Slot::Init(x), ni);
             }
         }
     }
@@ -269,6 +369,25 @@ impl<'a> Eval<'a> {
                 let p = terms.eq(flag, one);
                 if *positive { p } else { terms.not(p) }
             }
+            Cond::Initialized {
+                place: Place::Deref(p),
+                positive,
+            } => {
+                // Heap cells are assigned by `alloc`; a variable's cell may not be.
+                let p = self.expr(terms, st, p);
+                let mut parts = Vec::new();
+                for &x in &self.slots.address_taken {
+                    if let Some(&init) = st.values.get(&Slot::Init(x)) {
+                        let a = terms.int(address_of(x));
+                        let is_x = terms.eq(p, a);
+                        let one = terms.int(1);
+                        let assigned = terms.eq(init, one);
+                        parts.push(terms.implies(is_x, assigned));
+                    }
+                }
+                let c = terms.and(parts);
+                if *positive { c } else { terms.not(c) }
+            }
             Cond::Initialized { .. } => terms.fresh_bool(),
             Cond::InBounds {
                 array,
@@ -310,6 +429,10 @@ impl<'a> Eval<'a> {
     /// Executes an assignment.
     pub fn assign(&self, terms: &mut Terms, st: &mut State, p: &Place, e: &Expr) {
         match p {
+            Place::Var(v) if matches!(self.body.var(*v).ty, Type::Record(_)) => {
+                self.assign_record(terms, st, *v, e);
+                self.mark_init(terms, st, *v);
+            }
             Place::Var(v) => {
                 let val = self.expr(terms, st, e);
                 let val = self.fit(terms, *v, val);
@@ -350,6 +473,20 @@ impl<'a> Eval<'a> {
                     _ => self.havoc_memory(terms, st),
                 }
             }
+            Place::Field(base, f) if matches!(&**base, Place::Var(v) if field_index(self.body, *v, f).is_some()) =>
+            {
+                let Place::Var(v) = &**base else {
+                    unreachable!("matched above")
+                };
+                let k = field_index(self.body, *v, f).unwrap_or(0);
+                let val = self.expr(terms, st, e);
+                let val = if terms.sort(val) == Sort::Int {
+                    val
+                } else {
+                    terms.star()
+                };
+                st.set(Slot::Field(*v, k), val);
+            }
             Place::Field(base, _) => {
                 let mut root = &**base;
                 while let Place::Index(b, _) | Place::Field(b, _) = root {
@@ -363,7 +500,41 @@ impl<'a> Eval<'a> {
                     _ => self.havoc_memory(terms, st),
                 }
             }
-            Place::Deref(_) => self.havoc_memory(terms, st),
+            Place::Deref(p) => {
+                let p = self.expr(terms, st, p);
+                let v = self.expr(terms, st, e);
+                self.store(terms, st, p, v);
+            }
+        }
+    }
+
+    /// `r = e` for a record variable: field by field.
+    fn assign_record(&self, terms: &mut Terms, st: &mut State, v: VarId, e: &Expr) {
+        let Type::Record(fields) = &self.body.var(v).ty else {
+            return;
+        };
+        for (k, (name, _)) in fields.iter().enumerate() {
+            let val = match e {
+                Expr::Record(fs) => match fs.iter().find(|(n, _)| n == name) {
+                    Some((_, x)) => self.expr(terms, st, x),
+                    None => terms.star(),
+                },
+                Expr::Var(w) => match field_index(self.body, *w, name) {
+                    Some(j) => st
+                        .values
+                        .get(&Slot::Field(*w, j))
+                        .copied()
+                        .unwrap_or_else(|| terms.star()),
+                    None => terms.star(),
+                },
+                _ => terms.star(),
+            };
+            let val = if terms.sort(val) == Sort::Int {
+                val
+            } else {
+                terms.star()
+            };
+            st.set(Slot::Field(v, k as u32), val);
         }
     }
 
@@ -418,6 +589,12 @@ impl<'a> Eval<'a> {
     /// A write through a pointer (or into a record through one): every
     /// variable whose address is taken may have changed.
     pub fn havoc_memory(&self, terms: &mut Terms, st: &mut State) {
+        let x = terms.new_var(TVar::Bound, "x");
+        let s = terms.star();
+        let h = terms.lambda(vec![x], s);
+        st.set(Slot::Heap, h);
+        let s = terms.star();
+        st.set(Slot::Next, s);
         for &v in &self.slots.address_taken {
             let s = self.star_for(terms, v);
             st.set(Slot::Value(v), s);
@@ -441,9 +618,20 @@ impl<'a> Eval<'a> {
         self.havoc_memory(terms, st);
     }
 
-    pub fn alloc(&self, terms: &mut Terms, st: &mut State, dst: VarId) {
-        let s = self.star_for(terms, dst);
-        st.set(Slot::Value(dst), s);
+    /// `dst := alloc e`: the next address, holding e.
+    pub fn alloc(&self, terms: &mut Terms, st: &mut State, dst: VarId, e: &Expr) {
+        let p = st.get(Slot::Next);
+        let v = self.expr(terms, st, e);
+        if terms.sort(v) == Sort::Int {
+            let heap = st.get(Slot::Heap);
+            let new_heap = self.write(terms, heap, &[p], v);
+            st.set(Slot::Heap, new_heap);
+        }
+        // A cell holding a record or array: by typing it is only read
+        // through fields or indexing, which give ⋆.
+        st.set(Slot::Value(dst), p);
+        let next = terms.add_int(p, 1);
+        st.set(Slot::Next, next);
         self.mark_init(terms, st, dst);
     }
 }

@@ -530,11 +530,29 @@ fn iterate_array(
     };
     let mut index: Vec<Option<TermId>> = vec![None; xs.len()];
     for e in eqs {
-        let Node::Eq(a, b) = *terms.node(e) else {
+        // `d = 0` with d = ±x_k + r: the index is ∓r.
+        let Node::Eq(d, _) = *terms.node(e) else {
             return None;
         };
-        let k = xts.iter().position(|x| *x == a || *x == b)?;
-        let other = if xts[k] == a { b } else { a };
+        let (c0, summands) = terms.linear(d);
+        let k = xts
+            .iter()
+            .position(|x| summands.iter().any(|(_, t)| t == x))?;
+        let coef = summands
+            .iter()
+            .find(|(_, t)| *t == xts[k])
+            .map(|(c, _)| c.clone())?;
+        if coef != BigInt::from(1) && coef != BigInt::from(-1) {
+            return None;
+        }
+        let rest: Vec<(BigInt, TermId)> =
+            summands.into_iter().filter(|(_, t)| *t != xts[k]).collect();
+        let r = terms.sum(c0, rest);
+        let other = if coef == BigInt::from(1) {
+            terms.neg(r)
+        } else {
+            r
+        };
         if terms.mentions_any(other, &xs) {
             return None;
         }

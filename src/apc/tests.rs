@@ -184,13 +184,13 @@ fn table2_example1_monotone_writes() {
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { A[i] = i; i = i + 1; } return A[0]; }";
     assert_eq!(
         iterated_array(src, "A"),
-        "λx. ite(0 ≤ -i₀ + x ∧ -i₀ + x < κ1, x, A₀(x))"
+        "λx. ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x))"
     );
     // A decreasing index and a value depending on the iteration.
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 3; while (i >= 0) { A[i] = 2 * i + 1; i = i - 1; } return A[0]; }";
     assert_eq!(
         iterated_array(src, "A"),
-        "λx. ite(0 ≤ i₀ - x ∧ i₀ - x < κ1, 2·x + 1, A₀(x))"
+        "λx. ite(x ≤ i₀ ∧ i₀ < x + κ1, 2·x + 1, A₀(x))"
     );
 }
 
@@ -215,4 +215,74 @@ fn an_array_filled_in_a_loop_is_read_precisely_afterwards() {
     let src = "main() { var A, i; A = [9, 9, 9, 9]; i = 0; while (i < 4) { A[i] = i; i = i + 1; } if (A[2] != 2) { assert(0); } return 0; }";
     let (phi, _, u) = nc(src, Options::default());
     assert_eq!(u, Answer::Unsat, "{phi}");
+}
+
+/// φ̂^K of every target of one kind in main, as z3 answers.
+fn answers_for(src: &str, kind: crate::TargetKind) -> Vec<Answer> {
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    body.targets
+        .iter()
+        .filter(|t| t.kind == kind)
+        .map(|t| {
+            let phi = eng.condition(t.id);
+            let phik = unfold(&mut eng.terms, phi, 3);
+            solve(&eng.terms, phik)
+        })
+        .collect()
+}
+
+#[test]
+fn aliasing_through_address_of_and_alloc_is_exact() {
+    let src = "main(n) { var x, p, q; x = 1; p = &x; *p = n; if (x != n) { assert(0); } q = alloc 3; p = q; *p = 4; if (*q != 4) { assert(0); } return 0; }";
+    assert_eq!(
+        answers_for(src, crate::TargetKind::Assert),
+        vec![Answer::Unsat, Answer::Unsat]
+    );
+    // Two allocations are different cells.
+    let src = "main(n) { var p, q; p = alloc 1; q = alloc 2; *p = n; if (*q != 2) { assert(0); } return 0; }";
+    assert_eq!(
+        answers_for(src, crate::TargetKind::Assert),
+        vec![Answer::Unsat]
+    );
+}
+
+#[test]
+fn null_dereference_needs_the_null_path() {
+    let src = "main(n) { var x, p, y; x = 5; p = null; if (n > 0) { p = &x; } y = *p; return y; }";
+    let body = main_body(src);
+    let t = body
+        .targets
+        .iter()
+        .find(|t| t.kind == crate::TargetKind::NullDeref)
+        .unwrap()
+        .id;
+    let mut eng = Engine::new(&body, Options::default());
+    let phi = eng.condition(t);
+    assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
+}
+
+#[test]
+fn records_are_flattened() {
+    let src = "main(n) { var r, s; r = {a: 1, b: n}; r.a = r.b + 1; s = r; if (s.a != n + 1) { assert(0); } return 0; }";
+    assert_eq!(
+        answers_for(src, crate::TargetKind::Assert),
+        vec![Answer::Unsat]
+    );
+}
+
+#[test]
+fn reading_a_never_assigned_variable_through_a_pointer() {
+    // p points to x, which is assigned only when n > 0: *p is uninitialized iff n ≤ 0.
+    let src = "main(n) { var x, p, y; p = &x; if (n > 0) { x = 1; } y = *p; return y; }";
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    let deref = body
+        .targets
+        .iter()
+        .find(|t| t.kind == crate::TargetKind::Uninitialized)
+        .unwrap()
+        .id;
+    let phi = eng.condition(deref);
+    assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
 }

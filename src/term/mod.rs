@@ -403,52 +403,84 @@ impl Terms {
 
     // ---- predicates ------------------------------------------------------------
 
-    /// A comparison over terms that contain ⋆ is a fresh proposition.
-    fn predicate(&mut self, node: Node, a: TermId, b: TermId) -> TermId {
-        if self.is_star(a) || self.is_star(b) {
+    /// Comparisons are kept as `d ≤ 0` and `d = 0` over the canonical
+    /// linear difference d (with a positive leading coefficient for `=`), so
+    /// `a < b` is literally `¬(b ≤ a)` and complements meet in `∧`/`∨`.
+    /// A difference that is one `ite` with constant branches is decided per
+    /// branch: `ite(c, 2, 0) = 0` becomes `¬c`.
+    fn compare(&mut self, is_eq: bool, a: TermId, b: TermId) -> TermId {
+        if self.sort(a) != Sort::Int || self.sort(b) != Sort::Int {
+            // Only integers are compared; keep other sorts as they are.
+            let (a, b) = if a <= b { (a, b) } else { (b, a) };
+            return self.intern(
+                if is_eq {
+                    Node::Eq(a, b)
+                } else {
+                    Node::Le(a, b)
+                },
+                Sort::Bool,
+            );
+        }
+        let d = self.sub(a, b);
+        if self.is_star(d) {
             return self.fresh_bool();
         }
-        self.intern(node, Sort::Bool)
-    }
-
-    /// `a - b` as a canonical linear term, to decide constant comparisons.
-    fn difference(&mut self, a: TermId, b: TermId) -> TermId {
-        self.sub(a, b)
+        let (c, xs) = self.linear(d);
+        if xs.is_empty() {
+            let v = if is_eq { c.is_zero() } else { !c.is_positive() };
+            return self.bool(v);
+        }
+        if let [(k, x)] = &xs[..]
+            && let Node::Ite(cond, t, e) = self.node(*x).clone()
+            && let (Some(tv), Some(ev)) = (self.as_int(t).cloned(), self.as_int(e).cloned())
+        {
+            let holds = |v: &BigInt| {
+                let total = &c + k * v;
+                if is_eq {
+                    total.is_zero()
+                } else {
+                    !total.is_positive()
+                }
+            };
+            return match (holds(&tv), holds(&ev)) {
+                (true, true) => self.bool(true),
+                (false, false) => self.bool(false),
+                (true, false) => cond,
+                (false, true) => self.not(cond),
+            };
+        }
+        let d = if is_eq && xs[0].0.is_negative() {
+            self.neg(d)
+        } else {
+            d
+        };
+        let zero = self.int(0);
+        self.intern(
+            if is_eq {
+                Node::Eq(d, zero)
+            } else {
+                Node::Le(d, zero)
+            },
+            Sort::Bool,
+        )
     }
 
     pub fn eq(&mut self, a: TermId, b: TermId) -> TermId {
         if a == b && !self.is_star(a) {
             return self.bool(true);
         }
-        if self.sort(a) == Sort::Int {
-            let d = self.difference(a, b);
-            if let Some(n) = self.as_int(d) {
-                let z = n.is_zero();
-                return self.bool(z);
-            }
-        }
-        let (a, b) = if a <= b { (a, b) } else { (b, a) };
-        self.predicate(Node::Eq(a, b), a, b)
+        self.compare(true, a, b)
     }
     pub fn ne(&mut self, a: TermId, b: TermId) -> TermId {
         let e = self.eq(a, b);
         self.not(e)
     }
     pub fn lt(&mut self, a: TermId, b: TermId) -> TermId {
-        let d = self.difference(a, b);
-        if let Some(n) = self.as_int(d) {
-            let v = n.is_negative();
-            return self.bool(v);
-        }
-        self.predicate(Node::Lt(a, b), a, b)
+        let ge = self.compare(false, b, a);
+        self.not(ge)
     }
     pub fn le(&mut self, a: TermId, b: TermId) -> TermId {
-        let d = self.difference(a, b);
-        if let Some(n) = self.as_int(d) {
-            let v = !n.is_positive();
-            return self.bool(v);
-        }
-        self.predicate(Node::Le(a, b), a, b)
+        self.compare(false, a, b)
     }
     pub fn gt(&mut self, a: TermId, b: TermId) -> TermId {
         self.lt(b, a)

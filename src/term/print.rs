@@ -119,6 +119,50 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// `d op 0` printed with positive summands on the left and negative ones
+    /// on the right (`flip` swaps the sides: ¬(d ≤ 0) is `-d < 0`, i.e. right < left).
+    fn relation(&self, a: TermId, b: TermId, op: &str, flip: bool) -> String {
+        let tm = self.terms;
+        let is_zero = |t: TermId| matches!(tm.node(t), Node::Int(n) if n.is_zero());
+        if !is_zero(b) || tm.sort(a) != Sort::Int {
+            let (l, r) = (self.wrap(a, 5), self.wrap(b, 5));
+            return if flip {
+                format!("{r} {op} {l}")
+            } else {
+                format!("{l} {op} {r}")
+            };
+        }
+        let (c, xs) = tm.linear(a);
+        let side = |pos: bool| -> String {
+            let mut parts: Vec<String> = Vec::new();
+            for (k, x) in &xs {
+                if k.is_positive() == pos {
+                    let m = k.abs();
+                    let t = if m.is_one() {
+                        self.wrap(*x, 6)
+                    } else {
+                        format!("{m}·{}", self.wrap(*x, 7))
+                    };
+                    parts.push(t);
+                }
+            }
+            if !c.is_zero() && c.is_positive() == pos {
+                parts.push(c.abs().to_string());
+            }
+            if parts.is_empty() {
+                "0".to_string()
+            } else {
+                parts.join(" + ")
+            }
+        };
+        let (l, r) = (side(true), side(false));
+        if flip {
+            format!("{r} {op} {l}")
+        } else {
+            format!("{l} {op} {r}")
+        }
+    }
+
     pub fn term(&self, t: TermId) -> String {
         if let Some(n) = self.names.get(&t) {
             return n.clone();
@@ -167,11 +211,12 @@ impl<'a> Printer<'a> {
                 self.term(*a),
                 self.term(*b)
             ),
-            Node::Eq(a, b) => format!("{} = {}", self.wrap(*a, 5), self.wrap(*b, 5)),
+            Node::Eq(a, b) => self.relation(*a, *b, "=", false),
             Node::Lt(a, b) => format!("{} < {}", self.wrap(*a, 5), self.wrap(*b, 5)),
-            Node::Le(a, b) => format!("{} ≤ {}", self.wrap(*a, 5), self.wrap(*b, 5)),
+            Node::Le(a, b) => self.relation(*a, *b, "≤", false),
             Node::Not(a) => match tm.node(*a) {
-                Node::Eq(x, y) => format!("{} ≠ {}", self.wrap(*x, 5), self.wrap(*y, 5)),
+                Node::Eq(x, y) => self.relation(*x, *y, "≠", false),
+                Node::Le(x, y) => self.relation(*x, *y, "<", true),
                 _ => format!("¬{}", self.wrap(*a, 4)),
             },
             Node::And(xs) => xs
