@@ -45,6 +45,9 @@ pub struct Options {
     pub max_body_backbones: usize,
     /// Time limit of each inference query.
     pub solver_timeout: Duration,
+    /// Drop loop-body backbones whose path condition a solver proves
+    /// unsatisfiable (TR Alg. 2's pruning; only syntactic pruning if off).
+    pub prune_with_solver: bool,
 }
 
 impl Default for Options {
@@ -53,6 +56,7 @@ impl Default for Options {
             counter_inference: true,
             max_body_backbones: 256,
             solver_timeout: Duration::from_secs(10),
+            prune_with_solver: true,
         }
     }
 }
@@ -61,6 +65,7 @@ impl Default for Options {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub summaries_computed: usize,
+    pub pruned_backbones: usize,
     pub inference_queries: usize,
     pub inferred_relations: usize,
 }

@@ -126,6 +126,31 @@ fn run_path(eng: &mut Engine, start: &State, path: &Path, header: ir::NodeId) ->
     })
 }
 
+/// Drops the body backbones whose path condition is unsatisfiable from any
+/// entry state (their φ̂¹ weakening is UNSAT, so the condition is too): one
+/// solver process for all of a loop's checks. Unknown answers keep the
+/// backbone.
+fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
+    if !eng.opts.prune_with_solver || runs.len() < 2 {
+        return runs;
+    }
+    let checks: Vec<TermId> = runs
+        .iter()
+        .map(|r| super::unfold(&mut eng.terms, r.pc, 1))
+        .collect();
+    let script = crate::term::to_smtlib_batch(&eng.terms, &checks);
+    let answers = smt::run_z3_batch(&script, checks.len(), eng.opts.solver_timeout);
+    let before = runs.len();
+    let kept: Vec<Run> = runs
+        .into_iter()
+        .zip(answers)
+        .filter(|(_, a)| *a != Answer::Unsat)
+        .map(|(r, _)| r)
+        .collect();
+    eng.stats.pruned_backbones += before - kept.len();
+    kept
+}
+
 /// What θ^κ is computed for: program slots and the ν of inner loops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Key {
@@ -152,6 +177,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         .iter()
         .filter_map(|p| run_path(eng, &start, p, lp.header))
         .collect();
+    let runs = prune(eng, runs);
     let backbones = bbs.paths.len();
     if runs.is_empty() {
         // No iteration is possible: the loop runs zero times.

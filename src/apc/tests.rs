@@ -286,3 +286,25 @@ fn reading_a_never_assigned_variable_through_a_pointer() {
     let phi = eng.condition(deref);
     assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
 }
+
+#[test]
+fn infeasible_body_backbones_are_pruned_with_the_solver() {
+    // The branch setting y needs x > 0 and x < 0: with pruning y is unchanged (rule 1).
+    let src = "main(n, x) { var i, y; i = 0; y = 0; while (i < n) { if (x > 0) { if (x < 0) { y = 1; } } i = i + 1; } return y; }";
+    assert_eq!(iterated(src, "y"), "y₀");
+    let body = main_body(src);
+    let mut eng = Engine::new(
+        &body,
+        Options {
+            prune_with_solver: false,
+            ..Options::default()
+        },
+    );
+    let sum = eng.summary(0);
+    let y = body.var_id("y").unwrap();
+    assert_eq!(
+        eng.terms.show(sum.theta.get(state::Slot::Value(y))),
+        "ite(0 < κ1, 1, y₀)",
+        "without pruning the infeasible writer counts"
+    );
+}

@@ -52,6 +52,39 @@ pub fn run_z3(script: &str, timeout: Duration) -> Answer {
     }
 }
 
+/// Runs a script with several `(check-sat)`s; one answer per check.
+pub fn run_z3_batch(script: &str, checks: usize, timeout: Duration) -> Vec<Answer> {
+    let ms = timeout.as_millis().max(1);
+    let out = Command::new("z3")
+        .args(["-in", "-smt2", &format!("-t:{ms}")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            if let Some(mut stdin) = c.stdin.take() {
+                let _ = stdin.write_all(script.as_bytes());
+            }
+            c.wait_with_output()
+        });
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    let mut answers: Vec<Answer> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| matches!(*l, "sat" | "unsat" | "unknown"))
+        .map(|l| match l {
+            "sat" => Answer::Sat(String::new()),
+            "unsat" => Answer::Unsat,
+            _ => Answer::Unknown("unknown".into()),
+        })
+        .collect();
+    // A crashed or missing solver answers nothing: that is `unknown`.
+    answers.resize(checks, Answer::Unknown("no answer".into()));
+    answers
+}
+
 /// Parses `((name value) …)` from a `get-value` answer into integers.
 pub fn parse_int_values(text: &str) -> Vec<(String, num_bigint::BigInt)> {
     // Tokenise parentheses and atoms; values are `5` or `(- 5)`.

@@ -19,7 +19,7 @@
 mod print;
 mod subst;
 
-pub use print::{Printer, smt_name, to_smtlib};
+pub use print::{Printer, smt_name, to_smtlib, to_smtlib_batch};
 pub use subst::Subst;
 
 /// Rebuilds a node with new children through the smart constructors.

@@ -294,22 +294,31 @@ pub fn smt_name(terms: &Terms, v: Var) -> String {
     s
 }
 
-/// A self-contained SMT-LIB script asserting all `roots` (Boolean terms):
-/// declarations of every free variable, the truncating-division helper,
-/// `(check-sat)`. Counters and iteration variables get `(>= v 0)`.
-pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
-    let mut out = String::new();
-    out.push_str("(set-logic ALL)\n");
-    // Only when needed: an unused definition with `div` changes Z3's
-    // strategy (it answered `unknown` on the Alg. 8 queries with it).
-    if roots.iter().any(|r| mentions_div(terms, *r)) {
-        out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
-    }
+/// A script that checks each root on its own: shared declarations, then
+/// `(push 1) (assert r) (check-sat) (pop 1)` per root.
+pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
+    let full = to_smtlib(terms, &[]);
+    let mut out = full.trim_end_matches("(check-sat)\n").to_string();
     let mut free: BTreeSet<Var> = BTreeSet::new();
     for r in roots {
         free.extend(terms.free_vars(*r));
     }
-    for v in &free {
+    if roots.iter().any(|r| mentions_div(terms, *r)) {
+        out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+    }
+    declare(terms, &free, &mut out);
+    for r in roots {
+        let _ = writeln!(
+            out,
+            "(push 1)\n(assert {})\n(check-sat)\n(pop 1)",
+            smt_rec(terms, *r, &HashMap::new())
+        );
+    }
+    out
+}
+
+fn declare(terms: &Terms, free: &BTreeSet<Var>, out: &mut String) {
+    for v in free {
         let name = smt_name(terms, *v);
         match Terms::var_sort(*v) {
             Sort::Int => {
@@ -327,6 +336,24 @@ pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
             }
         }
     }
+}
+
+/// A self-contained SMT-LIB script asserting all `roots` (Boolean terms):
+/// declarations of every free variable, the truncating-division helper,
+/// `(check-sat)`. Counters and iteration variables get `(>= v 0)`.
+pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
+    let mut out = String::new();
+    out.push_str("(set-logic ALL)\n");
+    // Only when needed: an unused definition with `div` changes Z3's
+    // strategy (it answered `unknown` on the Alg. 8 queries with it).
+    if roots.iter().any(|r| mentions_div(terms, *r)) {
+        out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+    }
+    let mut free: BTreeSet<Var> = BTreeSet::new();
+    for r in roots {
+        free.extend(terms.free_vars(*r));
+    }
+    declare(terms, &free, &mut out);
     // Shared closed subterms become definitions, so the script stays
     // linear in the size of the DAG.
     let mut names: HashMap<TermId, String> = HashMap::new();
