@@ -514,14 +514,17 @@ fn iterate(
     None
 }
 
-/// TR Table 2 for the case of one writing backbone πᵢ with one write per
-/// iteration at a monotone, invertible index: the index component that
-/// moves is c + s·κᵢ (s = ±1) and the others are invariant. Each cell is
-/// then written at most once, so no last-writer condition is needed and the
-/// iteration that wrote cell x is p(x) = s·(x − c):
-///   λx⃗. ite(x⃗₋ⱼ = ι⃗₋ⱼ ∧ 0 ≤ p(xⱼ) < κᵢ, θ⟨w⟩[κᵢ/p(xⱼ)], A₀(x⃗)).
-/// The written value must not read the array itself (Table 2's cases 1–3,
-/// and several writes per iteration or several writers, give ⋆ for now).
+/// TR Table 2 for one writing backbone πᵢ whose writes all move through
+/// the array at the same monotone, invertible step: in each write m the
+/// moving index component is bₘ + s·κᵢ (s = ±1, the bₘ differing by
+/// constants) and the other components are invariant. Write m hits cell x
+/// in iteration pₘ(x) = s·(xⱼ − bₘ); the last writer of x is the valid
+/// write (0 ≤ pₘ(x) < κᵢ) with the latest iteration, ties going to the
+/// later write of the body. So, with the writes in that priority order:
+///   λx⃗. ite(valid₁, θ⟨w₁⟩[κᵢ/p₁(x)], ite(valid₂, …, A₀(x⃗))).
+/// TR Examples 1 and 2 are such loops. Written values that read the array
+/// (Table 2's cases 1–3), several writing backbones, or indices that are
+/// not of this shape give ⋆.
 fn iterate_array(
     terms: &mut Terms,
     sym: TermId,
@@ -542,21 +545,111 @@ fn iterate_array(
     let Node::Lambda(xs, body) = terms.node(v).clone() else {
         return None;
     };
-    let Node::Ite(c, w, rest) = terms.node(body).clone() else {
-        return None;
-    };
     let xts: Vec<TermId> = xs.iter().map(|x| terms.var(*x)).collect();
-    if rest != terms.select(sym, xts.clone()) {
-        return None; // more than one write per iteration
+    // The writes, last one outermost: ite(c_r, w_r, … ite(c_1, w_1, A₀(x⃗))).
+    let mut writes: Vec<(TermId, TermId)> = Vec::new();
+    let mut cur = body;
+    let base_read = terms.select(sym, xts.clone());
+    while cur != base_read {
+        let Node::Ite(c, w, rest) = terms.node(cur).clone() else {
+            return None;
+        };
+        writes.push((c, w));
+        cur = rest;
     }
-    // The index of each dimension, from the conjunction of x_k = ι_k.
+    writes.reverse(); // program order
+    let ki = counters[i];
+    let kt = terms.var(ki);
+    let others: Vec<Var> = counters.iter().copied().filter(|c| *c != ki).collect();
+    let mut parsed = Vec::new(); // (index, value) per write, iterated
+    for (c, w) in writes {
+        let index = write_index(terms, c, &xs, &xts, theta)?;
+        let w = theta.apply(terms, w);
+        for t in index.iter().chain(std::iter::once(&w)) {
+            if terms.contains_star(*t)
+                || terms.mentions_any(*t, &others)
+                || terms.mentions(*t, sym_var)
+            {
+                return None;
+            }
+        }
+        parsed.push((index, w));
+    }
+    // One moving component j, the same step s in every write.
+    let moving: Vec<usize> = (0..xs.len())
+        .filter(|k| terms.mentions(parsed[0].0[*k], ki))
+        .collect();
+    let [j] = moving[..] else { return None };
+    let mut step: Option<BigInt> = None;
+    let mut bases = Vec::new();
+    for (index, _) in &parsed {
+        for (k, ix) in index.iter().enumerate() {
+            if k != j && terms.mentions(*ix, ki) {
+                return None;
+            }
+        }
+        let (_, summands) = terms.linear(index[j]);
+        let s = summands
+            .iter()
+            .find(|(_, t)| *t == kt)
+            .map(|(c, _)| c.clone())?;
+        if (s != BigInt::from(1) && s != BigInt::from(-1)) || step.as_ref().is_some_and(|t| *t != s)
+        {
+            return None;
+        }
+        step = Some(s.clone());
+        let sk = terms.scale(s, kt);
+        let base = terms.sub(index[j], sk);
+        if terms.mentions(base, ki) {
+            return None;
+        }
+        bases.push(base);
+    }
+    let s = step?;
+    // Priority: latest iteration first (smallest s·(bₘ − b₀)), then later writes.
+    let mut order: Vec<(BigInt, usize)> = Vec::new();
+    for (m, b) in bases.iter().enumerate() {
+        let d = terms.sub(*b, bases[0]);
+        let off = terms.as_int(d)?.clone();
+        order.push((&s * off, m));
+    }
+    order.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let zero = terms.int(0);
+    let mut acc = base_read;
+    for &(_, m) in order.iter().rev() {
+        let (index, w) = &parsed[m];
+        let diff = terms.sub(xts[j], bases[m]);
+        let p = terms.scale(s.clone(), diff);
+        let mut at_p = Subst::new();
+        at_p.bind(ki, p);
+        let written = at_p.apply(terms, *w);
+        let mut conds = vec![terms.le(zero, p), terms.lt(p, kt)];
+        for (k, ix) in index.iter().enumerate() {
+            if k != j {
+                conds.push(terms.eq(xts[k], *ix));
+            }
+        }
+        let hit = terms.and(conds);
+        acc = terms.ite(hit, written, acc);
+    }
+    Some(terms.lambda(xs.to_vec(), acc))
+}
+
+/// The index vector of a write `x⃗ = ι⃗` (a conjunction of `d = 0` with
+/// d = ±x_k + r), iterated with θ.
+fn write_index(
+    terms: &mut Terms,
+    c: TermId,
+    xs: &[Var],
+    xts: &[TermId],
+    theta: &Subst,
+) -> Option<Vec<TermId>> {
     let eqs: Vec<TermId> = match terms.node(c) {
         Node::And(cs) => cs.to_vec(),
         _ => vec![c],
     };
     let mut index: Vec<Option<TermId>> = vec![None; xs.len()];
     for e in eqs {
-        // `d = 0` with d = ±x_k + r: the index is ∓r.
         let Node::Eq(d, _) = *terms.node(e) else {
             return None;
         };
@@ -579,59 +672,12 @@ fn iterate_array(
         } else {
             r
         };
-        if terms.mentions_any(other, &xs) {
+        if terms.mentions_any(other, xs) {
             return None;
         }
         index[k] = Some(theta.apply(terms, other));
     }
-    let index: Vec<TermId> = index.into_iter().collect::<Option<_>>()?;
-    let w = theta.apply(terms, w);
-    let ki = counters[i];
-    let others: Vec<Var> = counters.iter().copied().filter(|c| *c != ki).collect();
-    for t in index.iter().chain(std::iter::once(&w)) {
-        if terms.contains_star(*t) || terms.mentions_any(*t, &others) || terms.mentions(*t, sym_var)
-        {
-            return None;
-        }
-    }
-    // Exactly one index component moves, with coefficient ±1 on κᵢ.
-    let moving: Vec<usize> = (0..index.len())
-        .filter(|k| terms.mentions(index[*k], ki))
-        .collect();
-    let [j] = moving[..] else { return None };
-    let kt = terms.var(ki);
-    let (_, summands) = terms.linear(index[j]);
-    let s = summands
-        .iter()
-        .find(|(_, t)| *t == kt)
-        .map(|(c, _)| c.clone())?;
-    if s != BigInt::from(1) && s != BigInt::from(-1) {
-        return None;
-    }
-    let base = {
-        let sk = terms.scale(s.clone(), kt);
-        terms.sub(index[j], sk)
-    };
-    if terms.mentions(base, ki) {
-        return None; // κᵢ inside a nonlinear part of the index
-    }
-    // p(x) = s·(x − c): the iteration (counted from 0) that wrote cell x.
-    let diff = terms.sub(xts[j], base);
-    let p = terms.scale(s, diff);
-    let mut at_p = Subst::new();
-    at_p.bind(ki, p);
-    let written = at_p.apply(terms, w);
-    let zero = terms.int(0);
-    let mut conds = vec![terms.le(zero, p), terms.lt(p, kt)];
-    for (k, ix) in index.iter().enumerate() {
-        if k != j {
-            conds.push(terms.eq(xts[k], *ix));
-        }
-    }
-    let hit = terms.and(conds);
-    let old = terms.select(sym, xts);
-    let body = terms.ite(hit, written, old);
-    Some(terms.lambda(xs.to_vec(), body))
+    index.into_iter().collect()
 }
 
 /// ς-substitution of TR Alg. 5: Σ of the inner counters ⇝ ν; any other

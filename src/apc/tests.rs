@@ -195,11 +195,24 @@ fn table2_example1_monotone_writes() {
 }
 
 #[test]
+fn table2_example2_two_writes_per_iteration() {
+    // TR Example 2: for (i = 1; i < n; ++i) { A[i-1] = i; A[i] = i; }. Cell x is last
+    // written by A[i-1] = i one iteration later (value x + 1) unless that iteration
+    // did not happen; the last cell keeps A[i] = i (value x).
+    let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i - 1] = i; A[i] = i; i = i + 1; } return A[0]; }";
+    assert_eq!(
+        iterated_array(src, "A"),
+        "λx. ite(i₀ ≤ x + 1 ∧ x + 1 < i₀ + κ1, x + 1, ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x)))"
+    );
+}
+
+#[test]
 fn table2_cases_not_covered_are_star() {
-    // Two writes per iteration (TR Example 2) and a write reading the array.
+    // A write reading the array (Table 2 cases 1-3), and two writing backbones
+    // whose index moves with both counters (TR Example 3's shape).
     for src in [
-        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i - 1] = i; A[i] = i; i = i + 1; } return A[0]; }",
         "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i] = A[i - 1] + 1; i = i + 1; } return A[0]; }",
+        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 2 * i + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }",
     ] {
         assert!(
             iterated_array(src, "A").contains('⋆'),
