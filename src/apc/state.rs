@@ -570,7 +570,9 @@ impl<'a> Eval<'a> {
             let s = terms.star();
             return terms.lambda(xs, s);
         }
-        let xs: Vec<Var> = (0..n).map(|_| terms.new_var(TVar::Bound, "x")).collect();
+        let xs: Vec<Var> = (0..n)
+            .map(|k| terms.new_var(TVar::Bound, placeholder(n, k)))
+            .collect();
         let xts: Vec<TermId> = xs.iter().map(|x| terms.var(*x)).collect();
         let eqs: Vec<TermId> = xts.iter().zip(idx).map(|(x, i)| terms.eq(*x, *i)).collect();
         let c = terms.and(eqs);
@@ -633,6 +635,15 @@ impl<'a> Eval<'a> {
         let next = terms.add_int(p, 1);
         st.set(Slot::Next, next);
         self.mark_init(terms, st, dst);
+    }
+}
+
+/// The name of the k-th argument placeholder of an n-dimensional λ.
+pub fn placeholder(n: u8, k: u8) -> String {
+    if n == 1 {
+        "x".to_string()
+    } else {
+        format!("x{}", k + 1)
     }
 }
 

@@ -849,7 +849,12 @@ fn infer_count(
         .into_iter()
         .filter(|v| matches!(v.kind, VarKind::Symbol | VarKind::Artificial))
         .collect();
-    // Unknowns: c⃗ (constants) and d = Σ mₗ·sₗ + b.
+    // Unknowns: c⃗ (constants) and d = Σ mₗ·sₗ + b. The ∃M,b ∀… query of
+    // the TR is nonlinear and Z3 often answers `unknown`; the same problem is
+    // solved here by counterexample-guided synthesis: fit the unknowns to
+    // sample points of Iter (linear in the unknowns), then validate the
+    // candidate exactly (Iter ∧ ν ≠ f must be UNSAT) or take its
+    // counterexample as a new sample.
     let cs: Vec<Var> = taus
         .iter()
         .map(|_| eng.terms.new_var(VarKind::Fresh, "c"))
@@ -859,74 +864,129 @@ fn infer_count(
         .map(|_| eng.terms.new_var(VarKind::Fresh, "m"))
         .collect();
     let b = eng.terms.new_var(VarKind::Fresh, "b");
-    let rel =
-        |eng: &mut Engine, cvals: &[TermId], mvals: &[TermId], bval: TermId, ks: &[TermId]| {
-            let mut parts: Vec<(BigInt, TermId)> = Vec::new();
-            for (c, k) in cvals.iter().zip(ks) {
-                parts.push((BigInt::from(1), eng.terms.mul(*c, *k)));
-            }
-            for (m, s) in mvals.iter().zip(&scalars) {
-                let st = eng.terms.var(*s);
-                parts.push((BigInt::from(1), eng.terms.mul(*m, st)));
-            }
-            parts.push((BigInt::from(1), bval));
-            let lin = eng.terms.sum(BigInt::from(0), parts);
-            let z = eng.terms.int(0);
-            eng.terms.max(z, lin)
-        };
-    let ctv: Vec<TermId> = cs.iter().map(|c| eng.terms.var(*c)).collect();
-    let mtv: Vec<TermId> = ms.iter().map(|m| eng.terms.var(*m)).collect();
-    let btv = eng.terms.var(b);
     let tau_t: Vec<TermId> = taus.iter().map(|t| eng.terms.var(*t)).collect();
-    let f_tau = rel(eng, &ctv, &mtv, btv, &tau_t);
-    let mut ante: Vec<TermId> = tau_t.iter().map(|t| eng.terms.le(zero, *t)).collect();
-    ante.push(iter_tau);
-    let ante = eng.terms.and(ante);
-    let concl = eng.terms.eq(nut, f_tau);
-    let imp = eng.terms.implies(ante, concl);
-    let mut univ: Vec<Var> = eng
-        .terms
-        .free_vars(imp)
-        .into_iter()
-        .filter(|v| !cs.contains(v) && !ms.contains(v) && *v != b)
-        .collect();
-    univ.sort();
-    let query = eng.terms.forall(univ, imp);
-    let mut script = crate::term::to_smtlib(&eng.terms, &[query]);
-    let names: Vec<String> = cs
+    let scalar_t: Vec<TermId> = scalars.iter().map(|s| eng.terms.var(*s)).collect();
+    // max(0, Σ cₖ·τₖ + Σ mₗ·sₗ + b) for given coefficient and point terms.
+    let rel =
+        |terms: &mut Terms, c: &[TermId], m: &[TermId], b: TermId, ks: &[TermId], ss: &[TermId]| {
+            let mut parts: Vec<(BigInt, TermId)> = Vec::new();
+            for (ci, k) in c.iter().zip(ks) {
+                parts.push((BigInt::from(1), terms.mul(*ci, *k)));
+            }
+            for (mi, sv) in m.iter().zip(ss) {
+                parts.push((BigInt::from(1), terms.mul(*mi, *sv)));
+            }
+            parts.push((BigInt::from(1), b));
+            let lin = terms.sum(BigInt::from(0), parts);
+            let z = terms.int(0);
+            terms.max(z, lin)
+        };
+    let mut base: Vec<TermId> = tau_t.iter().map(|t| eng.terms.le(zero, *t)).collect();
+    base.push(iter_tau);
+    let base = eng.terms.and(base);
+    let point: Vec<Var> = taus
         .iter()
-        .chain(&ms)
-        .chain(std::iter::once(&b))
+        .copied()
+        .chain(std::iter::once(nu))
+        .chain(scalars.iter().copied())
+        .collect();
+    let mut samples: Vec<Vec<BigInt>> = vec![model_at(eng, base, &point)?];
+    for _round in 0..24 {
+        // Fit the unknowns to every sample.
+        let (cu, mu, bu): (Vec<TermId>, Vec<TermId>, TermId) = (
+            cs.iter().map(|c| eng.terms.var(*c)).collect(),
+            ms.iter().map(|m| eng.terms.var(*m)).collect(),
+            eng.terms.var(b),
+        );
+        let mut fit = Vec::new();
+        for sample in &samples {
+            let vals: Vec<TermId> = sample.iter().map(|v| eng.terms.int(v.clone())).collect();
+            let (kt, rest) = vals.split_at(taus.len());
+            let (nv, st) = rest.split_first().expect("ν is in every sample");
+            let f = rel(&mut eng.terms, &cu, &mu, bu, kt, st);
+            fit.push(eng.terms.eq(*nv, f));
+        }
+        let fit = eng.terms.and(fit);
+        let unknowns: Vec<Var> = cs
+            .iter()
+            .chain(&ms)
+            .copied()
+            .chain(std::iter::once(b))
+            .collect();
+        let cand = model_at(eng, fit, &unknowns)?;
+        let cand_t: Vec<TermId> = cand.iter().map(|v| eng.terms.int(v.clone())).collect();
+        let (cv, rest) = cand_t.split_at(cs.len());
+        let (mv, bv) = rest.split_at(ms.len());
+        let (cv, mv, bv) = (cv.to_vec(), mv.to_vec(), bv[0]);
+        // Validate exactly.
+        let f_tau = rel(&mut eng.terms, &cv, &mv, bv, &tau_t, &scalar_t);
+        let differs = eng.terms.ne(nut, f_tau);
+        let bad = eng.terms.and2(base, differs);
+        match check_point(eng, bad, &point) {
+            Point::Unsat => {
+                eng.stats.inferred_relations += 1;
+                let ks: Vec<TermId> = counters.iter().map(|k| eng.terms.var(*k)).collect();
+                return Some(rel(&mut eng.terms, &cv, &mv, bv, &ks, &scalar_t));
+            }
+            Point::Model(p) => samples.push(p),
+            Point::Unknown => return None,
+        }
+    }
+    None
+}
+
+enum Point {
+    Unsat,
+    Model(Vec<BigInt>),
+    Unknown,
+}
+
+/// Values of `vars` in a model of `formula` (`None` if UNSAT or unknown).
+fn model_at(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Option<Vec<BigInt>> {
+    match check_point(eng, formula, vars) {
+        Point::Model(p) => Some(p),
+        _ => None,
+    }
+}
+
+fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
+    let mut script = crate::term::to_smtlib(&eng.terms, &[formula]);
+    let names: Vec<String> = vars
+        .iter()
         .map(|v| crate::term::smt_name(&eng.terms, *v))
         .collect();
-    script.push_str(&format!("(get-value ({}))\n", names.join(" ")));
-    eng.stats.inference_queries += 1;
-    let answer = smt::run_z3(&script, eng.opts.solver_timeout);
-    let Answer::Sat(model) = answer else {
-        return None;
-    };
-    let values: HashMap<String, BigInt> = smt::parse_int_values(&model).into_iter().collect();
-    let get = |eng: &mut Engine, v: &Var| -> Option<TermId> {
-        let n = values.get(&crate::term::smt_name(&eng.terms, *v))?.clone();
-        Some(eng.terms.int(n))
-    };
-    let cv: Vec<TermId> = cs.iter().map(|c| get(eng, c)).collect::<Option<_>>()?;
-    let mv: Vec<TermId> = ms.iter().map(|m| get(eng, m)).collect::<Option<_>>()?;
-    let bv = get(eng, &b)?;
-    // Validate: Iter ∧ ν ≠ f(τ⃗) must be unsatisfiable.
-    let f_tau_found = rel(eng, &cv, &mv, bv, &tau_t);
-    let mut bad: Vec<TermId> = tau_t.iter().map(|t| eng.terms.le(zero, *t)).collect();
-    bad.push(iter_tau);
-    bad.push(eng.terms.ne(nut, f_tau_found));
-    let bad = eng.terms.and(bad);
-    let script = crate::term::to_smtlib(&eng.terms, &[bad]);
-    eng.stats.inference_queries += 1;
-    if smt::run_z3(&script, eng.opts.solver_timeout) != Answer::Unsat {
-        return None;
+    // Asked-for variables the formula does not mention must still be declared.
+    let free = eng.terms.free_vars(formula);
+    let missing: String = vars
+        .iter()
+        .zip(&names)
+        .filter(|(v, _)| !free.contains(v))
+        .map(|(_, n)| format!("(declare-fun {n} () Int)\n"))
+        .collect();
+    script = script.replacen(
+        "(set-logic ALL)\n",
+        &format!("(set-logic ALL)\n{missing}"),
+        1,
+    );
+    if !names.is_empty() {
+        script.push_str(&format!("(get-value ({}))\n", names.join(" ")));
     }
-    eng.stats.inferred_relations += 1;
-    let ks: Vec<TermId> = counters.iter().map(|k| eng.terms.var(*k)).collect();
-    Some(rel(eng, &cv, &mv, bv, &ks))
+    eng.stats.inference_queries += 1;
+    match smt::run_z3(&script, eng.opts.solver_timeout) {
+        Answer::Unsat => Point::Unsat,
+        Answer::Unknown(_) => Point::Unknown,
+        Answer::Sat(model) => {
+            let values: HashMap<String, BigInt> =
+                smt::parse_int_values(&model).into_iter().collect();
+            // A variable the formula does not constrain may be missing: it is 0.
+            Point::Model(
+                names
+                    .iter()
+                    .map(|n| values.get(n).cloned().unwrap_or_default())
+                    .collect(),
+            )
+        }
+    }
 }
 
 /// Replaces every array read by a fresh variable (equal reads by the same

@@ -435,7 +435,14 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
         Node::Quant(q, vs, b) => {
             let decls: Vec<String> = vs
                 .iter()
-                .map(|v| format!("({} Int)", smt_name(tm, *v)))
+                .map(|v| {
+                    let sort = if Terms::var_sort(*v) == Sort::Bool {
+                        "Bool"
+                    } else {
+                        "Int"
+                    };
+                    format!("({} {sort})", smt_name(tm, *v))
+                })
                 .collect();
             let q = if *q == Quantifier::Forall {
                 "forall"
