@@ -279,16 +279,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
             eng.terms.new_var(VarKind::Bound, name)
         })
         .collect();
-    let mut to_tau = Subst::new();
-    for (k, t) in counters.iter().zip(&taus) {
-        let tt = eng.terms.var(*t);
-        to_tau.bind(*k, tt);
-    }
-    let mut at_tau = Subst::new();
-    for s in &eng.slots.all {
-        let v = to_tau.apply(&mut eng.terms, theta[&Key::Slot(*s)]);
-        at_tau.bind(eng.slots.symbols[s], v);
-    }
+    let at_tau = theta_at(eng, &theta, &counters, &taus);
     let zero = eng.terms.int(0);
     let mut gammas = Vec::new();
     let mut psis = Vec::new();
@@ -405,6 +396,27 @@ fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String)
         backbones: 0,
         notes: vec![format!("trivial summary: {why}")],
     }
+}
+
+/// θ^κ[κ⃗/τ⃗]⟨·⟩: every slot's symbol ↦ its iterated value after τ⃗
+/// iterations (the state at the start of an iteration).
+fn theta_at(
+    eng: &mut Engine,
+    theta: &BTreeMap<Key, TermId>,
+    counters: &[Var],
+    taus: &[Var],
+) -> Subst {
+    let mut to_tau = Subst::new();
+    for (k, t) in counters.iter().zip(taus) {
+        let tt = eng.terms.var(*t);
+        to_tau.bind(*k, tt);
+    }
+    let mut at_tau = Subst::new();
+    for s in &eng.slots.all {
+        let v = to_tau.apply(&mut eng.terms, theta[&Key::Slot(*s)]);
+        at_tau.bind(eng.slots.symbols[s], v);
+    }
+    at_tau
 }
 
 /// θ⟨·⟩ for the current iterated state: every symbol (and ν) ↦ its value.
@@ -831,16 +843,7 @@ fn infer_count(
         .iter()
         .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
         .collect();
-    let mut to_tau = Subst::new();
-    for (k, t) in counters.iter().zip(&taus) {
-        let tt = eng.terms.var(*t);
-        to_tau.bind(*k, tt);
-    }
-    let mut at_tau = Subst::new();
-    for s in &eng.slots.all {
-        let v = to_tau.apply(&mut eng.terms, theta[&Key::Slot(*s)]);
-        at_tau.bind(eng.slots.symbols[s], v);
-    }
+    let at_tau = theta_at(eng, theta, counters, &taus);
     let iter_tau = at_tau.apply(&mut eng.terms, iter);
     let iter_tau = abstract_array_reads(&mut eng.terms, iter_tau);
     let scalars: Vec<Var> = eng

@@ -359,21 +359,7 @@ impl Parser {
     }
 
     fn stmt(&mut self) -> PResult<Stmt> {
-        if self.depth >= MAX_NESTING {
-            let span = self.span();
-            self.error(
-                Diagnostic::error(format!(
-                    "statements nested too deeply (more than {MAX_NESTING} levels)"
-                ))
-                .primary(span, "nesting limit reached here"),
-            );
-            self.skip_balanced();
-            return Err(Fail);
-        }
-        self.depth += 1;
-        let r = self.stmt_inner();
-        self.depth -= 1;
-        r
+        self.nested("statements", Parser::stmt_inner)
     }
 
     fn stmt_inner(&mut self) -> PResult<Stmt> {
@@ -573,11 +559,21 @@ impl Parser {
     }
 
     fn expr(&mut self) -> PResult<Expr> {
+        self.nested("expression", |p| p.binary(0))
+    }
+
+    /// Runs a recursive step one level deeper; past `MAX_NESTING` reports
+    /// once and skips the construct without recursing.
+    fn nested<T>(
+        &mut self,
+        what: &str,
+        step: impl FnOnce(&mut Parser) -> PResult<T>,
+    ) -> PResult<T> {
         if self.depth >= MAX_NESTING {
             let span = self.span();
             self.error(
                 Diagnostic::error(format!(
-                    "expression nested too deeply (more than {MAX_NESTING} levels)"
+                    "{what} nested too deeply (more than {MAX_NESTING} levels)"
                 ))
                 .primary(span, "nesting limit reached here"),
             );
@@ -585,7 +581,7 @@ impl Parser {
             return Err(Fail);
         }
         self.depth += 1;
-        let r = self.binary(0);
+        let r = step(self);
         self.depth -= 1;
         r
     }
@@ -655,21 +651,7 @@ impl Parser {
     }
 
     fn unary(&mut self) -> PResult<Expr> {
-        if self.depth >= MAX_NESTING {
-            let span = self.span();
-            self.error(
-                Diagnostic::error(format!(
-                    "expression nested too deeply (more than {MAX_NESTING} levels)"
-                ))
-                .primary(span, "nesting limit reached here"),
-            );
-            self.skip_balanced();
-            return Err(Fail);
-        }
-        self.depth += 1;
-        let r = self.unary_inner();
-        self.depth -= 1;
-        r
+        self.nested("expression", Parser::unary_inner)
     }
 
     fn unary_inner(&mut self) -> PResult<Expr> {
