@@ -18,58 +18,44 @@ pub enum Answer {
     Unknown(String),
 }
 
-/// Runs `script` in `z3` with a timeout (the script should end with
-/// `(check-sat)` and possibly `(get-value …)`).
-pub fn run_z3(script: &str, timeout: Duration) -> Answer {
+/// Runs a script in a fresh `z3` process with a timeout; its stdout.
+fn z3_stdout(script: &str, timeout: Duration) -> Result<String, String> {
     let ms = timeout.as_millis().max(1);
-    let child = Command::new("z3")
-        .args(["-in", "-smt2", &format!("-t:{ms}")])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => return Answer::Unknown(format!("cannot start z3: {e} (run solvers/install.sh)")),
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(script.as_bytes());
-    }
-    let out = match child.wait_with_output() {
-        Ok(o) => o,
-        Err(e) => return Answer::Unknown(format!("z3 failed: {e}")),
-    };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines();
-    match lines.next().map(str::trim) {
-        Some("sat") => Answer::Sat(lines.collect::<Vec<_>>().join("\n")),
-        Some("unsat") => Answer::Unsat,
-        Some(other) => Answer::Unknown(other.to_string()),
-        None => Answer::Unknown(format!(
-            "no answer from z3: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )),
-    }
-}
-
-/// Runs a script with several `(check-sat)`s; one answer per check.
-pub fn run_z3_batch(script: &str, checks: usize, timeout: Duration) -> Vec<Answer> {
-    let ms = timeout.as_millis().max(1);
-    let out = Command::new("z3")
+    let mut child = Command::new("z3")
         .args(["-in", "-smt2", &format!("-t:{ms}")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .and_then(|mut c| {
-            if let Some(mut stdin) = c.stdin.take() {
-                let _ = stdin.write_all(script.as_bytes());
-            }
-            c.wait_with_output()
-        });
-    let text = out
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default();
+        .map_err(|e| format!("cannot start z3: {e} (run solvers/install.sh)"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(script.as_bytes());
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("z3 failed: {e}"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+/// Runs `script` in `z3` with a timeout (the script should end with
+/// `(check-sat)` and possibly `(get-value …)`).
+pub fn run_z3(script: &str, timeout: Duration) -> Answer {
+    let text = match z3_stdout(script, timeout) {
+        Ok(t) => t,
+        Err(e) => return Answer::Unknown(e),
+    };
+    let mut lines = text.lines();
+    match lines.next().map(str::trim) {
+        Some("sat") => Answer::Sat(lines.collect::<Vec<_>>().join("\n")),
+        Some("unsat") => Answer::Unsat,
+        Some(other) => Answer::Unknown(other.to_string()),
+        None => Answer::Unknown("no answer from z3".into()),
+    }
+}
+
+/// Runs a script with several `(check-sat)`s; one answer per check.
+pub fn run_z3_batch(script: &str, checks: usize, timeout: Duration) -> Vec<Answer> {
+    let text = z3_stdout(script, timeout).unwrap_or_default();
     let mut answers: Vec<Answer> = text
         .lines()
         .map(str::trim)

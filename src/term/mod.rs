@@ -94,7 +94,6 @@ pub enum Node {
     Max(TermId, TermId),
     Ite(TermId, TermId, TermId),
     Eq(TermId, TermId),
-    Lt(TermId, TermId),
     Le(TermId, TermId),
     Not(TermId),
     /// Flat, sorted, at least two conjuncts.
@@ -176,7 +175,6 @@ impl Terms {
             | Node::Div(a, b)
             | Node::Max(a, b)
             | Node::Eq(a, b)
-            | Node::Lt(a, b)
             | Node::Le(a, b) => {
                 vec![*a, *b]
             }

@@ -103,7 +103,7 @@ impl<'a> Printer<'a> {
             Node::Or(_) => 1,
             Node::And(_) => 2,
             Node::Not(_) => 3,
-            Node::Eq(..) | Node::Lt(..) | Node::Le(..) => 4,
+            Node::Eq(..) | Node::Le(..) => 4,
             Node::Add(..) => 5,
             Node::Mul(..) | Node::Div(..) => 6,
             _ => 9,
@@ -212,7 +212,6 @@ impl<'a> Printer<'a> {
                 self.term(*b)
             ),
             Node::Eq(a, b) => self.relation(*a, *b, "=", false),
-            Node::Lt(a, b) => format!("{} < {}", self.wrap(*a, 5), self.wrap(*b, 5)),
             Node::Le(a, b) => self.relation(*a, *b, "≤", false),
             Node::Not(a) => match tm.node(*a) {
                 Node::Eq(x, y) => self.relation(*x, *y, "≠", false),
@@ -416,7 +415,6 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
         }
         Node::Ite(c, a, b) => format!("(ite {} {} {})", r(c, seen), r(a, seen), r(b, seen)),
         Node::Eq(a, b) => format!("(= {} {})", r(a, seen), r(b, seen)),
-        Node::Lt(a, b) => format!("(< {} {})", r(a, seen), r(b, seen)),
         Node::Le(a, b) => format!("(<= {} {})", r(a, seen), r(b, seen)),
         Node::Not(a) => format!("(not {})", r(a, seen)),
         Node::And(xs) => format!(

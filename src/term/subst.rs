@@ -104,7 +104,6 @@ pub(crate) fn rebuild(terms: &mut Terms, node: &Node, c: &[TermId]) -> TermId {
         Node::Max(..) => terms.max(c[0], c[1]),
         Node::Ite(..) => terms.ite(c[0], c[1], c[2]),
         Node::Eq(..) => terms.eq(c[0], c[1]),
-        Node::Lt(..) => terms.lt(c[0], c[1]),
         Node::Le(..) => terms.le(c[0], c[1]),
         Node::Not(_) => terms.not(c[0]),
         Node::And(_) => terms.and(c.to_vec()),
