@@ -197,6 +197,11 @@ impl<'a> Engine<'a> {
         let counter_terms: Vec<TermId> =
             sum.counters.iter().map(|c| p.terms.var_const(*c)).collect();
         let tau_terms: Vec<TermId> = sum.taus.iter().map(|t| p.terms.var_const(*t)).collect();
+        let selector_terms: Vec<TermId> = sum
+            .selectors
+            .iter()
+            .map(|t| p.terms.var_const(*t))
+            .collect();
         roots.extend(
             counter_terms
                 .iter()
@@ -269,8 +274,15 @@ impl<'a> Engine<'a> {
                 taus.push(as_var(&self.terms, it.next().expect("tau")));
             }
         }
+        let mut selectors = Vec::new();
+        for t in &selector_terms {
+            if t.0 != u32::MAX {
+                selectors.push(as_var(&self.terms, it.next().expect("selector")));
+            }
+        }
         Summary {
             counters,
+            selectors,
             theta,
             looping,
             taus,
@@ -287,9 +299,10 @@ impl<'a> Engine<'a> {
     /// in, and the state after the loop, θ ∘ θ^κ.
     pub(crate) fn apply_summary(&mut self, l: LoopId, st: &State) -> Applied {
         let sum = self.summary(l);
-        let fresh: Vec<Var> = sum.counters.iter().map(|_| self.fresh_counter()).collect();
+        let own: Vec<Var> = sum.counters.iter().chain(&sum.selectors).copied().collect();
+        let fresh: Vec<Var> = own.iter().map(|_| self.fresh_counter()).collect();
         let mut rename = crate::term::Subst::new();
-        for (old, new) in sum.counters.iter().zip(&fresh) {
+        for (old, new) in own.iter().zip(&fresh) {
             let t = self.terms.var(*new);
             rename.bind(*old, t);
         }

@@ -36,6 +36,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub struct Summary {
     /// κ₁ … κₙ, one per backbone of the loop body (in backbone order).
     pub counters: Vec<Var>,
+    /// Last-writer selectors ℓ of Table 1 chains: existential like the
+    /// counters, renamed at each application.
+    pub selectors: Vec<Var>,
     /// θ^κ: every slot's value after κ⃗ iterations, over the loop-entry symbols.
     pub theta: State,
     /// φ^κ.
@@ -184,6 +187,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         let t = eng.terms.bool(true);
         return Summary {
             counters: vec![],
+            selectors: vec![],
             theta: start,
             looping: t,
             taus: vec![],
@@ -236,6 +240,8 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     }
     let notes = Vec::new();
     let mut inferred = Vec::new();
+    let mut selectors: Vec<Var> = Vec::new();
+    let mut selector_constraints: Vec<TermId> = Vec::new();
     loop {
         let mut changed = false;
         let subst = theta_subst(eng, &theta, &nus);
@@ -245,9 +251,19 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
             }
             let sym = eng.terms_var_of(s);
             let vals: Vec<TermId> = values.iter().map(|v| v[&s]).collect();
-            if let Some(e) = iterate(&mut eng.terms, sym, &vals, &subst, &counters)
-                && !eng.terms.contains_star(e)
-            {
+            let e = match iterate(&mut eng.terms, sym, &vals, &subst, &counters) {
+                Some(Iterated::Value(e)) => e,
+                Some(Iterated::Chain(writers)) => {
+                    let (e, selector, constraint) = chain(eng, sym, &writers, &counters);
+                    if !eng.terms.contains_star(e) {
+                        selectors.push(selector);
+                        selector_constraints.push(constraint);
+                    }
+                    e
+                }
+                None => continue,
+            };
+            if !eng.terms.contains_star(e) {
                 theta.insert(Key::Slot(s), e);
                 changed = true;
             }
@@ -324,6 +340,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         let imp = eng.terms.implies(ante, ex);
         psis.push(eng.terms.forall(vec![taus[i]], imp));
     }
+    psis.extend(selector_constraints);
     let looping = eng.terms.and(psis);
     let mut st = State {
         values: BTreeMap::new(),
@@ -338,6 +355,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     }
     Summary {
         counters,
+        selectors,
         theta: st,
         looping,
         taus,
@@ -361,6 +379,42 @@ fn star_array(terms: &mut Terms, n: u8) -> TermId {
     let xs: Vec<Var> = (0..n).map(|_| terms.new_var(VarKind::Bound, "x")).collect();
     let s = terms.star();
     terms.lambda(xs, s)
+}
+
+/// ite(ℓ = j, lastⱼ, …, a₀) with a fresh selector ℓ and its constraint
+/// (ℓ = 0 ∧ Σκ_w = 0) ∨ ⋁ⱼ (ℓ = j ∧ κⱼ > 0); backbones are numbered from 1.
+fn chain(
+    eng: &mut Engine,
+    sym: TermId,
+    writers: &[(usize, TermId)],
+    counters: &[Var],
+) -> (TermId, Var, TermId) {
+    let n = eng.next_counter;
+    eng.next_counter += 1;
+    let sel = eng.terms.new_var(VarKind::Counter, format!("ℓ{n}"));
+    let st = eng.terms.var(sel);
+    let zero = eng.terms.int(0);
+    let mut value = sym;
+    let mut options = Vec::new();
+    let mut total = Vec::new();
+    for &(i, last) in writers.iter().rev() {
+        let j = eng.terms.int(i as i64 + 1);
+        let is_j = eng.terms.eq(st, j);
+        value = eng.terms.ite(is_j, last, value);
+        let k = eng.terms.var(counters[i]);
+        let ran = eng.terms.lt(zero, k);
+        options.push(eng.terms.and2(is_j, ran));
+        total.push((BigInt::from(1), k));
+    }
+    let none_ran = {
+        let t = eng.terms.sum(BigInt::from(0), total);
+        let no = eng.terms.le(t, zero);
+        let is0 = eng.terms.eq(st, zero);
+        eng.terms.and2(is0, no)
+    };
+    options.push(none_ran);
+    let constraint = eng.terms.or(options);
+    (value, sel, constraint)
 }
 
 /// The trivial sound summary: no looping condition, every slot written in
@@ -387,6 +441,7 @@ fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String)
     let t = eng.terms.bool(true);
     Summary {
         counters: vec![],
+        selectors: vec![],
         theta: start,
         looping: t,
         taus: vec![],
@@ -442,15 +497,15 @@ fn iterate(
     vals: &[TermId],
     theta: &Subst,
     counters: &[Var],
-) -> Option<TermId> {
+) -> Option<Iterated> {
     if vals.iter().all(|v| *v == sym) {
-        return Some(sym); // rule 1
+        return Some(Iterated::Value(sym)); // rule 1
     }
     let Node::Var(sym_var) = *terms.node(sym) else {
         return None;
     };
     if terms.sort(sym) != crate::term::Sort::Int {
-        return iterate_array(terms, sym, vals, theta, counters);
+        return iterate_array(terms, sym, vals, theta, counters).map(Iterated::Value);
     }
     let mut progressions = Vec::new();
     let mut overwrites = Vec::new();
@@ -482,7 +537,7 @@ fn iterate(
             let k = terms.var(counters[i]);
             summands.push((BigInt::from(1), terms.mul(td, k)));
         }
-        return Some(terms.sum(BigInt::from(0), summands));
+        return Some(Iterated::Value(terms.sum(BigInt::from(0), summands)));
     }
     if !progressions.is_empty() {
         return None;
@@ -500,7 +555,7 @@ fn iterate(
             .collect();
         let total = terms.sum(BigInt::from(0), ks);
         let c = terms.lt(zero, total);
-        return Some(terms.ite(c, tds[0].1, sym));
+        return Some(Iterated::Value(terms.ite(c, tds[0].1, sym)));
     }
     // Rule 4: one writer, a value depending on its own counter only.
     if let [(i, td)] = tds[..] {
@@ -521,9 +576,40 @@ fn iterate(
         back.bind(counters[i], km1);
         let last = back.apply(terms, td);
         let c = terms.lt(zero, k);
-        return Some(terms.ite(c, last, sym));
+        return Some(Iterated::Value(terms.ite(c, last, sym)));
     }
-    None
+    // Table 1's overwrite chain: several writers storing values that each
+    // depend on their own counter only. Which one wrote last is chosen by an
+    // existential selector ℓ (see `Chain`), constrained by the caller.
+    let mut lasts = Vec::new();
+    for &(i, td) in &tds {
+        let others: Vec<Var> = counters
+            .iter()
+            .copied()
+            .filter(|c| *c != counters[i])
+            .collect();
+        if terms.contains_star(td) || terms.mentions_any(td, &others) {
+            return None;
+        }
+        let k = terms.var(counters[i]);
+        let km1 = terms.add_int(k, -1);
+        let mut back = Subst::new();
+        back.bind(counters[i], km1);
+        lasts.push((i, back.apply(terms, td)));
+    }
+    Some(Iterated::Chain(lasts))
+}
+
+/// The iterated value of a slot, or a Table 1 overwrite chain: the writers
+/// as (backbone, value of its last write). The summary turns a chain into
+/// ite(ℓ = j, lastⱼ, …, a₀) with a fresh selector ℓ and the constraint
+/// (ℓ = 0 ∧ Σκ_w = 0) ∨ ⋁ⱼ (ℓ = j ∧ κⱼ > 0): for a real run ℓ names the
+/// backbone that wrote last. (The TR's last-writer condition ψⱼ did not
+/// survive the text extraction; an existential selector is sound without
+/// its mutual-exclusion check.)
+enum Iterated {
+    Value(TermId),
+    Chain(Vec<(usize, TermId)>),
 }
 
 /// TR Table 2 for one writing backbone πᵢ whose writes all move through

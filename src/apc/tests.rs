@@ -148,12 +148,6 @@ fn outside_the_rules_the_value_is_star() {
     // Progression in one backbone, overwrite in another.
     let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = x + 1; } else { x = 0; } i = i + 1; } return x; }";
     assert_eq!(iterated(src, "x"), "⋆");
-    // Two writers storing different values (Table 1's ite chains are not implemented).
-    let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = 1; } else { x = 2; } i = i + 1; } return x; }";
-    assert_eq!(iterated(src, "x"), "⋆");
-    // The incompleteness example of ISSTA §3.5: i is ⋆, so φ̂ after the loop is trivially satisfiable.
-    let src = "main() { var i; i = 1; while (i < 3) { if (i == 2) { i = 1; } else { i = 2; } } assert(0); return 0; }";
-    assert_eq!(iterated(src, "i"), "⋆");
 }
 
 #[test]
@@ -320,4 +314,44 @@ fn infeasible_body_backbones_are_pruned_with_the_solver() {
         "ite(0 < κ1, 1, y₀)",
         "without pruning the infeasible writer counts"
     );
+}
+
+#[test]
+fn table1_overwrite_chains_use_an_existential_last_writer() {
+    // Two writers storing different values: x is the last writer's value.
+    let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = 1; } else { x = 2; } i = i + 1; } return x; }";
+    assert_eq!(iterated(src, "x"), "ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, x₀))");
+    // After the loop x is 0, 1 or 2, and nothing else.
+    let reach = |cond: &str| {
+        let src = format!(
+            "main(n, A) {{ var i, x; i = 0; x = 0; while (i < n) {{ if (A[i] > 0) {{ x = 1; }} else {{ x = 2; }} i = i + 1; }} if ({cond}) {{ assert(0); }} return x; }}"
+        );
+        nc(&src, Options::default()).2
+    };
+    assert!(is_sat(&reach("x == 2")));
+    assert!(is_sat(&reach("x == 1 && n > 3")));
+    assert!(is_sat(&reach("x == 0")));
+    assert_eq!(reach("x == 3"), Answer::Unsat);
+    assert_eq!(reach("x == 0 && n > 0"), Answer::Unsat, "some writer ran");
+    // A writer whose value depends on its own counter: the value of its last iteration.
+    let src = "main(n, A) { var i, x, c; i = 0; x = 0; c = 0; while (i < n) { if (A[i] > 0) { c = c + 1; x = c; } else { x = 7; } i = i + 1; } return x; }";
+    assert_eq!(
+        iterated(src, "x"),
+        "ite(ℓ3 = 1, c₀ + κ1, ite(ℓ3 = 2, 7, x₀))"
+    );
+    // Depending on another backbone's counter is outside the rules.
+    let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = i; } else { x = 7; } i = i + 1; } return x; }";
+    assert_eq!(iterated(src, "x"), "⋆");
+}
+
+#[test]
+fn the_issta_incompleteness_example_is_now_decided() {
+    // ISSTA §3.5: with i = ⋆ the paper's φ̂ is `true` after this non-terminating loop.
+    // With the last-writer selector, i ∈ {1, 2} after any number of iterations,
+    // so leaving the loop (i ≥ 3) is impossible: the assert is unreachable,
+    // which is right.
+    let src = "main() { var i; i = 1; while (i < 3) { if (i == 2) { i = 1; } else { i = 2; } } assert(0); return 0; }";
+    assert_eq!(iterated(src, "i"), "ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, i₀))");
+    let (phi, _, u) = nc(src, Options::default());
+    assert_eq!(u, Answer::Unsat, "{phi}");
 }
