@@ -201,8 +201,12 @@ fn smt_int(v: &BigInt) -> String {
 fn check_programs(seed: u64, programs: usize) -> (usize, usize) {
     let mut r = Rng(seed);
     let (mut hits, mut checks) = (0, 0);
+    let verbose = std::env::var("SOUNDNESS_VERBOSE").is_ok();
     for p in 0..programs {
         let src = program(&mut r);
+        if verbose {
+            eprintln!("program {p}\n{src}");
+        }
         let db = Database::default();
         let file = SourceFile::new(&db, "gen.mc".into(), src.clone());
         let diags = db::diagnostics(&db, file);

@@ -12,6 +12,9 @@
 use crate::term::{Node, Quantifier, Subst, TermId, Terms, Var, VarKind};
 use std::collections::HashMap;
 
+/// Most instances one quantifier is unfolded into.
+const MAX_INSTANCES: u64 = 1024;
+
 pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
     let mut u = Unfolder {
         k,
@@ -108,7 +111,10 @@ impl Unfolder {
         r
     }
 
-    /// Every instance of `body` with the variables set to 0 … K, weakened.
+    /// Instances of `body` with the variables set to 0 … K, weakened. Any
+    /// set of instances is a weakening; when (K+1)ⁿ is too many (a negated
+    /// ∃ over all the other counters of a loop), only the diagonal ones
+    /// (every variable = k, for k = 0 … K) are taken.
     fn instances(
         &mut self,
         terms: &mut Terms,
@@ -116,13 +122,21 @@ impl Unfolder {
         body: TermId,
         positive: bool,
     ) -> Vec<TermId> {
-        let mut assignments: Vec<Vec<u32>> = vec![vec![]];
-        for _ in vars {
-            assignments = assignments
-                .into_iter()
-                .flat_map(|a| (0..=self.k).map(move |k| [a.clone(), vec![k]].concat()))
-                .collect();
-        }
+        let full = (self.k as u64 + 1)
+            .checked_pow(vars.len() as u32)
+            .is_some_and(|n| n <= MAX_INSTANCES);
+        let assignments: Vec<Vec<u32>> = if full {
+            let mut all: Vec<Vec<u32>> = vec![vec![]];
+            for _ in vars {
+                all = all
+                    .into_iter()
+                    .flat_map(|a| (0..=self.k).map(move |k| [a.clone(), vec![k]].concat()))
+                    .collect();
+            }
+            all
+        } else {
+            (0..=self.k).map(|k| vec![k; vars.len()]).collect()
+        };
         let mut out = Vec::new();
         for a in assignments {
             let mut s = Subst::new();

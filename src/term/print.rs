@@ -49,6 +49,77 @@ pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
         .collect()
 }
 
+/// Subterms of a binder's `body` to name at that binder: used more than
+/// once inside it, not atomic, not named already, mentioning one of the
+/// binder's `vars` and no variable bound further inside. Children first.
+fn scoped_shared(
+    tm: &Terms,
+    body: TermId,
+    vars: &[Var],
+    named: &HashMap<TermId, String>,
+) -> Vec<TermId> {
+    // Post-order over the body, not descending into named subterms.
+    let mut order = Vec::new();
+    let mut refs: HashMap<TermId, usize> = HashMap::new();
+    let mut seen = HashSet::new();
+    let mut stack = vec![(body, false)];
+    while let Some((t, done)) = stack.pop() {
+        if done {
+            order.push(t);
+            continue;
+        }
+        if !seen.insert(t) || named.contains_key(&t) {
+            continue;
+        }
+        stack.push((t, true));
+        for c in tm.children(tm.node(t)) {
+            *refs.entry(c).or_default() += 1;
+            stack.push((c, false));
+        }
+    }
+    let mut inner_bound: BTreeSet<Var> = BTreeSet::new();
+    for &t in &order {
+        if let Node::Quant(_, vs, _) | Node::Lambda(vs, _) = tm.node(t) {
+            inner_bound.extend(vs.iter().copied());
+        }
+    }
+    // Which of the binder's variables, and which inner-bound ones, each mentions.
+    let mut mentions_own: HashMap<TermId, bool> = HashMap::new();
+    let mut mentions_inner: HashMap<TermId, bool> = HashMap::new();
+    for &t in &order {
+        let node = tm.node(t);
+        let (own, inner) = match node {
+            Node::Var(v) => (vars.contains(v), inner_bound.contains(v)),
+            // A nested binder's body mentions its own variables: that is inside.
+            Node::Quant(..) | Node::Lambda(..) => (false, true),
+            _ => {
+                let kids = tm.children(node);
+                (
+                    kids.iter()
+                        .any(|k| mentions_own.get(k).copied().unwrap_or(false)),
+                    kids.iter()
+                        .any(|k| mentions_inner.get(k).copied().unwrap_or(false)),
+                )
+            }
+        };
+        mentions_own.insert(t, own);
+        mentions_inner.insert(t, inner);
+    }
+    order
+        .into_iter()
+        .filter(|t| {
+            t != &body
+                && refs.get(t).copied().unwrap_or(0) > 1
+                && mentions_own[t]
+                && !mentions_inner[t]
+                && !matches!(
+                    tm.node(*t),
+                    Node::Int(_) | Node::Bool(_) | Node::Star | Node::Var(_)
+                )
+        })
+        .collect()
+}
+
 /// Readable infix printing: `i₀ + κ1 < n₀ ∧ A₀(i₀ + κ1) = 1`.
 pub struct Printer<'a> {
     terms: &'a Terms,
@@ -266,7 +337,21 @@ impl<'a> Printer<'a> {
                 } else {
                     "∃"
                 };
-                format!("{q}{}. {}", vs.join(","), self.term(*b))
+                let Node::Quant(_, bound, _) = tm.node(t) else {
+                    unreachable!("matched above")
+                };
+                let mut inner = Printer {
+                    terms: tm,
+                    names: self.names.clone(),
+                };
+                let mut lets = Vec::new();
+                for c in scoped_shared(tm, *b, bound, &self.names) {
+                    let e = inner.term(c);
+                    let name = format!("l{}", c.0);
+                    lets.push(format!("let {name} = {e} in "));
+                    inner.names.insert(c, name);
+                }
+                format!("{q}{}. {}{}", vs.join(","), lets.concat(), inner.term(*b))
             }
         }
     }
@@ -447,7 +532,21 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
             } else {
                 "exists"
             };
-            format!("({q} ({}) {})", decls.join(" "), r(b, seen))
+            // Subterms shared inside the binder are `let`-bound here, so the
+            // script stays linear in the DAG under quantifiers too.
+            let mut local = seen.clone();
+            let mut lets = Vec::new();
+            for c in scoped_shared(tm, *b, vs, seen) {
+                let e = smt_rec(tm, c, &local);
+                let name = format!("l!{}", c.0);
+                lets.push((name.clone(), e));
+                local.insert(c, name);
+            }
+            let mut inner = smt_rec(tm, *b, &local);
+            for (n, e) in lets.iter().rev() {
+                inner = format!("(let (({n} {e})) {inner})");
+            }
+            format!("({q} ({}) {inner})", decls.join(" "))
         }
     }
 }
