@@ -51,12 +51,14 @@ pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
 
 /// Subterms of a binder's `body` to name at that binder: used more than
 /// once inside it, not atomic, not named already, mentioning one of the
-/// binder's `vars` and no variable bound further inside. Children first.
+/// binder's `vars` and no variable bound further inside, and (unless
+/// `min_size` ≤ 2) of at least `min_size` DAG nodes. Children first.
 fn scoped_shared(
     tm: &Terms,
     body: TermId,
     vars: &[Var],
     named: &HashMap<TermId, String>,
+    min_size: usize,
 ) -> Vec<TermId> {
     // Post-order over the body, not descending into named subterms.
     let mut order = Vec::new();
@@ -116,6 +118,7 @@ fn scoped_shared(
                     tm.node(*t),
                     Node::Int(_) | Node::Bool(_) | Node::Star | Node::Var(_)
                 )
+                && (min_size <= 2 || tm.dag_size(&[*t]) >= min_size)
         })
         .collect()
 }
@@ -345,7 +348,8 @@ impl<'a> Printer<'a> {
                     names: self.names.clone(),
                 };
                 let mut lets = Vec::new();
-                for c in scoped_shared(tm, *b, bound, &self.names) {
+                // Only sizeable subterms: naming `0 ≤ τ1` would hurt reading.
+                for c in scoped_shared(tm, *b, bound, &self.names, 12) {
                     let e = inner.term(c);
                     let name = format!("l{}", c.0);
                     lets.push(format!("let {name} = {e} in "));
@@ -536,7 +540,7 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
             // script stays linear in the DAG under quantifiers too.
             let mut local = seen.clone();
             let mut lets = Vec::new();
-            for c in scoped_shared(tm, *b, vs, seen) {
+            for c in scoped_shared(tm, *b, vs, seen, 2) {
                 let e = smt_rec(tm, c, &local);
                 let name = format!("l!{}", c.0);
                 lets.push((name.clone(), e));
