@@ -261,7 +261,13 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                     }
                     e
                 }
-                None => continue,
+                None => {
+                    let pcs: Vec<TermId> = runs.iter().map(|r| r.pc).collect();
+                    match iterate_array_visits(eng, sym, &vals, &pcs, &theta, &counters) {
+                        Some(e) => e,
+                        None => continue,
+                    }
+                }
             };
             if !eng.terms.contains_star(e) {
                 theta.insert(Key::Slot(s), e);
@@ -731,6 +737,138 @@ fn iterate_array(
         acc = terms.ite(hit, written, acc);
     }
     Some(terms.lambda(xs.to_vec(), acc))
+}
+
+/// TR Table 2, Example 3's shape: several backbones write the array, each
+/// once per iteration, at an index that advances by the same step in every
+/// iteration, whichever backbone runs (bᵢ + s·Σκ). Then cell x was visited
+/// in exactly one iteration, p(x) = s·(x − b), and the backbone that ran in
+/// it is the one whose path condition holds at that iteration — decidable
+/// when the conditions and written values depend on the counters only
+/// through their sum p:
+///   λx⃗. ite(0 ≤ p(x) < Σκ ∧ x⃗₋ⱼ = ι⃗₋ⱼ, ite(pc₁(p), w₁(p), ite(pc₂(p), w₂(p), … A₀(x⃗))), A₀(x⃗)).
+fn iterate_array_visits(
+    eng: &mut Engine,
+    sym: TermId,
+    vals: &[TermId],
+    pcs: &[TermId],
+    theta: &BTreeMap<Key, TermId>,
+    counters: &[Var],
+) -> Option<TermId> {
+    let Node::Var(sym_var) = *eng.terms.node(sym) else {
+        return None;
+    };
+    if vals.iter().all(|v| *v == sym) || vals.iter().any(|v| eng.terms.contains_star(*v)) {
+        return None;
+    }
+    // The state at the start of an iteration, and p for the sum of the τ's.
+    let taus: Vec<Var> = counters
+        .iter()
+        .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
+        .collect();
+    let at = theta_at(eng, theta, counters, &taus);
+    let p = eng.terms.new_var(VarKind::Bound, "p");
+    let pt = eng.terms.var(p);
+    let in_p = |eng: &mut Engine, t: TermId| -> Option<TermId> {
+        let t = at.apply(&mut eng.terms, t);
+        let t = sigma_subst(&mut eng.terms, t, &taus, Some(pt));
+        let bad = eng.terms.contains_star(t)
+            || eng.terms.mentions_any(t, &taus)
+            || eng
+                .terms
+                .mentions_kind(t, |k| matches!(k, VarKind::Counter | VarKind::FreshBool));
+        (!bad).then_some(t)
+    };
+    let mut xs_all: Option<Vec<Var>> = None;
+    let mut cases = Vec::new(); // (condition at p, value at p) per writing backbone
+    let mut shape: Option<(Vec<TermId>, usize, BigInt)> = None; // index at p, moving dim, step
+    for (j, &v) in vals.iter().enumerate() {
+        if v == sym {
+            continue;
+        }
+        let Node::Lambda(own, body) = eng.terms.node(v).clone() else {
+            return None;
+        };
+        // All writers' λs speak of the first writer's placeholders.
+        let xs: Vec<Var> = xs_all.get_or_insert_with(|| own.to_vec()).clone();
+        if xs.len() != own.len() {
+            return None;
+        }
+        let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
+        let mut rename = Subst::new();
+        for (o, x) in own.iter().zip(&xts) {
+            rename.bind(*o, *x);
+        }
+        let body = rename.apply(&mut eng.terms, body);
+        let Node::Ite(c, w, rest) = eng.terms.node(body).clone() else {
+            return None;
+        };
+        if rest != eng.terms.select(sym, xts.clone()) {
+            return None; // several writes in one iteration
+        }
+        let identity = Subst::new();
+        let index = write_index(&mut eng.terms, c, &xs, &xts, &identity)?;
+        let index: Vec<TermId> = index
+            .into_iter()
+            .map(|t| in_p(eng, t))
+            .collect::<Option<_>>()?;
+        let w = in_p(eng, w)?;
+        let cond = in_p(eng, pcs[j])?;
+        if eng.terms.mentions(w, sym_var) || index.iter().any(|t| eng.terms.mentions(*t, sym_var)) {
+            return None;
+        }
+        let moving: Vec<usize> = (0..index.len())
+            .filter(|k| eng.terms.mentions(index[*k], p))
+            .collect();
+        let [m] = moving[..] else { return None };
+        let (_, summands) = eng.terms.linear(index[m]);
+        let step = summands
+            .iter()
+            .find(|(_, t)| *t == pt)
+            .map(|(c, _)| c.clone())?;
+        if step != BigInt::from(1) && step != BigInt::from(-1) {
+            return None;
+        }
+        match &shape {
+            None => shape = Some((index.clone(), m, step)),
+            Some((ix, mm, st)) if *ix == index && *mm == m && *st == step => {}
+            _ => return None,
+        }
+        cases.push((cond, w));
+    }
+    let (index, m, step) = shape?;
+    let xs = xs_all?;
+    let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
+    // p(x) = s·(x_m − b) with b the index at p = 0.
+    let mut at0 = Subst::new();
+    let zero = eng.terms.int(0);
+    at0.bind(p, zero);
+    let base = at0.apply(&mut eng.terms, index[m]);
+    let diff = eng.terms.sub(xts[m], base);
+    let px = eng.terms.scale(step, diff);
+    let mut to_x = Subst::new();
+    to_x.bind(p, px);
+    let old = eng.terms.select(sym, xts.clone());
+    let mut inner = old;
+    for (cond, w) in cases.into_iter().rev() {
+        let c = to_x.apply(&mut eng.terms, cond);
+        let w = to_x.apply(&mut eng.terms, w);
+        inner = eng.terms.ite(c, w, inner);
+    }
+    let total: Vec<(BigInt, TermId)> = counters
+        .iter()
+        .map(|k| (BigInt::from(1), eng.terms.var(*k)))
+        .collect();
+    let total = eng.terms.sum(BigInt::from(0), total);
+    let mut range = vec![eng.terms.le(zero, px), eng.terms.lt(px, total)];
+    for (k, ix) in index.iter().enumerate() {
+        if k != m {
+            range.push(eng.terms.eq(xts[k], *ix));
+        }
+    }
+    let visited = eng.terms.and(range);
+    let body = eng.terms.ite(visited, inner, old);
+    Some(eng.terms.lambda(xs, body))
 }
 
 /// The index vector of a write `x⃗ = ι⃗` (a conjunction of `d = 0` with

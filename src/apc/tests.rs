@@ -202,11 +202,13 @@ fn table2_example2_two_writes_per_iteration() {
 
 #[test]
 fn table2_cases_not_covered_are_star() {
-    // A write reading the array (Table 2 cases 1-3), and two writing backbones
-    // whose index moves with both counters (TR Example 3's shape).
+    // A write reading the array (Table 2 cases 1-3); two writing backbones at
+    // different offsets; a writer whose condition depends on another counter
+    // than the visit's (k counts the even cells only).
     for src in [
         "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i] = A[i - 1] + 1; i = i + 1; } return A[0]; }",
-        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 2 * i + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }",
+        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 1; } else { A[i + 1] = 5; } i = i + 1; } return A[0]; }",
+        "main(n) { var A, i, k; A = [0, 0, 0, 0]; i = 0; k = 0; while (i < n) { if (k < 2) { A[i] = 1; k = k + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }",
     ] {
         assert!(
             iterated_array(src, "A").contains('⋆'),
@@ -354,4 +356,24 @@ fn the_issta_incompleteness_example_is_now_decided() {
     assert_eq!(iterated(src, "i"), "ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, i₀))");
     let (phi, _, u) = nc(src, Options::default());
     assert_eq!(u, Answer::Unsat, "{phi}");
+}
+
+#[test]
+fn table2_example3_writers_chosen_by_their_condition_at_the_visit() {
+    // TR Example 3: for (i = 0; i < n; ++i) if (i % 2 == 0) A[i] = 2*i + 1; else A[i] = 5;
+    // (microc has no %: i / 2 * 2 == i). Cell x is visited in iteration x − i₀.
+    let src = "main(n) { var A, i; A = [0, 0, 0, 0, 0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 2 * i + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }";
+    let shown = iterated_array(src, "A");
+    assert!(!shown.contains('⋆'), "{shown}");
+    // After filling, A[2] = 5 and A[3] = 5 are impossible, A[2] = 5 is not, with n = 8.
+    let check = |cond: &str| {
+        let src = format!(
+            "main(n) {{ var A, i; assume(n == 8); A = [0, 0, 0, 0, 0, 0, 0, 0]; i = 0; while (i < n) {{ if (i / 2 * 2 == i) {{ A[i] = 2 * i + 1; }} else {{ A[i] = 5; }} i = i + 1; }} if ({cond}) {{ assert(0); }} return 0; }}"
+        );
+        nc(&src, Options::default()).2
+    };
+    assert_eq!(check("A[2] != 5"), Answer::Unsat, "A[2] = 2·2+1 = 5");
+    assert_eq!(check("A[3] != 5"), Answer::Unsat);
+    assert_eq!(check("A[4] != 9"), Answer::Unsat);
+    assert!(is_sat(&check("A[4] == 9")));
 }
