@@ -480,6 +480,20 @@ fn theta_at(
     at_tau
 }
 
+/// Fresh iteration variables τ⃗ and θ^κ[κ⃗/τ⃗]⟨·⟩ over them.
+fn at_fresh_taus(
+    eng: &mut Engine,
+    theta: &BTreeMap<Key, TermId>,
+    counters: &[Var],
+) -> (Vec<Var>, Subst) {
+    let taus: Vec<Var> = counters
+        .iter()
+        .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
+        .collect();
+    let at = theta_at(eng, theta, counters, &taus);
+    (taus, at)
+}
+
 /// θ⟨·⟩ for the current iterated state: every symbol (and ν) ↦ its value.
 fn theta_subst(
     eng: &mut Engine,
@@ -762,11 +776,7 @@ fn iterate_array_visits(
         return None;
     }
     // The state at the start of an iteration, and p for the sum of the τ's.
-    let taus: Vec<Var> = counters
-        .iter()
-        .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
-        .collect();
-    let at = theta_at(eng, theta, counters, &taus);
+    let (taus, at) = at_fresh_taus(eng, theta, counters);
     let p = eng.terms.new_var(VarKind::Bound, "p");
     let pt = eng.terms.var(p);
     let in_p = |eng: &mut Engine, t: TermId| -> Option<TermId> {
@@ -1063,11 +1073,7 @@ fn infer_count(
         }
     }
     // In terms of the outer iteration variables τ⃗.
-    let taus: Vec<Var> = counters
-        .iter()
-        .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
-        .collect();
-    let at_tau = theta_at(eng, theta, counters, &taus);
+    let (taus, at_tau) = at_fresh_taus(eng, theta, counters);
     let iter_tau = at_tau.apply(&mut eng.terms, iter);
     let iter_tau = abstract_array_reads(&mut eng.terms, iter_tau);
     let scalars: Vec<Var> = eng

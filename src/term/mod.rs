@@ -633,21 +633,14 @@ impl Terms {
         self.mentions_any(t, &[v])
     }
     pub fn mentions_any(&self, t: TermId, vs: &[Var]) -> bool {
-        let mut seen = std::collections::HashSet::new();
-        let mut stack = vec![t];
-        while let Some(t) = stack.pop() {
-            if !seen.insert(t) {
-                continue;
-            }
-            match self.node(t) {
-                Node::Var(v) if vs.contains(v) => return true,
-                n => stack.extend(self.children(n)),
-            }
-        }
-        false
+        self.any_var(t, |v| vs.contains(&v))
     }
     /// Whether some variable of the given kind occurs.
     pub fn mentions_kind(&self, t: TermId, kind: impl Fn(VarKind) -> bool) -> bool {
+        self.any_var(t, |v| kind(v.kind))
+    }
+    /// Whether some variable (free or bound) satisfying `pred` occurs.
+    fn any_var(&self, t: TermId, pred: impl Fn(Var) -> bool) -> bool {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![t];
         while let Some(t) = stack.pop() {
@@ -655,7 +648,7 @@ impl Terms {
                 continue;
             }
             match self.node(t) {
-                Node::Var(v) if kind(v.kind) => return true,
+                Node::Var(v) if pred(*v) => return true,
                 n => stack.extend(self.children(n)),
             }
         }
