@@ -18,23 +18,46 @@ pub enum Answer {
     Unknown(String),
 }
 
-/// Runs a script in a fresh `z3` process with a timeout; its stdout.
+/// Runs a script in a fresh `z3` process; its stdout. Z3's own timeout is
+/// soft (it does not always stop), so past the deadline plus a grace
+/// period the process is killed: a hanging solver never hangs apc.
 fn z3_stdout(script: &str, timeout: Duration) -> Result<String, String> {
+    use std::io::Read;
+    use wait_timeout::ChildExt;
     let ms = timeout.as_millis().max(1);
     let mut child = Command::new("z3")
         .args(["-in", "-smt2", &format!("-t:{ms}")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start z3: {e} (run solvers/install.sh)"))?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("z3 failed: {e}"))?;
-    Ok(String::from_utf8_lossy(&out.stdout).to_string())
+    // Read stdout on the side, so a large answer cannot block the solver.
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let grace = Duration::from_millis(500) + timeout / 10;
+    match child.wait_timeout(timeout + grace) {
+        Ok(Some(_)) => {}
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = reader.join();
+            return Err(format!(
+                "z3 did not answer within {:.1} s and was stopped",
+                timeout.as_secs_f64()
+            ));
+        }
+    }
+    reader
+        .join()
+        .map_err(|_| "reading z3's answer failed".to_string())
 }
 
 /// Runs `script` in `z3` with a timeout (the script should end with
@@ -124,6 +147,21 @@ mod tests {
     fn parses_get_value_answers() {
         let v = parse_int_values("((a 3)\n (b (- 12)))");
         assert_eq!(v, vec![("a".into(), 3.into()), ("b".into(), (-12).into())]);
+    }
+
+    #[test]
+    fn a_solver_that_ignores_its_timeout_is_stopped() {
+        // A script that keeps z3 busy: the hard deadline must end it.
+        let script = "(declare-fun x () Int)(declare-fun y () Int)(declare-fun z () Int)\
+            (assert (= (+ (* x x x) (* y y y)) (* z z z)))(assert (> x 1))(assert (> y 1))(assert (> z 1))(check-sat)";
+        let start = std::time::Instant::now();
+        let a = run_z3(script, Duration::from_millis(300));
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            start.elapsed()
+        );
+        assert!(!matches!(a, Answer::Unsat), "{a:?}");
     }
 
     #[test]
