@@ -34,8 +34,9 @@ pub(crate) fn initial_state(eng: &mut Engine) -> State {
     st
 }
 
-/// The guard of reaching `target` from the entry: φ̂ for that vertex.
-pub(crate) fn reach(eng: &mut Engine, target: NodeId) -> TermId {
+/// The guard of reaching any of `targets` from the entry (φ̂ for them), in
+/// one pass over the skeleton.
+pub(crate) fn reach(eng: &mut Engine, targets: &[NodeId]) -> TermId {
     let body = eng.body;
     let n = body.node_count as usize;
     let forward: Vec<ir::EdgeId> = (0..body.edges.len() as ir::EdgeId)
@@ -43,12 +44,14 @@ pub(crate) fn reach(eng: &mut Engine, target: NodeId) -> TermId {
         .collect();
     // Vertices that can reach the target.
     let mut relevant = vec![false; n];
-    relevant[target as usize] = true;
+    for &t in targets {
+        relevant[t as usize] = true;
+    }
     let mut preds: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
     for &e in &forward {
         preds[body.edges[e as usize].to as usize].push(e);
     }
-    let mut stack = vec![target];
+    let mut stack = targets.to_vec();
     while let Some(v) = stack.pop() {
         for &e in &preds[v as usize] {
             let u = body.edges[e as usize].from;
@@ -106,7 +109,7 @@ pub(crate) fn reach(eng: &mut Engine, target: NodeId) -> TermId {
                 let c = eng.exec(&mut st, &ed.instr);
                 let g = eng.terms.and2(g, c);
                 pending_out[ed.from as usize] -= 1;
-                if pending_out[ed.from as usize] == 0 && ed.from != target {
+                if pending_out[ed.from as usize] == 0 && !targets.contains(&ed.from) {
                     state.remove(&ed.from);
                 }
                 if eng.terms.as_bool(g) == Some(false) {
@@ -131,10 +134,11 @@ pub(crate) fn reach(eng: &mut Engine, target: NodeId) -> TermId {
             state.insert(v, st);
         }
     }
-    guard
-        .get(&target)
-        .copied()
-        .unwrap_or_else(|| eng.terms.bool(false))
+    let reached: Vec<TermId> = targets
+        .iter()
+        .filter_map(|t| guard.get(t).copied())
+        .collect();
+    eng.terms.or(reached)
 }
 
 /// One state for several in-edges: per slot, `ite(g₁, v₁, ite(g₂, v₂, …))`

@@ -30,7 +30,7 @@ pub use explain::render;
 pub use summary::Summary;
 pub use unfold::unfold;
 
-use crate::ir::{self, Body, EdgeId, Instr, LoopId, NodeKind};
+use crate::ir::{self, Body, EdgeId, Instr, LoopId};
 use crate::term::{TermId, Terms, Var, VarKind};
 use state::{Eval, Slots, State};
 use std::collections::{BTreeMap, HashMap};
@@ -335,19 +335,13 @@ impl<'a> Engine<'a> {
     /// φ̂ for a target of this flowgraph.
     pub fn condition(&mut self, target: ir::TargetId) -> TermId {
         let node = self.body.targets[target as usize].node;
-        dag::reach(self, node)
+        dag::reach(self, &[node])
     }
 
     /// φ̂ for reaching any of several vertices (the copies of one target in
     /// the whole-program graph); `false` for none.
     pub fn condition_of(&mut self, nodes: &[ir::NodeId]) -> TermId {
-        let parts: Vec<TermId> = nodes.iter().map(|n| dag::reach(self, *n)).collect();
-        self.terms.or(parts)
-    }
-
-    /// Every edge of the loop body backbones, for explanations.
-    pub fn is_error_node(&self, v: ir::NodeId) -> bool {
-        matches!(self.body.node_kinds[v as usize], NodeKind::Error(_))
+        dag::reach(self, nodes)
     }
 }
 

@@ -238,22 +238,7 @@ impl<'a> Eval<'a> {
                 let p = self.expr(terms, st, p);
                 self.load(terms, st, p)
             }
-            Expr::Field(r, f) => match &**r {
-                Expr::Var(v) => match field_index(self.body, *v, f) {
-                    Some(k) => st
-                        .values
-                        .get(&Slot::Field(*v, k))
-                        .copied()
-                        .unwrap_or_else(|| terms.star()),
-                    None => terms.star(),
-                },
-                Expr::Record(fs) => match fs.iter().find(|(n, _)| n == f) {
-                    Some((_, e)) => self.expr(terms, st, e),
-                    None => terms.star(),
-                },
-                // Records behind pointers or in arrays are not modelled.
-                _ => terms.star(),
-            },
+            Expr::Field(r, f) => self.field_of(terms, st, r, f),
             // A record value as a whole is only used through its fields.
             Expr::Record(_) => terms.star(),
             Expr::Array(elems) => {
@@ -508,27 +493,28 @@ impl<'a> Eval<'a> {
         }
     }
 
+    /// Field `f` of a record value: of a record variable or a literal;
+    /// records behind pointers or in arrays are not modelled (⋆).
+    fn field_of(&self, terms: &mut Terms, st: &State, r: &Expr, f: &str) -> TermId {
+        let v = match r {
+            Expr::Var(v) => field_index(self.body, *v, f)
+                .and_then(|k| st.values.get(&Slot::Field(*v, k)).copied()),
+            Expr::Record(fs) => fs
+                .iter()
+                .find(|(n, _)| n == f)
+                .map(|(_, x)| self.expr(terms, st, x)),
+            _ => None,
+        };
+        v.unwrap_or_else(|| terms.star())
+    }
+
     /// `r = e` for a record variable: field by field.
     fn assign_record(&self, terms: &mut Terms, st: &mut State, v: VarId, e: &Expr) {
         let Type::Record(fields) = &self.body.var(v).ty else {
             return;
         };
         for (k, (name, _)) in fields.iter().enumerate() {
-            let val = match e {
-                Expr::Record(fs) => match fs.iter().find(|(n, _)| n == name) {
-                    Some((_, x)) => self.expr(terms, st, x),
-                    None => terms.star(),
-                },
-                Expr::Var(w) => match field_index(self.body, *w, name) {
-                    Some(j) => st
-                        .values
-                        .get(&Slot::Field(*w, j))
-                        .copied()
-                        .unwrap_or_else(|| terms.star()),
-                    None => terms.star(),
-                },
-                _ => terms.star(),
-            };
+            let val = self.field_of(terms, st, e, name);
             let val = if terms.sort(val) == Sort::Int {
                 val
             } else {

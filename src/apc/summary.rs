@@ -57,6 +57,31 @@ pub struct Summary {
     pub notes: Vec<String>,
 }
 
+impl Summary {
+    /// A summary without counters: θ as given, no looping condition.
+    fn trivial(
+        eng: &mut Engine,
+        theta: State,
+        unknown: Vec<Slot>,
+        backbones: usize,
+        note: String,
+    ) -> Summary {
+        let looping = eng.terms.bool(true);
+        Summary {
+            counters: vec![],
+            selectors: vec![],
+            theta,
+            looping,
+            taus: vec![],
+            gammas: vec![],
+            inferred: vec![],
+            unknown,
+            backbones,
+            notes: vec![note],
+        }
+    }
+}
+
 /// One executed backbone of a loop body.
 struct Run {
     pc: TermId,
@@ -184,19 +209,13 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     let backbones = bbs.paths.len();
     if runs.is_empty() {
         // No iteration is possible: the loop runs zero times.
-        let t = eng.terms.bool(true);
-        return Summary {
-            counters: vec![],
-            selectors: vec![],
-            theta: start,
-            looping: t,
-            taus: vec![],
-            gammas: vec![],
-            inferred: vec![],
-            unknown: vec![],
+        return Summary::trivial(
+            eng,
+            start,
+            vec![],
             backbones,
-            notes: vec!["no feasible iteration".into()],
-        };
+            "no feasible iteration".into(),
+        );
     }
     let counters: Vec<Var> = runs.iter().map(|_| eng.fresh_counter()).collect();
 
@@ -444,19 +463,7 @@ fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String)
             unknown.push(s);
         }
     }
-    let t = eng.terms.bool(true);
-    Summary {
-        counters: vec![],
-        selectors: vec![],
-        theta: start,
-        looping: t,
-        taus: vec![],
-        gammas: vec![],
-        inferred: vec![],
-        unknown,
-        backbones: 0,
-        notes: vec![format!("trivial summary: {why}")],
-    }
+    Summary::trivial(eng, start, unknown, 0, format!("trivial summary: {why}"))
 }
 
 /// θ^κ[κ⃗/τ⃗]⟨·⟩: every slot's symbol ↦ its iterated value after τ⃗
@@ -954,9 +961,8 @@ fn sigma_rec(
     if let Some(r) = memo.get(&t) {
         return *r;
     }
-    if !terms.mentions_any(t, cs) {
-        return t;
-    }
+    // One memoised pass: a node whose children are unchanged is kept (no
+    // per-node search for the counters, which would make this quadratic).
     let node = terms.node(t).clone();
     let r = match &node {
         Node::Var(v) if cs.contains(v) => {
@@ -991,24 +997,34 @@ fn sigma_rec(
                 rest.push((c, nu));
                 terms.sum(c0.clone(), rest)
             } else {
-                let kids: Vec<TermId> = xs
-                    .iter()
-                    .map(|(_, x)| sigma_rec(terms, *x, cs, nu, memo))
-                    .collect();
-                crate::term::rebuild_public(terms, &node, &kids)
+                rebuild_changed(terms, t, &node, cs, nu, memo)
             }
         }
-        _ => {
-            let kids: Vec<TermId> = terms
-                .children(&node)
-                .into_iter()
-                .map(|k| sigma_rec(terms, k, cs, nu, memo))
-                .collect();
-            crate::term::rebuild_public(terms, &node, &kids)
-        }
+        _ => rebuild_changed(terms, t, &node, cs, nu, memo),
     };
     memo.insert(t, r);
     r
+}
+
+/// `t` with ς applied to its children; `t` itself when none changed.
+fn rebuild_changed(
+    terms: &mut Terms,
+    t: TermId,
+    node: &Node,
+    cs: &[Var],
+    nu: TermId,
+    memo: &mut HashMap<TermId, TermId>,
+) -> TermId {
+    let kids = terms.children(node);
+    let new: Vec<TermId> = kids
+        .iter()
+        .map(|k| sigma_rec(terms, *k, cs, nu, memo))
+        .collect();
+    if new == kids {
+        t
+    } else {
+        crate::term::rebuild_public(terms, node, &new)
+    }
 }
 
 /// TR Alg. 8: the count of inner loop `u` in the iteration that starts after

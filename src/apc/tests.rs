@@ -12,6 +12,15 @@ fn main_body(src: &str) -> Body {
     bodies.into_iter().find(|b| b.name == "main").unwrap()
 }
 
+/// The first target of a kind in a flowgraph.
+fn target_of(body: &Body, kind: crate::TargetKind) -> ir::TargetId {
+    body.targets
+        .iter()
+        .find(|t| t.kind == kind)
+        .expect("a target of that kind")
+        .id
+}
+
 fn solve(terms: &Terms, phi: TermId) -> Answer {
     let mut script = String::from("(set-option :smt.mbqi true)\n");
     script.push_str(&crate::term::to_smtlib(terms, &[phi]));
@@ -80,6 +89,22 @@ fn running_example_summary_matches_the_paper() {
     assert!(
         is_sat(&q) || matches!(q, Answer::Unknown(_)),
         "{phi}: {q:?}"
+    );
+}
+
+#[test]
+fn the_counter_inference_finds_one_relation_for_the_nested_example() {
+    let body = main_body(NESTED);
+    let mut eng = Engine::new(&body, Options::default());
+    eng.summary(0);
+    assert_eq!(eng.stats.inferred_relations, 1);
+    assert_eq!(
+        eng.stats.summaries_computed, 2,
+        "outer and inner loop, once each"
+    );
+    assert!(
+        eng.stats.inference_queries >= 2,
+        "at least a fit and a validation"
     );
 }
 
@@ -260,12 +285,7 @@ fn aliasing_through_address_of_and_alloc_is_exact() {
 fn null_dereference_needs_the_null_path() {
     let src = "main(n) { var x, p, y; x = 5; p = null; if (n > 0) { p = &x; } y = *p; return y; }";
     let body = main_body(src);
-    let t = body
-        .targets
-        .iter()
-        .find(|t| t.kind == crate::TargetKind::NullDeref)
-        .unwrap()
-        .id;
+    let t = target_of(&body, crate::TargetKind::NullDeref);
     let mut eng = Engine::new(&body, Options::default());
     let phi = eng.condition(t);
     assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
@@ -286,12 +306,7 @@ fn reading_a_never_assigned_variable_through_a_pointer() {
     let src = "main(n) { var x, p, y; p = &x; if (n > 0) { x = 1; } y = *p; return y; }";
     let body = main_body(src);
     let mut eng = Engine::new(&body, Options::default());
-    let deref = body
-        .targets
-        .iter()
-        .find(|t| t.kind == crate::TargetKind::Uninitialized)
-        .unwrap()
-        .id;
+    let deref = target_of(&body, crate::TargetKind::Uninitialized);
     let phi = eng.condition(deref);
     assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
 }
@@ -302,6 +317,9 @@ fn infeasible_body_backbones_are_pruned_with_the_solver() {
     let src = "main(n, x) { var i, y; i = 0; y = 0; while (i < n) { if (x > 0) { if (x < 0) { y = 1; } } i = i + 1; } return y; }";
     assert_eq!(iterated(src, "y"), "y₀");
     let body = main_body(src);
+    let mut pruning = Engine::new(&body, Options::default());
+    pruning.summary(0);
+    assert_eq!(pruning.stats.pruned_backbones, 1);
     let mut eng = Engine::new(
         &body,
         Options {

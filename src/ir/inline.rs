@@ -191,29 +191,19 @@ impl Builder<'_> {
         stack: &mut Vec<String>,
     ) {
         let args: Vec<Expr> = args.iter().map(|a| rename_expr(a, map)).collect();
-        let Some(callee) = self.bodies.get(func).map(|(b, _)| *b) else {
-            // Rejected by name resolution; keep the graph total.
-            self.edge(
-                from,
-                to,
-                Instr::Call {
-                    dst,
-                    func: func.to_string(),
-                    args,
-                },
-                span,
-            );
-            return;
-        };
-        let why = if stack.iter().any(|s| s == func) {
+        let callee = self.bodies.get(func).map(|(b, _)| *b);
+        // Not inlined: undefined (rejected earlier by name resolution; the
+        // graph stays total), recursive, or past the size limit.
+        let why = if callee.is_none() {
+            Some("undefined")
+        } else if stack.iter().any(|s| s == func) {
             Some("recursive")
         } else if self.out.node_count > MAX_NODES {
             Some("program too large to inline")
         } else {
             None
         };
-        if let Some(why) = why {
-            self.cut.push(format!("{func} ({why})"));
+        let (Some(callee), None) = (callee, why) else {
             self.edge(
                 from,
                 to,
@@ -224,16 +214,19 @@ impl Builder<'_> {
                 },
                 span,
             );
-            // The cut-off runs may hit any target of the callee's closure.
-            for (g, t) in self.closure_targets(func) {
-                let (gb, goff) = self.bodies[&g];
-                let kind = gb.targets[t as usize].kind;
-                let tspan = gb.targets[t as usize].span.shift(goff);
-                let err = self.target(kind, tspan, &g, t);
-                self.edge(from, err, Instr::Skip, span);
+            if let Some(why) = why {
+                self.cut.push(format!("{func} ({why})"));
+                // The cut-off runs may hit any target of the callee's closure.
+                for (g, t) in self.closure_targets(func) {
+                    let (gb, goff) = self.bodies[&g];
+                    let kind = gb.targets[t as usize].kind;
+                    let tspan = gb.targets[t as usize].span.shift(goff);
+                    let err = self.target(kind, tspan, &g, t);
+                    self.edge(from, err, Instr::Skip, span);
+                }
             }
             return;
-        }
+        };
         // Fresh variables for this copy; globals stay shared.
         self.copies += 1;
         let k = self.copies;
