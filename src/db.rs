@@ -139,22 +139,18 @@ pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::Inlined
 
 /// The summary of one loop of the whole-program flowgraph (seed 004/001):
 /// computed once per loop and shared by every target's condition.
-/// `inference` selects the counter-relation inference (TR Alg. 8).
+/// `opts` are the engine options (counter inference, helper solver, limits).
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn loop_summary(
     db: &dyn salsa::Database,
     file: SourceFile,
     l: u32,
-    inference: bool,
+    opts: crate::apc::Options,
 ) -> crate::apc::Portable<crate::apc::Summary> {
     let body = &program(db, file)
         .as_ref()
         .expect("summaries are asked of programs with main")
         .body;
-    let opts = crate::apc::Options {
-        counter_inference: inference,
-        ..Default::default()
-    };
     let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, file });
     let value = eng.compute_summary(l);
     crate::apc::Portable {
@@ -171,15 +167,11 @@ pub fn necessary_condition(
     file: SourceFile,
     function: String,
     target: u32,
-    inference: bool,
+    opts: crate::apc::Options,
 ) -> crate::apc::Portable<crate::term::TermId> {
     let prog = program(db, file)
         .as_ref()
         .expect("conditions are asked of programs with main");
-    let opts = crate::apc::Options {
-        counter_inference: inference,
-        ..Default::default()
-    };
     let mut eng = crate::apc::Engine::with_db(&prog.body, opts, crate::apc::DbSource { db, file });
     let value = eng.condition_of(&prog.copies_of(&function, target));
     crate::apc::Portable {

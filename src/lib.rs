@@ -3,6 +3,7 @@
 //! See `ARCHITECTURE.md` for the layers and what each may know.
 
 pub mod apc;
+pub mod check;
 pub mod cli;
 pub mod db;
 pub mod interp;

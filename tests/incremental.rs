@@ -110,7 +110,13 @@ fn checking_every_target_computes_each_loop_summary_once() {
     );
     log.lock().unwrap().clear();
     for t in 0..targets as u32 {
-        db::necessary_condition(&db, file, "main".to_string(), t, true);
+        db::necessary_condition(
+            &db,
+            file,
+            "main".to_string(),
+            t,
+            apc::apc::Options::default(),
+        );
     }
     assert_eq!(executed(&log, "necessary_condition").len(), targets);
     let summaries = executed(&log, "loop_summary");

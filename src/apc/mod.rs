@@ -37,7 +37,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::time::Duration;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Infer linear relations between inner and outer loop counts (Alg. 8).
     pub counter_inference: bool,
@@ -48,6 +48,9 @@ pub struct Options {
     /// Drop loop-body backbones whose path condition a solver proves
     /// unsatisfiable (TR Alg. 2's pruning; only syntactic pruning if off).
     pub prune_with_solver: bool,
+    /// The solver for the engine's own queries (pruning, counter
+    /// inference); without one, neither runs.
+    pub helper: Option<crate::smt::Profile>,
 }
 
 impl Default for Options {
@@ -57,6 +60,7 @@ impl Default for Options {
             max_body_backbones: 256,
             solver_timeout: Duration::from_secs(10),
             prune_with_solver: true,
+            helper: crate::smt::locate(crate::smt::SolverKind::Z3, None).ok(),
         }
     }
 }
@@ -175,8 +179,7 @@ impl<'a> Engine<'a> {
         }
         let s = match self.source {
             Some(src) => {
-                let shared =
-                    crate::db::loop_summary(src.db, src.file, l, self.opts.counter_inference);
+                let shared = crate::db::loop_summary(src.db, src.file, l, self.opts.clone());
                 self.import_summary(shared)
             }
             None => self.compute_summary(l),

@@ -159,6 +159,9 @@ fn run_path(eng: &mut Engine, start: &State, path: &Path, header: ir::NodeId) ->
 /// solver process for all of a loop's checks. Unknown answers keep the
 /// backbone.
 fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
+    let Some(helper) = eng.opts.helper.clone() else {
+        return runs;
+    };
     if !eng.opts.prune_with_solver || runs.len() < 2 {
         return runs;
     }
@@ -167,7 +170,7 @@ fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
         .map(|r| super::unfold(&mut eng.terms, r.pc, 1))
         .collect();
     let script = crate::term::to_smtlib_batch(&eng.terms, &checks);
-    let answers = smt::run_z3_batch(&script, checks.len(), eng.opts.solver_timeout);
+    let answers = smt::run_script_batch(&helper, &script, checks.len(), eng.opts.solver_timeout);
     let before = runs.len();
     let kept: Vec<Run> = runs
         .into_iter()
@@ -1221,7 +1224,10 @@ fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
         script.push_str(&format!("(get-value ({}))\n", names.join(" ")));
     }
     eng.stats.inference_queries += 1;
-    match smt::run_z3(&script, eng.opts.solver_timeout) {
+    let Some(helper) = eng.opts.helper.clone() else {
+        return Point::Unknown;
+    };
+    match smt::run_script(&helper, &script, eng.opts.solver_timeout) {
         Answer::Unsat => Point::Unsat,
         Answer::Unknown(_) => Point::Unknown,
         Answer::Sat(model) => {

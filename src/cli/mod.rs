@@ -4,6 +4,7 @@
 //! prints. No analysis logic lives here.
 
 mod cfg;
+mod check;
 mod nc;
 mod run;
 mod witness;
@@ -60,6 +61,18 @@ pub enum Command {
     /// unreachable. The summary of every loop is shown first: the iterated state θ
     /// (⋆ = unknown) and the looping condition φ^κ. Shared subterms are named `sN`.
     Nc(nc::NcArgs),
+    /// Decide each target: unreachable (proved), reachable (with a witness the
+    /// interpreter replays) or unknown (with a reason).
+    ///
+    /// For each target the necessary condition φ̂ goes to the solver(s) as SMT-LIB: the
+    /// quantified φ̂ and its unfolding φ̂^K race, and the first definite answer wins.
+    /// UNSAT proves the target unreachable. A model becomes main's arguments and the
+    /// input stream, which the interpreter replays; only a replay that hits the target
+    /// makes it `reachable` (otherwise further models are asked, with the previous
+    /// inputs blocked). One line per target (or JSON with --format json). Exit status:
+    /// 0 all unreachable, 1 some reachable, 3 none reachable but some unknown, 2 bad
+    /// input or command line (e.g. a solver not installed).
+    Check(check::CheckArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -79,6 +92,7 @@ pub fn main() -> ExitCode {
             Command::Run(a) => run::run(a),
             Command::Cfg(a) => cfg::cfg(a),
             Command::Nc(a) => nc::nc(a),
+            Command::Check(a) => check::check(a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

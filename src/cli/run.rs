@@ -162,7 +162,7 @@ fn bad(msg: &str) -> ExitCode {
 }
 
 /// A JSON number of any size.
-fn big(n: &BigInt) -> Value {
+pub(super) fn big(n: &BigInt) -> Value {
     serde_json::from_str(&n.to_string()).unwrap_or(Value::Null)
 }
 

@@ -1,10 +1,20 @@
 //! Talking to SMT solvers.
 //!
-//! For now one function: run a self-contained SMT-LIB script in a fresh
-//! solver process and read the answer. The necessary-condition engine uses
-//! it for the counter-relation inference (TR Alg. 8); the `apc check`
-//! issue replaces it with persistent rsmt2 sessions, solver profiles, races
-//! and cancellation.
+//! - [`profile`]: solver profiles (`solvers/*.toml`) and finding binaries;
+//! - [`session`]: an interactive rsmt2 session whose process another thread
+//!   can kill;
+//! - [`race`]: contenders (query × solver) in parallel, first definite
+//!   answer wins;
+//! - here: one-shot scripts for the engine's helper queries (pruning,
+//!   counter inference), which need no session.
+
+pub mod profile;
+pub mod race;
+pub mod session;
+
+pub use profile::{Profile, SolverKind, locate};
+pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
+pub use session::{Cancel, CheckResult, Session};
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -18,20 +28,26 @@ pub enum Answer {
     Unknown(String),
 }
 
-/// Runs a script in a fresh `z3` process; its stdout. Z3's own timeout is
-/// soft (it does not always stop), so past the deadline plus a grace
-/// period the process is killed: a hanging solver never hangs apc.
-fn z3_stdout(script: &str, timeout: Duration) -> Result<String, String> {
+/// Runs a script in a fresh solver process; its stdout. The solver's own
+/// timeout is soft (Z3 does not always stop), so past the deadline plus a
+/// grace period the process is killed: a hanging solver never hangs apc.
+fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<String, String> {
     use std::io::Read;
     use wait_timeout::ChildExt;
     let ms = timeout.as_millis().max(1);
-    let mut child = Command::new("z3")
-        .args(["-in", "-smt2", &format!("-t:{ms}")])
+    let mut child = Command::new(&profile.command)
+        .args(&profile.args)
+        .arg(profile.timeout_arg(ms))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start z3: {e} (run solvers/install.sh)"))?;
+        .map_err(|e| {
+            format!(
+                "cannot start {}: {e} (run solvers/install.sh)",
+                profile.name
+            )
+        })?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
     }
@@ -50,20 +66,21 @@ fn z3_stdout(script: &str, timeout: Duration) -> Result<String, String> {
             let _ = child.wait();
             let _ = reader.join();
             return Err(format!(
-                "z3 did not answer within {:.1} s and was stopped",
+                "{} did not answer within {:.1} s and was stopped",
+                profile.name,
                 timeout.as_secs_f64()
             ));
         }
     }
     reader
         .join()
-        .map_err(|_| "reading z3's answer failed".to_string())
+        .map_err(|_| format!("reading {}'s answer failed", profile.name))
 }
 
-/// Runs `script` in `z3` with a timeout (the script should end with
-/// `(check-sat)` and possibly `(get-value …)`).
-pub fn run_z3(script: &str, timeout: Duration) -> Answer {
-    let text = match z3_stdout(script, timeout) {
+/// Runs `script` in a fresh solver with a timeout (the script should end
+/// with `(check-sat)` and possibly `(get-value …)`).
+pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
+    let text = match solver_stdout(profile, script, timeout) {
         Ok(t) => t,
         Err(e) => return Answer::Unknown(e),
     };
@@ -72,13 +89,27 @@ pub fn run_z3(script: &str, timeout: Duration) -> Answer {
         Some("sat") => Answer::Sat(lines.collect::<Vec<_>>().join("\n")),
         Some("unsat") => Answer::Unsat,
         Some(other) => Answer::Unknown(other.to_string()),
-        None => Answer::Unknown("no answer from z3".into()),
+        None => Answer::Unknown(format!("no answer from {}", profile.name)),
+    }
+}
+
+/// [`run_script`] on the Z3 that `apc check` would use (for tests and
+/// tools; the engine gets its solver from its options).
+pub fn run_z3(script: &str, timeout: Duration) -> Answer {
+    match locate(SolverKind::Z3, None) {
+        Ok(p) => run_script(&p, script, timeout),
+        Err(e) => Answer::Unknown(e),
     }
 }
 
 /// Runs a script with several `(check-sat)`s; one answer per check.
-pub fn run_z3_batch(script: &str, checks: usize, timeout: Duration) -> Vec<Answer> {
-    let text = z3_stdout(script, timeout).unwrap_or_default();
+pub fn run_script_batch(
+    profile: &Profile,
+    script: &str,
+    checks: usize,
+    timeout: Duration,
+) -> Vec<Answer> {
+    let text = solver_stdout(profile, script, timeout).unwrap_or_default();
     let mut answers: Vec<Answer> = text
         .lines()
         .map(str::trim)

@@ -641,16 +641,24 @@ impl Terms {
     }
     /// Whether some variable (free or bound) satisfying `pred` occurs.
     fn any_var(&self, t: TermId, pred: impl Fn(Var) -> bool) -> bool {
+        self.any_node(t, |n| matches!(n, Node::Var(v) if pred(*v)))
+    }
+    /// Whether a quantifier occurs.
+    pub fn has_quantifier(&self, t: TermId) -> bool {
+        self.any_node(t, |n| matches!(n, Node::Quant(..)))
+    }
+    fn any_node(&self, t: TermId, pred: impl Fn(&Node) -> bool) -> bool {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![t];
         while let Some(t) = stack.pop() {
             if !seen.insert(t) {
                 continue;
             }
-            match self.node(t) {
-                Node::Var(v) if pred(*v) => return true,
-                n => stack.extend(self.children(n)),
+            let n = self.node(t);
+            if pred(n) {
+                return true;
             }
+            stack.extend(self.children(n));
         }
         false
     }

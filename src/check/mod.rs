@@ -1,0 +1,321 @@
+//! Verdicts: from a target's necessary condition to `unreachable`,
+//! `reachable` (with a replayed witness) or `unknown` (with a reason).
+//!
+//! For each target: φ̂ from the database, the queries (φ̂ with quantifiers,
+//! φ̂^K, and a cheap φ̂^k with small k), a race of those queries on the
+//! chosen solvers, and for each model a witness that the interpreter
+//! replays. `reachable` is only ever said of a witness that hit the target.
+
+mod witness;
+
+use crate::TargetKind;
+use crate::apc::{self, Options};
+use crate::db::{self, Database, SourceFile};
+use crate::interp::Witness;
+use crate::smt::{self, Contender, Profile, RaceOutcome, Undecided};
+use crate::syntax::LineIndex;
+use crate::term::Terms;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub use witness::InputModel;
+
+/// Which queries run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// φ̂ and φ̂^K (and φ̂^k for a small k) in parallel.
+    Race,
+    Quantified,
+    Unfolded,
+}
+
+/// The small unfolding bound raced next to K: many conditions are decided
+/// (or give a replayable model) long before φ̂^25 is even built by the
+/// solver (MatrIR: φ̂^25 over a minute in Z3 4.8.12, φ̂^3 in milliseconds).
+pub const SMALL_K: u32 = 3;
+
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The solvers to race (located).
+    pub solvers: Vec<Profile>,
+    pub mode: Mode,
+    pub k: u32,
+    /// Wall-clock limit per target, necessary condition included.
+    pub timeout: Duration,
+    pub jobs: usize,
+    pub dump_queries: Option<PathBuf>,
+    pub counter_inference: bool,
+    /// How many models a query may give before `nc-sat-no-witness`.
+    pub max_models: usize,
+}
+
+/// A target of the file.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub function: String,
+    pub id: u32,
+    pub kind: TargetKind,
+    pub line: u32,
+    pub col: u32,
+}
+
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    Unreachable,
+    Reachable(Witness),
+    Unknown(String),
+}
+
+impl Verdict {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Unreachable => "unreachable",
+            Verdict::Reachable(_) => "reachable",
+            Verdict::Unknown(_) => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub target: Target,
+    pub verdict: Verdict,
+    /// The query that decided, e.g. `nc-unfolded:k=25`.
+    pub method: Option<String>,
+    /// The solver that decided.
+    pub solver: Option<String>,
+    pub time: Duration,
+}
+
+/// Every target of the file, in source order.
+pub fn targets(db: &Database, file: SourceFile) -> Vec<Target> {
+    let text = file.text(db);
+    let lines = LineIndex::new(text);
+    let mut out = Vec::new();
+    for f in db::functions(db, file) {
+        let offset = f.offset(db);
+        for t in &db::function_body(db, *f).targets {
+            let (line, col) = lines.line_col(text, t.span.shift(offset).start);
+            out.push(Target {
+                function: f.name(db).clone(),
+                id: t.id,
+                kind: t.kind,
+                line,
+                col,
+            });
+        }
+    }
+    out.sort_by_key(|t| (t.line, t.col));
+    out
+}
+
+/// Checks the targets, `opts.jobs` at a time; `done` is told of each
+/// report as it comes (for progress). Reports are in the targets' order.
+pub fn check_all(
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    opts: &CheckOptions,
+    done: &(dyn Fn(&Report) + Sync),
+) -> Vec<Report> {
+    let next = AtomicUsize::new(0);
+    let reports: Mutex<Vec<Option<Report>>> = Mutex::new(vec![None; targets.len()]);
+    let jobs = opts.jobs.clamp(1, targets.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let db = db.clone();
+            let (next, reports) = (&next, &reports);
+            // The engine recurses over (bounded) term heights: a big stack.
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(scope, move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::SeqCst);
+                        let Some(t) = targets.get(i) else { break };
+                        let r = check_target(&db, file, t, opts);
+                        done(&r);
+                        reports.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                    }
+                })
+                .expect("spawning a worker thread");
+        }
+    });
+    reports
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every target was checked"))
+        .collect()
+}
+
+/// The queries of one target, named by method.
+pub struct Queries {
+    /// (method, quantified, SMT-LIB without options and `(check-sat)`).
+    pub variants: Vec<(String, bool, String)>,
+    pub inputs: InputModel,
+}
+
+/// Builds the queries of `mode` for a condition.
+pub fn queries(
+    terms: &Terms,
+    phi: crate::term::TermId,
+    mode: Mode,
+    k: u32,
+    inputs: InputModel,
+) -> Queries {
+    let mut terms = terms.clone();
+    let body = |terms: &Terms, t| {
+        let s = crate::term::to_smtlib(terms, &[t]);
+        s.strip_suffix("(check-sat)\n").unwrap_or(&s).to_string()
+    };
+    let mut variants = Vec::new();
+    if !terms.has_quantifier(phi) {
+        // Nothing to unfold: one exact query.
+        variants.push(("nc-quantifier-free".to_string(), false, body(&terms, phi)));
+    } else {
+        if mode != Mode::Unfolded {
+            variants.push(("nc-quantified".to_string(), true, body(&terms, phi)));
+        }
+        if mode != Mode::Quantified {
+            let mut ks = vec![k];
+            if mode == Mode::Race && SMALL_K < k {
+                ks.push(SMALL_K);
+            }
+            for k in ks {
+                let phik = apc::unfold(&mut terms, phi, k);
+                variants.push((format!("nc-unfolded:k={k}"), false, body(&terms, phik)));
+            }
+        }
+    }
+    Queries { variants, inputs }
+}
+
+/// Decides one target.
+pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
+    let start = Instant::now();
+    let deadline = start + opts.timeout;
+    let report = |verdict, method: Option<String>, solver: Option<String>| Report {
+        target: t.clone(),
+        verdict,
+        method,
+        solver,
+        time: start.elapsed(),
+    };
+    let parsed = db::parse(db, file);
+    let Some(prog) = db::program(db, file).as_ref() else {
+        return report(
+            Verdict::Unknown("unsupported: the program has no main".into()),
+            None,
+            None,
+        );
+    };
+    let engine_opts = Options {
+        counter_inference: opts.counter_inference,
+        solver_timeout: opts.timeout.min(Duration::from_secs(10)),
+        helper: opts.solvers.first().cloned(),
+        ..Options::default()
+    };
+    let nc = db::necessary_condition(db, file, t.function.clone(), t.id, engine_opts);
+    if Instant::now() >= deadline {
+        return report(
+            Verdict::Unknown("timeout (computing the necessary condition)".into()),
+            None,
+            None,
+        );
+    }
+    let inputs = InputModel::new(&parsed.program, &prog.body, &nc.terms, nc.value);
+    let q = queries(&nc.terms, nc.value, opts.mode, opts.k, inputs);
+    let name = format!("{}-{}-{}", t.function, t.line, t.col);
+    let mut contenders = Vec::new();
+    for (method, quantified, query) in &q.variants {
+        for profile in &opts.solvers {
+            let dump = opts.dump_queries.as_ref().map(|dir| {
+                let variant = method.trim_start_matches("nc-").replace([':', '='], "-");
+                dir.join(format!("{name}-{variant}-{}", profile.name))
+            });
+            contenders.push(Contender {
+                method: method.clone(),
+                profile: profile.clone(),
+                quantified: *quantified,
+                query: query.clone(),
+                dump,
+            });
+        }
+    }
+    let text: &str = file.text(db);
+    let lines = LineIndex::new(text);
+    let program = &parsed.program;
+    let judge = |session: &mut smt::Session, _: &Contender| {
+        q.inputs
+            .judge(session, |w| hits(program, text, &lines, w, t))
+    };
+    match smt::race(&contenders, judge, opts.max_models, deadline) {
+        RaceOutcome::Unsat { method, solver } => {
+            report(Verdict::Unreachable, Some(method), Some(solver))
+        }
+        RaceOutcome::Accepted {
+            method,
+            solver,
+            witness,
+        } => report(Verdict::Reachable(witness), Some(method), Some(solver)),
+        RaceOutcome::Timeout => report(Verdict::Unknown("timeout".into()), None, None),
+        RaceOutcome::Undecided(why) => {
+            // A satisfiable condition without a replayable witness says
+            // more than a solver that gave up.
+            let no_witness = why.iter().find_map(|(m, s, u)| match u {
+                Undecided::NoWitness(miss) => Some((m, s, miss)),
+                Undecided::Solver(_) => None,
+            });
+            match no_witness {
+                Some((m, s, miss)) => report(
+                    Verdict::Unknown(format!("nc-sat-no-witness: {miss}")),
+                    Some(m.clone()),
+                    Some(s.clone()),
+                ),
+                None => {
+                    let reasons: Vec<String> = why
+                        .iter()
+                        .map(|(m, s, u)| match u {
+                            Undecided::Solver(r) | Undecided::NoWitness(r) => {
+                                format!("{m} on {s}: {r}")
+                            }
+                        })
+                        .collect();
+                    report(
+                        Verdict::Unknown(format!("solver-unknown: {}", reasons.join("; "))),
+                        None,
+                        None,
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Replays a witness: `Ok(())` if the run hits the target, else what it did.
+fn hits(
+    program: &crate::syntax::ast::Program,
+    text: &str,
+    lines: &LineIndex,
+    w: &Witness,
+    t: &Target,
+) -> Result<(), String> {
+    use crate::interp::{Limits, Outcome};
+    let r = crate::interp::run(program, w, Limits::default()).map_err(|e| e.to_string())?;
+    match r.outcome {
+        Outcome::Error { kind, span } => {
+            let (line, col) = lines.line_col(text, span.start);
+            if kind == t.kind && (line, col) == (t.line, t.col) {
+                Ok(())
+            } else {
+                Err(format!("the replay hit {} at {line}:{col}", kind.as_str()))
+            }
+        }
+        Outcome::Returned(v) => Err(format!("the replay returned {v}")),
+        Outcome::AssumeFailed { .. } => Err("the replay stopped at a failed assume".into()),
+        Outcome::StepLimit { .. } => Err("the replay hit the step limit".into()),
+        Outcome::CallDepthLimit { .. } => Err("the replay hit the call-depth limit".into()),
+    }
+}

@@ -1,0 +1,274 @@
+//! From a model to a witness: main's arguments and the input stream.
+//!
+//! A model interprets the input symbols of the condition: main's integer
+//! parameters (`n₀`), its input arrays (`A₀`, a function of one index per
+//! dimension) and the input stream (`$in₀`, read at 0, 1, …). The values
+//! are asked with `get-value` on a finite window of indices; elements
+//! beyond the window read as 0 in the replay, as in the model's absence. A
+//! replay that misses is retried once with a wider window before the model
+//! is blocked.
+
+use crate::interp::{ArgValue, Witness};
+use crate::ir::{Body, INPUT_STREAM};
+use crate::smt::{Judgement, Session};
+use crate::syntax::ast::Program;
+use crate::term::{TermId, Terms, smt_name};
+use num_bigint::BigInt;
+use num_traits::Zero;
+
+/// The inputs of the program as the condition names them.
+#[derive(Clone, Debug)]
+pub struct InputModel {
+    /// main's parameters in order: (name, array dimensions (0: integer),
+    /// the SMT name of its symbol if the condition mentions it).
+    params: Vec<(String, u32, Option<String>)>,
+    /// The SMT name of the input stream's symbol, if mentioned.
+    stream: Option<String>,
+}
+
+/// The window of indices asked per dimension, narrow then wide.
+fn window(dims: u32, wide: bool) -> usize {
+    match (dims, wide) {
+        (1, false) => 64,
+        (1, true) => 1024,
+        (2, false) => 8,
+        (2, true) => 32,
+        (_, false) => 3,
+        (_, true) => 6,
+    }
+}
+
+impl InputModel {
+    pub fn new(program: &Program, body: &Body, terms: &Terms, phi: TermId) -> InputModel {
+        let free = terms.free_vars(phi);
+        let smt_of = |name: &str| {
+            let symbol = format!("{name}₀");
+            free.iter()
+                .find(|v| terms.var_name(**v) == symbol)
+                .map(|v| smt_name(terms, *v))
+        };
+        let params = program
+            .function("main")
+            .map(|main| {
+                main.params
+                    .iter()
+                    .map(|p| {
+                        let dims = body.vars[..body.params.min(body.vars.len())]
+                            .iter()
+                            .find(|v| v.name == p.name)
+                            .and_then(|v| v.ty.array_depth())
+                            .unwrap_or(0) as u32;
+                        (p.name.clone(), dims, smt_of(&p.name))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        InputModel {
+            params,
+            stream: smt_of(INPUT_STREAM),
+        }
+    }
+
+    /// Whether a wider window could change the witness.
+    fn has_windows(&self) -> bool {
+        self.stream.is_some() || self.params.iter().any(|(_, d, s)| *d > 0 && s.is_some())
+    }
+
+    /// The terms to ask for at one window width.
+    fn terms(&self, wide: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        for (_, dims, smt) in &self.params {
+            let Some(s) = smt else { continue };
+            if *dims == 0 {
+                out.push(s.clone());
+            } else {
+                for idx in indices(*dims, window(*dims, wide)) {
+                    let args: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
+                    out.push(format!("({s} {})", args.join(" ")));
+                }
+            }
+        }
+        if let Some(s) = &self.stream {
+            for i in 0..window(1, wide) {
+                out.push(format!("({s} {i})"));
+            }
+        }
+        out
+    }
+
+    /// Builds the witness from the values of [`Self::terms`].
+    fn witness(&self, values: &[BigInt], wide: bool) -> Witness {
+        let mut it = values.iter();
+        let mut args = Vec::new();
+        for (name, dims, smt) in &self.params {
+            let v = match (smt, dims) {
+                (None, 0) => ArgValue::Int(BigInt::zero()),
+                (None, _) => ArgValue::List(vec![]),
+                (Some(_), 0) => ArgValue::Int(it.next().cloned().unwrap_or_default()),
+                (Some(_), d) => {
+                    let n = window(*d, wide);
+                    let flat: Vec<BigInt> = it.by_ref().take(n.pow(*d)).cloned().collect();
+                    nest(&flat, *d, n)
+                }
+            };
+            args.push((name.clone(), v));
+        }
+        let mut input: Vec<BigInt> = if self.stream.is_some() {
+            it.cloned().collect()
+        } else {
+            vec![]
+        };
+        while input.last().is_some_and(|x| x.is_zero()) {
+            input.pop();
+        }
+        Witness { args, input }
+    }
+
+    /// Judges the current model: a witness that `replay` accepts, or a
+    /// blocking assertion.
+    pub fn judge(
+        &self,
+        session: &mut Session,
+        replay: impl Fn(&Witness) -> Result<(), String>,
+    ) -> Result<Judgement<Witness>, String> {
+        let widths: &[bool] = if self.has_windows() {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let mut last = (Vec::new(), Vec::new(), String::new());
+        for &wide in widths {
+            let terms = self.terms(wide);
+            let values = session.int_values(&terms)?;
+            let w = self.witness(&values, wide);
+            match replay(&w) {
+                Ok(()) => return Ok(Judgement::Accept(shrink(w, &replay))),
+                Err(why) => last = (terms, values, why),
+            }
+        }
+        let (terms, values, why) = last;
+        let block = if terms.is_empty() {
+            // No inputs: every model is the same run.
+            "(assert false)".to_string()
+        } else {
+            let eqs: Vec<String> = terms
+                .iter()
+                .zip(&values)
+                .map(|(t, v)| format!("(= {t} {})", smt_int(v)))
+                .collect();
+            format!("(assert (not (and {})))", eqs.join(" "))
+        };
+        Ok(Judgement::Reject { block, why })
+    }
+}
+
+/// A shorter witness that still hits: the model fills the whole window
+/// (with its default value), the run usually reads a prefix. Each list
+/// (main's arrays, their rows, the input stream) is cut to the shortest
+/// prefix found by bisection that still replays to the target.
+fn shrink(mut w: Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Witness {
+    fn bisect<T: Clone>(
+        w: &mut Witness,
+        get: impl Fn(&mut Witness) -> &mut Vec<T>,
+        replay: &impl Fn(&Witness) -> Result<(), String>,
+    ) {
+        let full = get(w).clone();
+        let (mut lo, mut hi) = (0, full.len());
+        // Invariant: the prefix of length `hi` hits.
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            *get(w) = full[..mid].to_vec();
+            if replay(w).is_ok() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        *get(w) = full[..hi].to_vec();
+    }
+    fn list(v: &mut ArgValue) -> &mut Vec<ArgValue> {
+        match v {
+            ArgValue::List(xs) => xs,
+            ArgValue::Int(_) => unreachable!("only lists are shrunk"),
+        }
+    }
+    for i in 0..w.args.len() {
+        if !matches!(w.args[i].1, ArgValue::List(_)) {
+            continue;
+        }
+        bisect(&mut w, |w| list(&mut w.args[i].1), replay);
+        let rows = list(&mut w.args[i].1).len();
+        for r in 0..rows {
+            if matches!(list(&mut w.args[i].1)[r], ArgValue::List(_)) {
+                bisect(&mut w, |w| list(&mut list(&mut w.args[i].1)[r]), replay);
+            }
+        }
+    }
+    bisect(&mut w, |w| &mut w.input, replay);
+    w
+}
+
+fn smt_int(v: &BigInt) -> String {
+    if v < &BigInt::zero() {
+        format!("(- {})", -v)
+    } else {
+        v.to_string()
+    }
+}
+
+/// All index tuples of `dims` dimensions of width `n`, row-major.
+fn indices(dims: u32, n: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![vec![]];
+    for _ in 0..dims {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                (0..n).map(move |i| {
+                    let mut q = p.clone();
+                    q.push(i);
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// A row-major block of `n^dims` values as nested lists, trailing zeros
+/// (and trailing empty rows) dropped: they read as 0 anyway.
+fn nest(flat: &[BigInt], dims: u32, n: usize) -> ArgValue {
+    let mut items: Vec<ArgValue> = if dims <= 1 {
+        flat.iter().map(|x| ArgValue::Int(x.clone())).collect()
+    } else {
+        let row = n.pow(dims - 1);
+        flat.chunks(row).map(|c| nest(c, dims - 1, n)).collect()
+    };
+    while items.last().is_some_and(|x| match x {
+        ArgValue::Int(v) => v.is_zero(),
+        ArgValue::List(xs) => xs.is_empty(),
+    }) {
+        items.pop();
+    }
+    ArgValue::List(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nests_and_trims() {
+        let flat: Vec<BigInt> = [1, 0, 0, 0, 2, 0, 0, 0, 0]
+            .iter()
+            .map(|&x| x.into())
+            .collect();
+        let v = nest(&flat, 2, 3);
+        let row =
+            |xs: &[i64]| ArgValue::List(xs.iter().map(|&x| ArgValue::Int(x.into())).collect());
+        assert_eq!(v, ArgValue::List(vec![row(&[1]), row(&[0, 2])]));
+        assert_eq!(
+            indices(2, 2),
+            vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! `apc check`: a verdict per target (see `spec/cli.md`).
+
+use super::nc::{parse_place, targets_at};
+use super::run::big;
+use super::{EXIT_BAD_INPUT, Format, load};
+use crate::check::{self, CheckOptions, Mode, Report, Verdict};
+use crate::interp::{ArgValue, Witness};
+use crate::smt::{self, SolverKind};
+use clap::{Args, ValueEnum};
+use serde_json::{Map, Value, json};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Exit status when no target is reachable but some are unknown.
+const EXIT_UNKNOWN: u8 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SolverChoice {
+    Z3,
+    Cvc5,
+    /// Race Z3 against cvc5.
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeChoice {
+    /// φ̂ and φ̂^K (and φ̂^3) in parallel; the first definite answer wins.
+    Race,
+    /// Only φ̂, with quantifiers.
+    Quantified,
+    /// Only the quantifier-free φ̂^K.
+    Unfolded,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The microc source file.
+    pub file: PathBuf,
+    /// The solver(s): `all` races Z3 against cvc5.
+    #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]
+    pub solver: SolverChoice,
+    /// Which form of the necessary condition to solve. `race` runs the quantified φ̂,
+    /// the unfolded φ̂^K and a cheap φ̂^3 in parallel and takes the first definite answer.
+    #[arg(long, value_enum, default_value_t = ModeChoice::Race)]
+    pub mode: ModeChoice,
+    /// Unfolding bound K of φ̂^K (the ISSTA paper uses 25).
+    #[arg(long, default_value_t = 25)]
+    pub k: u32,
+    /// Wall-clock limit per target in seconds, computing the condition included.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Check only the target(s) at this place: `LINE` or `LINE:COL` (repeatable).
+    #[arg(long, value_name = "LINE[:COL]")]
+    pub target: Vec<String>,
+    /// Write every query sent to a solver into DIR, one self-contained `.smt2` file each:
+    /// `<function>-<line>-<col>-<variant>-<solver>.smt2` (variant `quantified`,
+    /// `unfolded-k-25`, …; `…-model2.smt2` after the first model was blocked). Each runs
+    /// as `z3 FILE` or `cvc5 FILE`.
+    #[arg(long, value_name = "DIR")]
+    pub dump_queries: Option<PathBuf>,
+    /// Output format: one line per target, or one JSON object.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// How many targets to check in parallel.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: usize,
+    /// The Z3 binary (default: $APC_Z3, then `z3` on PATH, then solvers/bin/z3).
+    #[arg(long, value_name = "PATH")]
+    pub z3: Option<PathBuf>,
+    /// The cvc5 binary (default: $APC_CVC5, then `cvc5` on PATH, then solvers/bin/cvc5).
+    #[arg(long, value_name = "PATH")]
+    pub cvc5: Option<PathBuf>,
+    /// How many models a query may give whose replay misses the target before the
+    /// verdict is `unknown` (nc-sat-no-witness); each next model has the inputs of the
+    /// previous ones blocked.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub max_models: usize,
+    /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
+    #[arg(long)]
+    pub no_counter_inference: bool,
+}
+
+fn bad(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+pub fn check(a: CheckArgs) -> ExitCode {
+    let started = Instant::now();
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        return bad("--timeout: expected a positive number of seconds");
+    }
+    if a.jobs == 0 {
+        return bad("--jobs: expected at least 1");
+    }
+    let kinds: &[SolverKind] = match a.solver {
+        SolverChoice::Z3 => &[SolverKind::Z3],
+        SolverChoice::Cvc5 => &[SolverKind::Cvc5],
+        SolverChoice::All => &SolverKind::ALL,
+    };
+    let mut solvers = Vec::new();
+    for &k in kinds {
+        let flag = match k {
+            SolverKind::Z3 => a.z3.as_deref(),
+            SolverKind::Cvc5 => a.cvc5.as_deref(),
+        };
+        match smt::locate(k, flag) {
+            Ok(p) => solvers.push(p),
+            Err(e) => return bad(&e),
+        }
+    }
+    let loaded = match load(&a.file) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    if crate::db::program(&loaded.db, loaded.file).is_none() {
+        return bad(&format!("{}: the program has no `main`", loaded.path));
+    }
+    let all = check::targets(&loaded.db, loaded.file);
+    let targets: Vec<check::Target> = if a.target.is_empty() {
+        all
+    } else {
+        let mut chosen = Vec::new();
+        for place in &a.target {
+            let Some((line, col)) = parse_place(place) else {
+                return bad(&format!("--target {place}: expected LINE or LINE:COL"));
+            };
+            let found = targets_at(&loaded, line, col);
+            if found.is_empty() {
+                return bad(&format!(
+                    "no target at {}:{place} (`apc cfg {}` lists the targets)",
+                    loaded.path, loaded.path
+                ));
+            }
+            for (f, id, _, _) in found {
+                if let Some(t) = all.iter().find(|t| t.function == f && t.id == id)
+                    && !chosen
+                        .iter()
+                        .any(|c: &check::Target| c.function == f && c.id == id)
+                {
+                    chosen.push(t.clone());
+                }
+            }
+        }
+        chosen
+    };
+    if let Some(dir) = &a.dump_queries
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        return bad(&format!("cannot create {}: {e}", dir.display()));
+    }
+    let opts = CheckOptions {
+        solvers,
+        mode: match a.mode {
+            ModeChoice::Race => Mode::Race,
+            ModeChoice::Quantified => Mode::Quantified,
+            ModeChoice::Unfolded => Mode::Unfolded,
+        },
+        k: a.k,
+        timeout: Duration::from_secs_f64(a.timeout),
+        jobs: a.jobs,
+        dump_queries: a.dump_queries.clone(),
+        counter_inference: !a.no_counter_inference,
+        max_models: a.max_models.max(1),
+    };
+    // A progress bar on an interactive stderr only; never in the output.
+    let bar = if std::io::stderr().is_terminal() && targets.len() > 1 {
+        let b = indicatif::ProgressBar::new(targets.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} targets {elapsed}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let reports = check::check_all(&loaded.db, loaded.file, &targets, &opts, &|_| bar.inc(1));
+    bar.finish_and_clear();
+    let total = started.elapsed();
+    match a.format {
+        Format::Text => print_text(&loaded.path, &reports, total),
+        Format::Json => print_json(&loaded.path, &a, &reports, total),
+    }
+    let reachable = reports
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Reachable(_)));
+    let unknown = reports
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Unknown(_)));
+    if reachable {
+        ExitCode::from(1)
+    } else if unknown {
+        ExitCode::from(EXIT_UNKNOWN)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e4).round() / 10.0
+}
+
+fn show_arg(v: &ArgValue) -> String {
+    match v {
+        ArgValue::Int(n) => n.to_string(),
+        ArgValue::List(xs) => {
+            let items: Vec<String> = xs.iter().map(show_arg).collect();
+            format!("[{}]", items.join(", "))
+        }
+    }
+}
+
+/// `n=3 s=[72, 101] input=[5, -2]`, as `apc run --args … --input …` takes it.
+fn show_witness(w: &Witness) -> String {
+    let mut parts: Vec<String> = w
+        .args
+        .iter()
+        .map(|(n, v)| format!("{n}={}", show_arg(v)))
+        .collect();
+    let input: Vec<String> = w.input.iter().map(|x| x.to_string()).collect();
+    parts.push(format!("input=[{}]", input.join(", ")));
+    parts.join(" ")
+}
+
+fn print_text(path: &str, reports: &[Report], total: Duration) {
+    let mut counts = [0usize; 3];
+    for r in reports {
+        let t = &r.target;
+        let how = match (&r.method, &r.solver) {
+            (Some(m), Some(s)) => format!(" [{m}, {s}]"),
+            _ => String::new(),
+        };
+        let what = match &r.verdict {
+            Verdict::Unreachable => {
+                counts[0] += 1;
+                "unreachable".to_string()
+            }
+            Verdict::Reachable(w) => {
+                counts[1] += 1;
+                format!("reachable with {}", show_witness(w))
+            }
+            Verdict::Unknown(why) => {
+                counts[2] += 1;
+                format!("unknown ({why})")
+            }
+        };
+        println!(
+            "{path}:{}:{}: {} in {}: {what}{how} {:.1} ms",
+            t.line,
+            t.col,
+            t.kind.as_str(),
+            t.function,
+            ms(r.time)
+        );
+    }
+    println!(
+        "{} target{}: {} unreachable, {} reachable, {} unknown ({:.1} ms)",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
+        counts[0],
+        counts[1],
+        counts[2],
+        ms(total)
+    );
+}
+
+fn arg_json(v: &ArgValue) -> Value {
+    match v {
+        ArgValue::Int(n) => big(n),
+        ArgValue::List(xs) => Value::Array(xs.iter().map(arg_json).collect()),
+    }
+}
+
+fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
+    let mut counts = [0usize; 3];
+    let targets: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            let t = &r.target;
+            let (reason, witness) = match &r.verdict {
+                Verdict::Unreachable => {
+                    counts[0] += 1;
+                    (Value::Null, Value::Null)
+                }
+                Verdict::Reachable(w) => {
+                    counts[1] += 1;
+                    let args: Map<String, Value> = w
+                        .args
+                        .iter()
+                        .map(|(n, v)| (n.clone(), arg_json(v)))
+                        .collect();
+                    let input: Vec<Value> = w.input.iter().map(big).collect();
+                    (Value::Null, json!({"args": args, "input": input}))
+                }
+                Verdict::Unknown(why) => {
+                    counts[2] += 1;
+                    (Value::String(why.clone()), Value::Null)
+                }
+            };
+            json!({
+                "kind": t.kind.as_str(),
+                "function": t.function,
+                "line": t.line,
+                "col": t.col,
+                "verdict": r.verdict.name(),
+                "reason": reason,
+                "witness": witness,
+                "method": r.method,
+                "solver": r.solver,
+                "time_ms": ms(r.time),
+            })
+        })
+        .collect();
+    let solver = match a.solver {
+        SolverChoice::Z3 => "z3",
+        SolverChoice::Cvc5 => "cvc5",
+        SolverChoice::All => "all",
+    };
+    let out = json!({
+        "file": path,
+        "solver": solver,
+        "targets": targets,
+        "summary": {
+            "targets": reports.len(),
+            "unreachable": counts[0],
+            "reachable": counts[1],
+            "unknown": counts[2],
+        },
+        "time_ms": ms(total),
+    });
+    println!("{out:#}");
+}

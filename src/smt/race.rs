@@ -1,0 +1,210 @@
+//! The race: several (query, solver) contenders run in parallel; the first
+//! definite answer wins and the others are killed.
+//!
+//! A definite answer is `unsat`, or `sat` with a model the caller's judge
+//! accepts (for `apc check`: a witness the interpreter replays to the
+//! target). A model the judge rejects is blocked and the contender asks
+//! again, a bounded number of times. The race knows nothing of programs:
+//! the judge does.
+
+use super::profile::Profile;
+use super::session::{Cancel, CheckResult, Session};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// One query on one solver.
+#[derive(Clone, Debug)]
+pub struct Contender {
+    /// What the query is, e.g. `nc-quantified` or `nc-unfolded:k=25`.
+    pub method: String,
+    pub profile: Profile,
+    /// Whether the query has quantifiers (selects the profile's options).
+    pub quantified: bool,
+    /// The query without options and without `(check-sat)`.
+    pub query: String,
+    /// Where to write each query sent (`PATH.smt2`, then `PATH-model2.smt2`
+    /// with the first model blocked, …), if asked.
+    pub dump: Option<PathBuf>,
+}
+
+impl Contender {
+    /// The self-contained script of the `attempt`-th check (0-based):
+    /// options, query, the blocking assertions so far, `(check-sat)`.
+    pub fn script(&self, blocks: &[String]) -> String {
+        let mut s = String::new();
+        for o in self.profile.options(self.quantified) {
+            s.push_str(o);
+            s.push('\n');
+        }
+        s.push_str(&self.query);
+        for b in blocks {
+            s.push_str(b);
+            s.push('\n');
+        }
+        s.push_str("(check-sat)\n");
+        s
+    }
+}
+
+/// What the judge says of a model.
+pub enum Judgement<W> {
+    /// Definite: the race ends with this.
+    Accept(W),
+    /// Not good enough: assert `block` (an SMT-LIB command) and ask again.
+    Reject { block: String, why: String },
+}
+
+/// How a race ended.
+#[derive(Debug)]
+pub enum RaceOutcome<W> {
+    Unsat {
+        method: String,
+        solver: String,
+    },
+    Accepted {
+        method: String,
+        solver: String,
+        witness: W,
+    },
+    /// Every contender finished without a definite answer: their reasons.
+    Undecided(Vec<(String, String, Undecided)>),
+    /// The deadline passed first.
+    Timeout,
+}
+
+/// Why a contender ended without a definite answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// The solver answered `unknown` or failed.
+    Solver(String),
+    /// Satisfiable, but no model the judge accepted.
+    NoWitness(String),
+}
+
+enum Message<W> {
+    Definite(RaceOutcome<W>),
+    Undecided(String, String, Undecided),
+}
+
+/// Runs the contenders until one is definite, all are undecided, or the
+/// deadline. `judge` gets the session after `sat` (to ask for values).
+pub fn race<W, J>(
+    contenders: &[Contender],
+    judge: J,
+    max_models: usize,
+    deadline: Instant,
+) -> RaceOutcome<W>
+where
+    W: Send,
+    J: Fn(&mut Session, &Contender) -> Result<Judgement<W>, String> + Sync,
+{
+    let cancel = Cancel::new();
+    let (tx, rx) = mpsc::channel::<Message<W>>();
+    std::thread::scope(|scope| {
+        for c in contenders {
+            let tx = tx.clone();
+            let cancel = cancel.clone();
+            let judge = &judge;
+            scope.spawn(move || {
+                let msg = run_contender(c, judge, max_models, &cancel);
+                let _ = tx.send(msg);
+            });
+        }
+        drop(tx);
+        let mut undecided = Vec::new();
+        let outcome = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.max(Duration::from_millis(1))) {
+                Ok(Message::Definite(o)) => break o,
+                Ok(Message::Undecided(m, s, u)) => undecided.push((m, s, u)),
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break RaceOutcome::Undecided(std::mem::take(&mut undecided));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if Instant::now() >= deadline {
+                        break RaceOutcome::Timeout;
+                    }
+                }
+            }
+        };
+        // Kill the losers (and everything, on timeout); the scope then
+        // joins their threads, which see end of file at once.
+        cancel.cancel();
+        outcome
+    })
+}
+
+fn run_contender<W, J>(c: &Contender, judge: &J, max_models: usize, cancel: &Cancel) -> Message<W>
+where
+    J: Fn(&mut Session, &Contender) -> Result<Judgement<W>, String>,
+{
+    let undecided = |u: Undecided| Message::Undecided(c.method.clone(), c.profile.name.clone(), u);
+    let mut session = match Session::start(&c.profile, cancel) {
+        Ok(s) => s,
+        Err(e) => return undecided(Undecided::Solver(e)),
+    };
+    let mut blocks: Vec<String> = Vec::new();
+    let mut preamble = String::new();
+    for o in c.profile.options(c.quantified) {
+        preamble.push_str(o);
+        preamble.push('\n');
+    }
+    preamble.push_str(&c.query);
+    if let Err(e) = session.send(&preamble) {
+        return undecided(Undecided::Solver(e));
+    }
+    let mut last_miss = String::new();
+    for attempt in 0..max_models.max(1) {
+        if let Some(path) = &c.dump {
+            let name = if attempt == 0 {
+                path.with_extension("smt2")
+            } else {
+                let stem = path.file_name().unwrap_or_default().to_string_lossy();
+                path.with_file_name(format!("{stem}-model{}.smt2", attempt + 1))
+            };
+            // A dump that cannot be written is reported by the caller, who
+            // creates the directory first; here it is best effort.
+            let _ = std::fs::write(name, c.script(&blocks));
+        }
+        match session.check() {
+            // Unsat once a model is blocked proves nothing: the block
+            // speaks of finitely many input values only.
+            CheckResult::Unsat if attempt > 0 => {
+                return undecided(Undecided::NoWitness(last_miss));
+            }
+            CheckResult::Unsat => {
+                return Message::Definite(RaceOutcome::Unsat {
+                    method: c.method.clone(),
+                    solver: c.profile.name.clone(),
+                });
+            }
+            CheckResult::Unknown(why) => {
+                // After a rejected model, `unknown` still means "sat, no witness".
+                return undecided(if attempt == 0 {
+                    Undecided::Solver(why)
+                } else {
+                    Undecided::NoWitness(last_miss)
+                });
+            }
+            CheckResult::Sat => match judge(&mut session, c) {
+                Ok(Judgement::Accept(w)) => {
+                    return Message::Definite(RaceOutcome::Accepted {
+                        method: c.method.clone(),
+                        solver: c.profile.name.clone(),
+                        witness: w,
+                    });
+                }
+                Ok(Judgement::Reject { block, why }) => {
+                    last_miss = why;
+                    if let Err(e) = session.send(&block) {
+                        return undecided(Undecided::Solver(e));
+                    }
+                    blocks.push(block);
+                }
+                Err(e) => return undecided(Undecided::Solver(e)),
+            },
+        }
+    }
+    undecided(Undecided::NoWitness(last_miss))
+}

@@ -1,0 +1,277 @@
+//! An interactive solver process over rsmt2, that another thread can kill.
+//!
+//! rsmt2 owns the process and keeps its `Child` private, so a thread
+//! blocked in `check-sat` cannot be interrupted through it. The solver is
+//! therefore started through a two-line shell wrapper that writes its PID
+//! to a file and `exec`s the solver (the PID stays the same), and, where
+//! util-linux's `setpriv` exists, asks the kernel to SIGKILL the solver
+//! when the thread that started it dies: killing apc, even with SIGKILL,
+//! leaves no orphan solver behind.
+//!
+//! A [`Cancel`] groups the sessions of one race: cancelling it kills each
+//! registered process, and the blocked reader sees end of file.
+
+use super::profile::Profile;
+use rsmt2::parse::{ExprParser, ValueParser};
+use rsmt2::{SmtConf, SmtRes, SmtStyle, Solver};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The answer to one `check-sat`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckResult {
+    Sat,
+    Unsat,
+    /// `unknown`, or no usable answer, with the reason.
+    Unknown(String),
+}
+
+/// Cancellation for a group of sessions (one race).
+#[derive(Clone, Default)]
+pub struct Cancel(Arc<CancelInner>);
+
+#[derive(Default)]
+struct CancelInner {
+    cancelled: AtomicBool,
+    /// Live solver processes of the group: (session id, PID).
+    pids: Mutex<Vec<(u64, i32)>>,
+}
+
+impl Cancel {
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Kills every process of the group; later sessions are not started.
+    pub fn cancel(&self) {
+        self.0.cancelled.store(true, Ordering::SeqCst);
+        let pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, pid) in pids.iter() {
+            // SAFETY: plain syscall. The PID cannot have been reused: a
+            // session unregisters under this lock before its process is
+            // reaped (rsmt2 reaps on drop).
+            unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            }
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancelled.load(Ordering::SeqCst)
+    }
+
+    fn register(&self, id: u64, pid: i32) {
+        let mut pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
+        pids.push((id, pid));
+        if self.is_cancelled() {
+            // Cancelled while starting: kill at once.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn unregister(&self, id: u64) {
+        let mut pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
+        pids.retain(|(i, _)| *i != id);
+    }
+}
+
+/// rsmt2's parser hooks: expressions and values are kept as text.
+#[derive(Clone, Copy)]
+pub struct TextParser;
+
+impl<'a> ExprParser<String, (), &'a str> for TextParser {
+    fn parse_expr(self, input: &'a str, _: ()) -> SmtRes<String> {
+        Ok(input.into())
+    }
+}
+
+impl<'a> ValueParser<String, &'a str> for TextParser {
+    fn parse_value(self, input: &'a str) -> SmtRes<String> {
+        Ok(input.into())
+    }
+}
+
+static NEXT_SESSION: AtomicU64 = AtomicU64::new(0);
+
+/// A running solver.
+pub struct Session {
+    solver: Option<Solver<TextParser>>,
+    id: u64,
+    cancel: Cancel,
+    pub solver_name: String,
+}
+
+fn wrapper_script() -> &'static str {
+    static HAS_SETPRIV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let has = *HAS_SETPRIV.get_or_init(|| {
+        std::process::Command::new("setpriv")
+            .args(["--pdeathsig", "KILL", "--", "true"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if has {
+        "echo $$ > \"$0\"; exec setpriv --pdeathsig KILL -- \"$@\""
+    } else {
+        "echo $$ > \"$0\"; exec \"$@\""
+    }
+}
+
+impl Session {
+    /// Starts `profile`'s solver in the cancellation group `cancel`.
+    pub fn start(profile: &Profile, cancel: &Cancel) -> Result<Session, String> {
+        if cancel.is_cancelled() {
+            return Err("cancelled".into());
+        }
+        let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
+        let pid_file: PathBuf =
+            std::env::temp_dir().join(format!("apc-{}-{id}.pid", std::process::id()));
+        // The Yices-2 style has no default arguments: the profile gives all.
+        let mut conf: SmtConf = SmtStyle::Yices2.new("sh");
+        conf.option("-c")
+            .option(wrapper_script())
+            .option(pid_file.to_string_lossy())
+            .option(profile.command.clone());
+        for a in &profile.args {
+            conf.option(a.clone());
+        }
+        let solver = Solver::new(conf, TextParser)
+            .map_err(|e| format!("cannot start {}: {e}", profile.name))?;
+        // The wrapper writes its PID before exec'ing the solver.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let pid = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .filter(|s| s.ends_with('\n'))
+                .and_then(|s| s.trim().parse::<i32>().ok())
+            {
+                break pid;
+            }
+            if Instant::now() > deadline {
+                let _ = std::fs::remove_file(&pid_file);
+                return Err(format!("{} did not start", profile.name));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        let _ = std::fs::remove_file(&pid_file);
+        cancel.register(id, pid);
+        Ok(Session {
+            solver: Some(solver),
+            id,
+            cancel: cancel.clone(),
+            solver_name: profile.name.clone(),
+        })
+    }
+
+    fn solver(&mut self) -> &mut Solver<TextParser> {
+        self.solver
+            .as_mut()
+            .expect("the solver lives as long as the session")
+    }
+
+    /// Sends SMT-LIB commands that produce no response (declarations,
+    /// definitions, assertions, options the solver supports).
+    pub fn send(&mut self, text: &str) -> Result<(), String> {
+        let s = self.solver();
+        s.write_all(text.as_bytes())
+            .and_then(|_| s.write_all(b"\n"))
+            .and_then(|_| s.flush())
+            .map_err(|e| self.failure(&e.to_string()))
+    }
+
+    /// Why the solver failed: cancelled, or the given error.
+    fn failure(&self, error: &str) -> String {
+        if self.cancel.is_cancelled() {
+            "cancelled".into()
+        } else {
+            format!("{} failed: {}", self.solver_name, one_line(error))
+        }
+    }
+
+    pub fn check(&mut self) -> CheckResult {
+        match self.solver().check_sat_or_unk() {
+            Ok(Some(true)) => CheckResult::Sat,
+            Ok(Some(false)) => CheckResult::Unsat,
+            Ok(None) => CheckResult::Unknown(format!("{} answered unknown", self.solver_name)),
+            Err(e) => {
+                let msg = format!(
+                    "{}",
+                    e.iter()
+                        .map(|e| e.to_string())
+                        .collect::<Vec<_>>()
+                        .join(": ")
+                );
+                CheckResult::Unknown(self.failure(&msg))
+            }
+        }
+    }
+
+    /// `get-value` of integer terms after `sat`.
+    pub fn int_values(&mut self, exprs: &[String]) -> Result<Vec<num_bigint::BigInt>, String> {
+        if exprs.is_empty() {
+            return Ok(vec![]);
+        }
+        let answer: Vec<(String, String)> = self
+            .solver()
+            .get_values(exprs)
+            .map_err(|e| format!("get-value: {}", one_line(&e.to_string())))?;
+        if answer.len() != exprs.len() {
+            return Err(format!(
+                "get-value: {} values for {} terms",
+                answer.len(),
+                exprs.len()
+            ));
+        }
+        answer
+            .iter()
+            .map(|(_, v)| parse_int(v).ok_or_else(|| format!("get-value: `{v}` is not an integer")))
+            .collect()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Unregister first: once rsmt2 reaps the process its PID may be reused.
+        self.cancel.unregister(self.id);
+        drop(self.solver.take());
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if s.len() > 200 {
+        format!("{}…", &s[..s.floor_char_boundary(200)])
+    } else {
+        s
+    }
+}
+
+/// An SMT-LIB integer value: `5`, `(- 5)`.
+pub fn parse_int(v: &str) -> Option<num_bigint::BigInt> {
+    let v = v.trim();
+    if let Some(inner) = v.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        let inner = inner.trim();
+        let rest = inner.strip_prefix('-')?;
+        return parse_int(rest).map(|n| -n);
+    }
+    v.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_smtlib_integers() {
+        assert_eq!(parse_int("5"), Some(5.into()));
+        assert_eq!(parse_int("(- 12)"), Some((-12).into()));
+        assert_eq!(parse_int("( -  3 )"), Some((-3).into()));
+        assert_eq!(parse_int("x"), None);
+    }
+}
