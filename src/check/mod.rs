@@ -258,8 +258,15 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         RaceOutcome::Accepted {
             method,
             solver,
-            witness,
-        } => report(Verdict::Reachable(witness), Some(method), Some(solver)),
+            witness: (witness, varied),
+        } => {
+            let method = if varied {
+                format!("{method}+varied-model")
+            } else {
+                method
+            };
+            report(Verdict::Reachable(witness), Some(method), Some(solver))
+        }
         RaceOutcome::Timeout => report(Verdict::Unknown("timeout".into()), None, None),
         RaceOutcome::Undecided(why) => {
             // A satisfiable condition without a replayable witness says

@@ -124,29 +124,40 @@ impl InputModel {
         Witness { args, input }
     }
 
-    /// Judges the current model: a witness that `replay` accepts, or a
-    /// blocking assertion.
+    /// Judges the current model: a witness that `replay` accepts (and
+    /// whether it is a variation of the model's), or a blocking assertion.
     pub fn judge(
         &self,
         session: &mut Session,
         replay: impl Fn(&Witness) -> Result<(), String>,
-    ) -> Result<Judgement<Witness>, String> {
+    ) -> Result<Judgement<(Witness, bool)>, String> {
         let widths: &[bool] = if self.has_windows() {
             &[false, true]
         } else {
             &[false]
         };
-        let mut last = (Vec::new(), Vec::new(), String::new());
+        // The block speaks of the narrow window only: any assertion that
+        // excludes this model will do, and a short one keeps the solver fast
+        // (1024 equalities made cvc5 100× slower on WinDriver).
+        let mut block_on: Option<(Vec<String>, Vec<BigInt>)> = None;
+        let mut why = String::new();
         for &wide in widths {
             let terms = self.terms(wide);
             let values = session.int_values(&terms)?;
             let w = self.witness(&values, wide);
             match replay(&w) {
-                Ok(()) => return Ok(Judgement::Accept(shrink(w, &replay))),
-                Err(why) => last = (terms, values, why),
+                Ok(()) => return Ok(Judgement::Accept((shrink(w, &replay), false))),
+                Err(e) => why = e,
             }
+            block_on.get_or_insert((terms, values));
         }
-        let (terms, values, why) = last;
+        let (terms, values) = block_on.unwrap_or_default();
+        // Where the condition is weak (⋆ values), a model is a guess near a
+        // real run: try a few deterministic variations of its inputs first.
+        let narrow = self.witness(&values, false);
+        if let Some(w) = vary(&narrow, &replay) {
+            return Ok(Judgement::Accept((shrink(w, &replay), true)));
+        }
         let block = if terms.is_empty() {
             // No inputs: every model is the same run.
             "(assert false)".to_string()
@@ -206,6 +217,83 @@ fn shrink(mut w: Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> W
     }
     bisect(&mut w, |w| &mut w.input, replay);
     w
+}
+
+/// How many variations of a model's witness are replayed before it is
+/// blocked.
+const VARIATIONS: u64 = 32;
+
+/// Variations of a witness: each element of each list (main's arrays and
+/// the input stream) replaced, with probability ¼, by a value the model
+/// uses or one of -1, 0, 1, 2; the integer parameters are kept (the
+/// condition constrains them most). Deterministic: the same model gives
+/// the same variations.
+fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option<Witness> {
+    fn pool(v: &ArgValue, out: &mut Vec<BigInt>) {
+        match v {
+            ArgValue::Int(n) => out.push(n.clone()),
+            ArgValue::List(xs) => xs.iter().for_each(|x| pool(x, out)),
+        }
+    }
+    fn mutate(v: &ArgValue, pool: &[BigInt], rng: &mut u64) -> ArgValue {
+        match v {
+            ArgValue::Int(n) => {
+                if next(rng) % 4 == 0 {
+                    ArgValue::Int(pool[(next(rng) % pool.len() as u64) as usize].clone())
+                } else {
+                    ArgValue::Int(n.clone())
+                }
+            }
+            ArgValue::List(xs) => ArgValue::List(xs.iter().map(|x| mutate(x, pool, rng)).collect()),
+        }
+    }
+    fn next(state: &mut u64) -> u64 {
+        // xorshift64*
+        *state ^= *state >> 12;
+        *state ^= *state << 25;
+        *state ^= *state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    let mut values: Vec<BigInt> = [-1, 0, 1, 2].iter().map(|&x| x.into()).collect();
+    for (_, v) in &w.args {
+        if matches!(v, ArgValue::List(_)) {
+            pool(v, &mut values);
+        }
+    }
+    values.extend(w.input.iter().cloned());
+    values.sort();
+    values.dedup();
+    let has_lists =
+        !w.input.is_empty() || w.args.iter().any(|(_, v)| matches!(v, ArgValue::List(_)));
+    if !has_lists {
+        return None;
+    }
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..VARIATIONS {
+        let args = w
+            .args
+            .iter()
+            .map(|(n, v)| match v {
+                ArgValue::List(_) => (n.clone(), mutate(v, &values, &mut rng)),
+                ArgValue::Int(_) => (n.clone(), v.clone()),
+            })
+            .collect();
+        let input = w
+            .input
+            .iter()
+            .map(
+                |x| match mutate(&ArgValue::Int(x.clone()), &values, &mut rng) {
+                    ArgValue::Int(n) => n,
+                    ArgValue::List(_) => x.clone(),
+                },
+            )
+            .collect();
+        let candidate = Witness { args, input };
+        if replay(&candidate).is_ok() {
+            return Some(candidate);
+        }
+    }
+    None
 }
 
 fn smt_int(v: &BigInt) -> String {

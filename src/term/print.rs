@@ -362,6 +362,16 @@ impl<'a> Printer<'a> {
 }
 
 /// An SMT-LIB identifier for a variable: its name made safe, plus its id.
+/// An n-ary connective, with SMT-LIB's arity rules (cvc5 rejects
+/// `(and x)`).
+fn nary(op: &str, unit: &str, mut parts: Vec<String>) -> String {
+    match parts.len() {
+        0 => unit.into(),
+        1 => parts.pop().unwrap_or_default(),
+        _ => format!("({op} {})", parts.join(" ")),
+    }
+}
+
 pub fn smt_name(terms: &Terms, v: Var) -> String {
     let raw = terms.var_name(v);
     let mut s: String = raw
@@ -494,7 +504,12 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
             if !c.is_zero() {
                 parts.push(smt_int(c));
             }
-            format!("(+ {})", parts.join(" "))
+            // SMT-LIB's `+` takes at least two arguments (cvc5 insists).
+            match parts.len() {
+                0 => "0".into(),
+                1 => parts.pop().unwrap_or_default(),
+                _ => format!("(+ {})", parts.join(" ")),
+            }
         }
         Node::Mul(a, b) => format!("(* {} {})", r(a, seen), r(b, seen)),
         Node::Div(a, b) => format!("(tdiv {} {})", r(a, seen), r(b, seen)),
@@ -506,14 +521,8 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
         Node::Eq(a, b) => format!("(= {} {})", r(a, seen), r(b, seen)),
         Node::Le(a, b) => format!("(<= {} {})", r(a, seen), r(b, seen)),
         Node::Not(a) => format!("(not {})", r(a, seen)),
-        Node::And(xs) => format!(
-            "(and {})",
-            xs.iter().map(|x| r(x, seen)).collect::<Vec<_>>().join(" ")
-        ),
-        Node::Or(xs) => format!(
-            "(or {})",
-            xs.iter().map(|x| r(x, seen)).collect::<Vec<_>>().join(" ")
-        ),
+        Node::And(xs) => nary("and", "true", xs.iter().map(|x| r(x, seen)).collect()),
+        Node::Or(xs) => nary("or", "false", xs.iter().map(|x| r(x, seen)).collect()),
         Node::Select(a, xs) => {
             let args: Vec<String> = xs.iter().map(|x| r(x, seen)).collect();
             format!("({} {})", r(a, seen), args.join(" "))
