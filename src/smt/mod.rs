@@ -33,9 +33,19 @@ pub enum Answer {
 /// grace period the process is killed: a hanging solver never hangs apc.
 fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<String, String> {
     use std::io::Read;
+    use std::os::unix::process::CommandExt;
     use wait_timeout::ChildExt;
     let ms = timeout.as_millis().max(1);
-    let mut child = Command::new(&profile.command)
+    let mut command = Command::new(&profile.command);
+    // SAFETY: only an async-signal-safe syscall between fork and exec. The
+    // kernel kills the solver if this thread dies (apc killed): no orphans.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = command
         .args(&profile.args)
         .arg(profile.timeout_arg(ms))
         .stdin(Stdio::piped())
