@@ -69,6 +69,7 @@ fn benchmark_verdicts(solver: &str) {
         "hw.mc",
         "matrir.mc",
         "windriver.mc",
+        "selector_chain.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
@@ -320,7 +321,7 @@ fn a_missing_solver_is_exit_2_with_the_install_hint() {
 fn alive(pid: i32) -> bool {
     // A zombie is dead for this purpose.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
         .unwrap_or(false)
 }
 
@@ -381,14 +382,21 @@ mod libc_signal {
 
 fn answer(solver: &str, file: &Path) -> String {
     let mut c = Command::new("timeout");
-    c.arg("20").arg(solver);
+    c.arg("10").arg(solver);
     if solver == "cvc5" {
         c.arg("--lang=smt2");
     }
     let out = c.arg(file).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // The one error allowed: Z3 does not know cvc5's `mbqi` option (in
+    // cvc5's dumps of φ̂). cvc5 answers `unsupported` to Z3's options, as
+    // SMT-LIB says, and goes on.
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("(error") && !l.contains("the parameter 'mbqi'"))
+        .collect();
     assert!(
-        !text.contains("(error"),
+        errors.is_empty(),
         "{solver} rejects {}: {text}",
         file.display()
     );
@@ -430,7 +438,8 @@ fn dumped_queries_run_standalone_in_both_solvers() {
                 .trim_end_matches("+varied-model")
                 .replace([':', '='], "-");
             let f = dir.join(format!(
-                "{}-{}-{}-{variant}-{s}.smt2",
+                "{}-{}-{}-{}-{variant}-{s}.smt2",
+                name.trim_end_matches(".mc"),
                 t["function"].as_str().unwrap(),
                 t["line"],
                 t["col"]

@@ -205,10 +205,13 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|t| p.terms.var_const(*t))
             .collect();
+        // The selectors too: they are read back below (the soundness run of
+        // `apc check` found them missing).
         roots.extend(
             counter_terms
                 .iter()
                 .chain(&tau_terms)
+                .chain(&selector_terms)
                 .copied()
                 .filter(|t| t.0 != u32::MAX),
         );

@@ -134,7 +134,12 @@ pub fn check_all(
                     loop {
                         let i = next.fetch_add(1, Ordering::SeqCst);
                         let Some(t) = targets.get(i) else { break };
-                        let r = check_target(&db, file, t, opts);
+                        // A defect in one target's analysis must not take
+                        // the others down: it becomes that target's reason.
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            check_target(&db, file, t, opts)
+                        }))
+                        .unwrap_or_else(|e| internal_error(t, e.as_ref()));
                         done(&r);
                         reports.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
                     }
@@ -148,6 +153,23 @@ pub fn check_all(
         .into_iter()
         .map(|r| r.expect("every target was checked"))
         .collect()
+}
+
+fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    Report {
+        target: t.clone(),
+        verdict: Verdict::Unknown(format!(
+            "internal error: {msg} (please report it with the program)"
+        )),
+        method: None,
+        solver: None,
+        time: Duration::ZERO,
+    }
 }
 
 /// The queries of one target, named by method.
@@ -227,7 +249,13 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
     }
     let inputs = InputModel::new(&parsed.program, &prog.body, &nc.terms, nc.value);
     let q = queries(&nc.terms, nc.value, opts.mode, opts.k, inputs);
-    let name = format!("{}-{}-{}", t.function, t.line, t.col);
+    // Named by file, target and variant, so that the dumps of several
+    // programs can share a directory.
+    let stem = std::path::Path::new(file.path(db))
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = format!("{stem}-{}-{}-{}", t.function, t.line, t.col);
     let mut contenders = Vec::new();
     for (method, quantified, query) in &q.variants {
         for profile in &opts.solvers {

@@ -57,7 +57,7 @@ impl InputModel {
                             .iter()
                             .find(|v| v.name == p.name)
                             .and_then(|v| v.ty.array_depth())
-                            .unwrap_or(0) as u32;
+                            .unwrap_or(0);
                         (p.name.clone(), dims, smt_of(&p.name))
                     })
                     .collect()
@@ -238,7 +238,7 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
     fn mutate(v: &ArgValue, pool: &[BigInt], rng: &mut u64) -> ArgValue {
         match v {
             ArgValue::Int(n) => {
-                if next(rng) % 4 == 0 {
+                if next(rng).is_multiple_of(4) {
                     ArgValue::Int(pool[(next(rng) % pool.len() as u64) as usize].clone())
                 } else {
                     ArgValue::Int(n.clone())

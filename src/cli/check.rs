@@ -55,7 +55,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "LINE[:COL]")]
     pub target: Vec<String>,
     /// Write every query sent to a solver into DIR, one self-contained `.smt2` file each:
-    /// `<function>-<line>-<col>-<variant>-<solver>.smt2` (variant `quantified`,
+    /// `<file>-<function>-<line>-<col>-<variant>-<solver>.smt2` (variant `quantified`,
     /// `unfolded-k-25`, …; `…-model2.smt2` after the first model was blocked). Each runs
     /// as `z3 FILE` or `cvc5 FILE`.
     #[arg(long, value_name = "DIR")]

@@ -200,13 +200,11 @@ impl Session {
             Ok(Some(false)) => CheckResult::Unsat,
             Ok(None) => CheckResult::Unknown(format!("{} answered unknown", self.solver_name)),
             Err(e) => {
-                let msg = format!(
-                    "{}",
-                    e.iter()
-                        .map(|e| e.to_string())
-                        .collect::<Vec<_>>()
-                        .join(": ")
-                );
+                let msg = e
+                    .iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join(": ");
                 CheckResult::Unknown(self.failure(&msg))
             }
         }
