@@ -31,10 +31,13 @@ pub enum Mode {
     Unfolded,
 }
 
-/// The small unfolding bound raced next to K: many conditions are decided
-/// (or give a replayable model) long before φ̂^25 is even built by the
-/// solver (MatrIR: φ̂^25 over a minute in Z3 4.8.12, φ̂^3 in milliseconds).
-pub const SMALL_K: u32 = 3;
+/// The small unfolding bounds raced next to K, one after the other (an
+/// iterative deepening): many conditions are decided, or give a replayable
+/// model, long before the solver is done with φ̂^25 (MatrIR: φ̂^25 over a
+/// minute in Z3 4.8.12, φ̂^3 in milliseconds); when φ̂^k is too weak for its
+/// models to replay, a deeper one often is (HWM: no witness from φ̂^3 or
+/// φ̂^6, one from φ̂^10 in 5 s and φ̂^12 in 14 s; φ̂^25 not within minutes).
+pub const DEEPENING: [u32; 2] = [3, 10];
 
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
@@ -174,8 +177,10 @@ fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
 
 /// The queries of one target, named by method.
 pub struct Queries {
-    /// (method, quantified, SMT-LIB without options and `(check-sat)`).
-    pub variants: Vec<(String, bool, String)>,
+    /// Chains of (method, quantified, SMT-LIB without options and
+    /// `(check-sat)`): the chains race; within a chain a query runs when the
+    /// one before it ended undecided.
+    pub variants: Vec<Vec<(String, bool, String)>>,
     pub inputs: InputModel,
 }
 
@@ -188,26 +193,38 @@ pub fn queries(
     inputs: InputModel,
 ) -> Queries {
     let mut terms = terms.clone();
+    let terms_have_quantifier = terms.has_quantifier(phi);
     let body = |terms: &Terms, t| {
         let s = crate::term::to_smtlib(terms, &[t]);
         s.strip_suffix("(check-sat)\n").unwrap_or(&s).to_string()
     };
     let mut variants = Vec::new();
-    if !terms.has_quantifier(phi) {
+    let unfolded = |terms: &mut Terms, ks: &[u32]| -> Vec<(String, bool, String)> {
+        ks.iter()
+            .map(|&k| {
+                let phik = apc::unfold(terms, phi, k);
+                (format!("nc-unfolded:k={k}"), false, body(terms, phik))
+            })
+            .collect()
+    };
+    if !terms_have_quantifier {
         // Nothing to unfold: one exact query.
-        variants.push(("nc-quantifier-free".to_string(), false, body(&terms, phi)));
+        variants.push(vec![(
+            "nc-quantifier-free".to_string(),
+            false,
+            body(&terms, phi),
+        )]);
     } else {
         if mode != Mode::Unfolded {
-            variants.push(("nc-quantified".to_string(), true, body(&terms, phi)));
+            variants.push(vec![("nc-quantified".to_string(), true, body(&terms, phi))]);
         }
         if mode != Mode::Quantified {
-            let mut ks = vec![k];
-            if mode == Mode::Race && SMALL_K < k {
-                ks.push(SMALL_K);
-            }
-            for k in ks {
-                let phik = apc::unfold(&mut terms, phi, k);
-                variants.push((format!("nc-unfolded:k={k}"), false, body(&terms, phik)));
+            variants.push(unfolded(&mut terms, &[k]));
+        }
+        if mode == Mode::Race {
+            let small: Vec<u32> = DEEPENING.iter().copied().filter(|d| *d < k).collect();
+            if !small.is_empty() {
+                variants.push(unfolded(&mut terms, &small));
             }
         }
     }
@@ -257,19 +274,24 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         .unwrap_or_default();
     let name = format!("{stem}-{}-{}-{}", t.function, t.line, t.col);
     let mut contenders = Vec::new();
-    for (method, quantified, query) in &q.variants {
+    for chain in &q.variants {
         for profile in &opts.solvers {
-            let dump = opts.dump_queries.as_ref().map(|dir| {
-                let variant = method.trim_start_matches("nc-").replace([':', '='], "-");
-                dir.join(format!("{name}-{variant}-{}", profile.name))
-            });
-            contenders.push(Contender {
-                method: method.clone(),
-                profile: profile.clone(),
-                quantified: *quantified,
-                query: query.clone(),
-                dump,
-            });
+            let mut next: Option<Box<Contender>> = None;
+            for (method, quantified, query) in chain.iter().rev() {
+                let dump = opts.dump_queries.as_ref().map(|dir| {
+                    let variant = method.trim_start_matches("nc-").replace([':', '='], "-");
+                    dir.join(format!("{name}-{variant}-{}", profile.name))
+                });
+                next = Some(Box::new(Contender {
+                    method: method.clone(),
+                    profile: profile.clone(),
+                    quantified: *quantified,
+                    query: query.clone(),
+                    dump,
+                    then: next.take(),
+                }));
+            }
+            contenders.extend(next.map(|c| *c));
         }
     }
     let text: &str = file.text(db);
@@ -295,38 +317,47 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             };
             report(Verdict::Reachable(witness), Some(method), Some(solver))
         }
-        RaceOutcome::Timeout => report(Verdict::Unknown("timeout".into()), None, None),
-        RaceOutcome::Undecided(why) => {
+        RaceOutcome::Timeout(why) => match no_witness(&why) {
+            Some((m, s, miss)) => report(
+                Verdict::Unknown(format!("nc-sat-no-witness: {miss} (then timeout)")),
+                Some(m.clone()),
+                Some(s.clone()),
+            ),
+            None => report(Verdict::Unknown("timeout".into()), None, None),
+        },
+        RaceOutcome::Undecided(why) => match no_witness(&why) {
             // A satisfiable condition without a replayable witness says
             // more than a solver that gave up.
-            let no_witness = why.iter().find_map(|(m, s, u)| match u {
-                Undecided::NoWitness(miss) => Some((m, s, miss)),
-                Undecided::Solver(_) => None,
-            });
-            match no_witness {
-                Some((m, s, miss)) => report(
-                    Verdict::Unknown(format!("nc-sat-no-witness: {miss}")),
-                    Some(m.clone()),
-                    Some(s.clone()),
-                ),
-                None => {
-                    let reasons: Vec<String> = why
-                        .iter()
-                        .map(|(m, s, u)| match u {
-                            Undecided::Solver(r) | Undecided::NoWitness(r) => {
-                                format!("{m} on {s}: {r}")
-                            }
-                        })
-                        .collect();
-                    report(
-                        Verdict::Unknown(format!("solver-unknown: {}", reasons.join("; "))),
-                        None,
-                        None,
-                    )
-                }
+            Some((m, s, miss)) => report(
+                Verdict::Unknown(format!("nc-sat-no-witness: {miss}")),
+                Some(m.clone()),
+                Some(s.clone()),
+            ),
+            None => {
+                let reasons: Vec<String> = why
+                    .iter()
+                    .map(|(m, s, u)| match u {
+                        Undecided::Solver(r) | Undecided::NoWitness(r) => {
+                            format!("{m} on {s}: {r}")
+                        }
+                    })
+                    .collect();
+                report(
+                    Verdict::Unknown(format!("solver-unknown: {}", reasons.join("; "))),
+                    None,
+                    None,
+                )
             }
-        }
+        },
     }
+}
+
+/// The first contender that found the condition satisfiable but no witness.
+fn no_witness(why: &[(String, String, Undecided)]) -> Option<(&String, &String, &String)> {
+    why.iter().find_map(|(m, s, u)| match u {
+        Undecided::NoWitness(miss) => Some((m, s, miss)),
+        Undecided::Solver(_) => None,
+    })
 }
 
 /// Replays a witness: `Ok(())` if the run hits the target, else what it did.

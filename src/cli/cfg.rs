@@ -54,14 +54,14 @@ pub fn cfg(a: CfgArgs) -> ExitCode {
                 .map(|(_, o)| *o)
                 .unwrap_or(0)
         };
-        print!("{}", ir::to_dot(&bodies, &|b, s| loc(find(b), s)));
+        out!("{}", ir::to_dot(&bodies, &|b, s| loc(find(b), s)));
     } else {
         for (i, f) in items.iter().enumerate() {
             if i > 0 {
-                println!();
+                outln!();
             }
             let offset = f.offset(db);
-            print!(
+            out!(
                 "{}",
                 ir::to_text(db::function_body(db, *f), &|s| loc(offset, s))
             );

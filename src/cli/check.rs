@@ -246,7 +246,7 @@ fn print_text(path: &str, reports: &[Report], total: Duration) {
                 format!("unknown ({why})")
             }
         };
-        println!(
+        outln!(
             "{path}:{}:{}: {} in {}: {what}{how} {:.1} ms",
             t.line,
             t.col,
@@ -255,7 +255,7 @@ fn print_text(path: &str, reports: &[Report], total: Duration) {
             ms(r.time)
         );
     }
-    println!(
+    outln!(
         "{} target{}: {} unreachable, {} reachable, {} unknown ({:.1} ms)",
         reports.len(),
         if reports.len() == 1 { "" } else { "s" },
@@ -330,5 +330,5 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
         },
         "time_ms": ms(total),
     });
-    println!("{out:#}");
+    outln!("{out:#}");
 }

@@ -3,6 +3,23 @@
 //! Thin by design: it loads the file into the database, asks queries and
 //! prints. No analysis logic lives here.
 
+/// `println!` that stops quietly when stdout is closed (`apc … | head`)
+/// instead of panicking.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// `print!` that stops quietly when stdout is closed.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
 mod cfg;
 mod check;
 mod nc;

@@ -85,7 +85,7 @@ pub fn nc(a: NcArgs) -> ExitCode {
         };
         for (func, id, l, c) in found {
             if !first {
-                println!();
+                outln!();
             }
             first = false;
             let kind = db::functions(db, loaded.file)
@@ -111,7 +111,7 @@ pub fn nc(a: NcArgs) -> ExitCode {
                 copies.len(),
                 if copies.len() == 1 { "y" } else { "ies" }
             );
-            print!(
+            out!(
                 "{}",
                 apc::render(&mut eng, &title, &copies, Some(a.k), &loc)
             );

@@ -119,23 +119,23 @@ pub fn run(a: RunArgs) -> ExitCode {
                 "limit": limit.map(|(k, _)| Value::from(k)).unwrap_or(Value::Null),
                 "steps": result.steps,
             });
-            println!("{out}");
+            outln!("{out}");
         }
         Format::Text => {
             for o in &result.outputs {
-                println!("{o}");
+                outln!("{o}");
             }
             if let Some(r) = &ret {
-                println!("return {r}");
+                outln!("return {r}");
             }
             if let Some((kind, (line, col), span)) = &error {
-                println!("error: {kind} at {}:{line}:{col}", loaded.path);
+                outln!("error: {kind} at {}:{line}:{col}", loaded.path);
                 let d = Diagnostic::error(format!("runtime error: {kind}"))
                     .primary(*span, kind.to_string());
                 eprint!("{}", render(&loaded.path, &loaded.text, &[d]));
             }
             if let Some((line, col)) = assume_failed {
-                println!(
+                outln!(
                     "assume failed at {}:{line}:{col}: the run ends here",
                     loaded.path
                 );
@@ -149,7 +149,7 @@ pub fn run(a: RunArgs) -> ExitCode {
                 } else {
                     "call depth limit reached (runaway recursion?)".to_string()
                 };
-                println!("stopped at {}:{line}:{col}: {why}", loaded.path);
+                outln!("stopped at {}:{line}:{col}: {why}", loaded.path);
             }
         }
     }

@@ -26,6 +26,9 @@ pub struct Contender {
     /// Where to write each query sent (`PATH.smt2`, then `PATH-model2.smt2`
     /// with the first model blocked, …), if asked.
     pub dump: Option<PathBuf>,
+    /// The query to try next, on the same thread, if this one ends
+    /// undecided (iterative deepening).
+    pub then: Option<Box<Contender>>,
 }
 
 impl Contender {
@@ -69,8 +72,8 @@ pub enum RaceOutcome<W> {
     },
     /// Every contender finished without a definite answer: their reasons.
     Undecided(Vec<(String, String, Undecided)>),
-    /// The deadline passed first.
-    Timeout,
+    /// The deadline passed first; what had ended undecided by then.
+    Timeout(Vec<(String, String, Undecided)>),
 }
 
 /// Why a contender ended without a definite answer.
@@ -107,7 +110,27 @@ where
             let cancel = cancel.clone();
             let judge = &judge;
             scope.spawn(move || {
-                let msg = run_contender(c, judge, max_models, &cancel);
+                let mut c = c;
+                let mut no_witness = None;
+                let msg = loop {
+                    let msg = run_contender(c, judge, max_models, &cancel);
+                    match (&msg, &c.then) {
+                        (Message::Undecided(..), Some(next)) if !cancel.is_cancelled() => {
+                            if let Message::Undecided(_, _, Undecided::NoWitness(_)) = msg {
+                                no_witness = Some(msg);
+                            }
+                            c = next;
+                        }
+                        // A satisfiable stage without a witness says more
+                        // than a later stage that gave up.
+                        (Message::Undecided(_, _, Undecided::Solver(_)), _)
+                            if no_witness.is_some() =>
+                        {
+                            break no_witness.take().unwrap_or(msg);
+                        }
+                        _ => break msg,
+                    }
+                };
                 let _ = tx.send(msg);
             });
         }
@@ -123,7 +146,7 @@ where
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if Instant::now() >= deadline {
-                        break RaceOutcome::Timeout;
+                        break RaceOutcome::Timeout(std::mem::take(&mut undecided));
                     }
                 }
             }
