@@ -1,0 +1,7 @@
+(set-option :mbqi true)
+(set-logic ALL)
+(declare-fun n0!0 () Int)
+(declare-fun k2!12 () Int)
+(assert (>= k2!12 0))
+(assert (and (forall ((t1!11 Int)) (or (not (and (<= (* (- 1) t1!11) 0) (not (<= (+ (* (- 1) t1!11) k2!12) 0)))) (not (<= (+ n0!0 (* (- 1) t1!11)) 0)))) (<= (* (- 1) k2!12) 0) (<= (+ n0!0 (* (- 1) k2!12)) 0) (= (+ (* 4 k2!12) (- 15)) 0)))
+(check-sat)
