@@ -197,6 +197,15 @@ fn smt_int(v: &BigInt) -> String {
     }
 }
 
+/// A run of a generated program (small limits: the loops are short).
+fn run_generated(program: &apc::syntax::ast::Program, w: &Witness) -> interp::RunResult {
+    let limits = Limits {
+        max_steps: 20_000,
+        max_call_depth: 100,
+    };
+    interp::run(program, w, limits).expect("generated programs are well-typed")
+}
+
 /// Runs `programs` generated programs; returns (runs hitting a target,
 /// conditions checked, of which the solver could not decide).
 fn check_programs(seed: u64, programs: usize) -> (usize, usize, usize) {
@@ -220,15 +229,7 @@ fn check_programs(seed: u64, programs: usize) -> (usize, usize, usize) {
         let mut seen = std::collections::HashSet::new();
         for _ in 0..4 {
             let w = witness(&mut r);
-            let res = interp::run(
-                &parsed.program,
-                &w,
-                Limits {
-                    max_steps: 20_000,
-                    max_call_depth: 100,
-                },
-            )
-            .expect("runs");
+            let res = run_generated(&parsed.program, &w);
             let Outcome::Error { kind, span } = res.outcome else {
                 continue;
             };
@@ -309,15 +310,7 @@ fn check_verdicts(seed: u64, programs: usize) -> (usize, [usize; 3]) {
         let mut hit = std::collections::BTreeSet::new();
         for _ in 0..4 {
             let w = witness(&mut r);
-            let res = interp::run(
-                &parsed.program,
-                &w,
-                Limits {
-                    max_steps: 20_000,
-                    max_call_depth: 100,
-                },
-            )
-            .expect("runs");
+            let res = run_generated(&parsed.program, &w);
             if let Outcome::Error { kind, span } = res.outcome {
                 let (line, col) = lines.line_col(&src, span.start);
                 if let Some(i) = targets

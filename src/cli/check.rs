@@ -26,7 +26,7 @@ pub enum SolverChoice {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeChoice {
-    /// φ̂ and φ̂^K (and φ̂^3) in parallel; the first definite answer wins.
+    /// φ̂, φ̂^K and the chain φ̂^3 → φ̂^10 in parallel; the first definite answer wins.
     Race,
     /// Only φ̂, with quantifiers.
     Quantified,
@@ -42,7 +42,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]
     pub solver: SolverChoice,
     /// Which form of the necessary condition to solve. `race` runs the quantified φ̂,
-    /// the unfolded φ̂^K and a cheap φ̂^3 in parallel and takes the first definite answer.
+    /// the unfolded φ̂^K and the cheaper φ̂^3, then φ̂^10 (one after the other) in parallel
+    /// and takes the first definite answer.
     #[arg(long, value_enum, default_value_t = ModeChoice::Race)]
     pub mode: ModeChoice,
     /// Unfolding bound K of φ̂^K (the ISSTA paper uses 25).

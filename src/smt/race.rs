@@ -32,15 +32,21 @@ pub struct Contender {
 }
 
 impl Contender {
-    /// The self-contained script of the `attempt`-th check (0-based):
-    /// options, query, the blocking assertions so far, `(check-sat)`.
-    pub fn script(&self, blocks: &[String]) -> String {
+    /// What a session is sent first: the options, then the query.
+    fn preamble(&self) -> String {
         let mut s = String::new();
         for o in self.profile.options(self.quantified) {
             s.push_str(o);
             s.push('\n');
         }
         s.push_str(&self.query);
+        s
+    }
+
+    /// The self-contained script of a check after `blocks`: options,
+    /// query, the blocking assertions, `(check-sat)` (what the dumps hold).
+    pub fn script(&self, blocks: &[String]) -> String {
+        let mut s = self.preamble();
         for b in blocks {
             s.push_str(b);
             s.push('\n');
@@ -168,13 +174,7 @@ where
         Err(e) => return undecided(Undecided::Solver(e)),
     };
     let mut blocks: Vec<String> = Vec::new();
-    let mut preamble = String::new();
-    for o in c.profile.options(c.quantified) {
-        preamble.push_str(o);
-        preamble.push('\n');
-    }
-    preamble.push_str(&c.query);
-    if let Err(e) = session.send(&preamble) {
+    if let Err(e) = session.send(&c.preamble()) {
         return undecided(Undecided::Solver(e));
     }
     let mut last_miss = String::new();
