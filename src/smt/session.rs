@@ -106,21 +106,35 @@ pub struct Session {
     pub solver_name: String,
 }
 
+/// The wrapper: `/bin/sh` by absolute path and `setpriv` found once, so
+/// that a `PATH` holding only the solver works too.
 fn wrapper_script() -> &'static str {
-    static HAS_SETPRIV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let has = *HAS_SETPRIV.get_or_init(|| {
-        std::process::Command::new("setpriv")
-            .args(["--pdeathsig", "KILL", "--", "true"])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    if has {
-        "echo $$ > \"$0\"; exec setpriv --pdeathsig KILL -- \"$@\""
-    } else {
-        "echo $$ > \"$0\"; exec \"$@\""
-    }
+    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SCRIPT.get_or_init(|| {
+        let dirs = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+            .unwrap_or_default();
+        let setpriv = ["/usr/bin", "/bin"]
+            .iter()
+            .map(PathBuf::from)
+            .chain(dirs)
+            .map(|d| d.join("setpriv"))
+            .find(|p| {
+                std::process::Command::new(p)
+                    .args(["--pdeathsig", "KILL", "--", "/bin/true"])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            });
+        match setpriv {
+            Some(p) => format!(
+                "echo $$ > \"$0\"; exec '{}' --pdeathsig KILL -- \"$@\"",
+                p.display()
+            ),
+            None => "echo $$ > \"$0\"; exec \"$@\"".to_string(),
+        }
+    })
 }
 
 impl Session {
@@ -133,7 +147,7 @@ impl Session {
         let pid_file: PathBuf =
             std::env::temp_dir().join(format!("apc-{}-{id}.pid", std::process::id()));
         // The Yices-2 style has no default arguments: the profile gives all.
-        let mut conf: SmtConf = SmtStyle::Yices2.new("sh");
+        let mut conf: SmtConf = SmtStyle::Yices2.new("/bin/sh");
         conf.option("-c")
             .option(wrapper_script())
             .option(pid_file.to_string_lossy())
