@@ -192,18 +192,22 @@ pub fn queries(
     k: u32,
     inputs: InputModel,
 ) -> Queries {
-    let mut terms = terms.clone();
     let terms_have_quantifier = terms.has_quantifier(phi);
     let body = |terms: &Terms, t| {
         let s = crate::term::to_smtlib(terms, &[t]);
         s.strip_suffix("(check-sat)\n").unwrap_or(&s).to_string()
     };
     let mut variants = Vec::new();
-    let unfolded = |terms: &mut Terms, ks: &[u32]| -> Vec<(String, bool, String)> {
+    // Each unfolding starts from the condition's own store, so that a
+    // query's text (its fresh names) does not depend on which other
+    // queries were built: φ̂^10 in the race is the query `--mode unfolded
+    // --k 10` sends, and gets the same model.
+    let unfolded = |terms: &Terms, ks: &[u32]| -> Vec<(String, bool, String)> {
         ks.iter()
             .map(|&k| {
-                let phik = apc::unfold(terms, phi, k);
-                (format!("nc-unfolded:k={k}"), false, body(terms, phik))
+                let mut own = terms.clone();
+                let phik = apc::unfold(&mut own, phi, k);
+                (format!("nc-unfolded:k={k}"), false, body(&own, phik))
             })
             .collect()
     };
@@ -212,19 +216,19 @@ pub fn queries(
         variants.push(vec![(
             "nc-quantifier-free".to_string(),
             false,
-            body(&terms, phi),
+            body(terms, phi),
         )]);
     } else {
         if mode != Mode::Unfolded {
-            variants.push(vec![("nc-quantified".to_string(), true, body(&terms, phi))]);
+            variants.push(vec![("nc-quantified".to_string(), true, body(terms, phi))]);
         }
         if mode != Mode::Quantified {
-            variants.push(unfolded(&mut terms, &[k]));
+            variants.push(unfolded(terms, &[k]));
         }
         if mode == Mode::Race {
             let small: Vec<u32> = DEEPENING.iter().copied().filter(|d| *d < k).collect();
             if !small.is_empty() {
-                variants.push(unfolded(&mut terms, &small));
+                variants.push(unfolded(terms, &small));
             }
         }
     }
