@@ -15,7 +15,7 @@ use apc::apc::{Engine, Options, unfold};
 use apc::db::{self, Database, SourceFile};
 use apc::interp::{self, ArgValue, Limits, Outcome, Witness};
 use apc::smt::{Answer, run_z3};
-use apc::term::{Terms, VarKind, smt_name};
+use apc::term::{Terms, VarKind, smt_int, smt_name};
 use num_bigint::BigInt;
 use std::fmt::Write;
 use std::time::Duration;
@@ -187,14 +187,6 @@ fn pinned_script(terms: &mut Terms, phik: apc::term::TermId, w: &Witness) -> Str
         script = script.replace(&decl, &defn);
     }
     script
-}
-
-fn smt_int(v: &BigInt) -> String {
-    if v.sign() == num_bigint::Sign::Minus {
-        format!("(- {})", -v)
-    } else {
-        v.to_string()
-    }
 }
 
 /// A run of a generated program (small limits: the loops are short).

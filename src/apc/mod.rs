@@ -60,7 +60,7 @@ impl Default for Options {
             max_body_backbones: 256,
             solver_timeout: Duration::from_secs(10),
             prune_with_solver: true,
-            helper: crate::smt::locate(crate::smt::SolverKind::Z3, None).ok(),
+            helper: crate::smt::default_z3(),
         }
     }
 }

@@ -18,7 +18,6 @@
 use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
 use crate::types::Type;
-use num_bigint::BigInt;
 use std::collections::{BTreeMap, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -631,9 +630,4 @@ pub fn placeholder(n: u8, k: u8) -> String {
     } else {
         format!("x{}", k + 1)
     }
-}
-
-/// The integer 0, for initial states.
-pub fn zero(terms: &mut Terms) -> TermId {
-    terms.int(BigInt::from(0))
 }

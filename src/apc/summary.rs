@@ -260,14 +260,15 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     for u in nus.keys() {
         theta.insert(Key::Nu(*u), star);
     }
-    let notes = Vec::new();
     let mut inferred = Vec::new();
     let mut selectors: Vec<Var> = Vec::new();
     let mut selector_constraints: Vec<TermId> = Vec::new();
+    let pcs: Vec<TermId> = runs.iter().map(|r| r.pc).collect();
+    let slots = eng.slots.clone();
     loop {
         let mut changed = false;
         let subst = theta_subst(eng, &theta, &nus);
-        for s in eng.slots.all.clone() {
+        for &s in &slots.all {
             if !eng.terms.contains_star(theta[&Key::Slot(s)]) {
                 continue;
             }
@@ -283,13 +284,10 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                     }
                     e
                 }
-                None => {
-                    let pcs: Vec<TermId> = runs.iter().map(|r| r.pc).collect();
-                    match iterate_array_visits(eng, sym, &vals, &pcs, &theta, &counters) {
-                        Some(e) => e,
-                        None => continue,
-                    }
-                }
+                None => match iterate_array_visits(eng, sym, &vals, &pcs, &theta, &counters) {
+                    Some(e) => e,
+                    None => continue,
+                },
             };
             if !eng.terms.contains_star(e) {
                 theta.insert(Key::Slot(s), e);
@@ -301,8 +299,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                 if !eng.terms.is_star(theta[&Key::Nu(u)]) {
                     continue;
                 }
-                let subst = theta_subst(eng, &theta, &nus);
-                if let Some(f) = infer_count(eng, u, &runs, &theta, &nus, &counters, &subst) {
+                if let Some(f) = infer_count(eng, u, &runs, &theta, &counters) {
                     theta.insert(Key::Nu(u), f);
                     inferred.push((u, f));
                     changed = true;
@@ -391,7 +388,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         inferred,
         unknown,
         backbones,
-        notes,
+        notes: Vec::new(),
     }
 }
 
@@ -1034,15 +1031,12 @@ fn rebuild_changed(
 /// κ⃗ iterations, as max(0, c⃗·κ⃗ + d) with c⃗, d found by an SMT query and
 /// then validated; `None` when there is no such relation (or not yet: the
 /// iterated values it needs are still ⋆).
-#[allow(clippy::too_many_arguments)]
 fn infer_count(
     eng: &mut Engine,
     u: LoopId,
     runs: &[Run],
     theta: &BTreeMap<Key, TermId>,
-    _nus: &BTreeMap<LoopId, Var>,
     counters: &[Var],
-    _subst: &Subst,
 ) -> Option<TermId> {
     let inner = eng.summary(u);
     if inner.counters.is_empty() {
@@ -1269,22 +1263,27 @@ fn abstract_array_reads(terms: &mut Terms, t: TermId) -> TermId {
         let vt = terms.var(v);
         map.insert(r, vt);
     }
-    replace_terms(terms, t, &map)
+    replace_terms(terms, t, &mut map)
 }
 
-fn replace_terms(terms: &mut Terms, t: TermId, map: &HashMap<TermId, TermId>) -> TermId {
-    if let Some(r) = map.get(&t) {
+/// Replaces subterms by `memo`'s values; `memo` starts as the replacement
+/// map and remembers every node rewritten, so shared subterms (the `ite`
+/// joins) are visited once.
+fn replace_terms(terms: &mut Terms, t: TermId, memo: &mut HashMap<TermId, TermId>) -> TermId {
+    if let Some(r) = memo.get(&t) {
         return *r;
     }
     let node = terms.node(t).clone();
     let kids = terms.children(&node);
-    if kids.is_empty() {
-        return t;
-    }
-    let new: Vec<TermId> = kids.iter().map(|k| replace_terms(terms, *k, map)).collect();
-    if new == kids {
+    let new: Vec<TermId> = kids
+        .iter()
+        .map(|k| replace_terms(terms, *k, memo))
+        .collect();
+    let r = if new == kids {
         t
     } else {
         crate::term::rebuild_public(terms, &node, &new)
-    }
+    };
+    memo.insert(t, r);
+    r
 }

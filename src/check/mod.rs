@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-pub use witness::InputModel;
+use witness::InputModel;
 
 /// Which queries run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,23 +175,13 @@ fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
     }
 }
 
-/// The queries of one target, named by method.
-pub struct Queries {
-    /// Chains of (method, quantified, SMT-LIB without options and
-    /// `(check-sat)`): the chains race; within a chain a query runs when the
-    /// one before it ended undecided.
-    pub variants: Vec<Vec<(String, bool, String)>>,
-    pub inputs: InputModel,
-}
+/// One query: (method, quantified, SMT-LIB without options and
+/// `(check-sat)`).
+type Query = (String, bool, String);
 
-/// Builds the queries of `mode` for a condition.
-pub fn queries(
-    terms: &Terms,
-    phi: crate::term::TermId,
-    mode: Mode,
-    k: u32,
-    inputs: InputModel,
-) -> Queries {
+/// The queries of `mode` for a condition, in chains: the chains race;
+/// within a chain a query runs when the one before it ended undecided.
+fn queries(terms: &Terms, phi: crate::term::TermId, mode: Mode, k: u32) -> Vec<Vec<Query>> {
     let terms_have_quantifier = terms.has_quantifier(phi);
     let body = |terms: &Terms, t| {
         let s = crate::term::to_smtlib(terms, &[t]);
@@ -202,7 +192,7 @@ pub fn queries(
     // query's text (its fresh names) does not depend on which other
     // queries were built: φ̂^10 in the race is the query `--mode unfolded
     // --k 10` sends, and gets the same model.
-    let unfolded = |terms: &Terms, ks: &[u32]| -> Vec<(String, bool, String)> {
+    let unfolded = |terms: &Terms, ks: &[u32]| -> Vec<Query> {
         ks.iter()
             .map(|&k| {
                 let mut own = terms.clone();
@@ -232,7 +222,7 @@ pub fn queries(
             }
         }
     }
-    Queries { variants, inputs }
+    variants
 }
 
 /// Decides one target.
@@ -269,7 +259,7 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         );
     }
     let inputs = InputModel::new(&parsed.program, &prog.body, &nc.terms, nc.value);
-    let q = queries(&nc.terms, nc.value, opts.mode, opts.k, inputs);
+    let chains = queries(&nc.terms, nc.value, opts.mode, opts.k);
     // Named by file, target and variant, so that the dumps of several
     // programs can share a directory.
     let stem = std::path::Path::new(file.path(db))
@@ -278,7 +268,7 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         .unwrap_or_default();
     let name = format!("{stem}-{}-{}-{}", t.function, t.line, t.col);
     let mut contenders = Vec::new();
-    for chain in &q.variants {
+    for chain in &chains {
         for profile in &opts.solvers {
             let mut next: Option<Box<Contender>> = None;
             for (method, quantified, query) in chain.iter().rev() {
@@ -302,8 +292,7 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
     let lines = LineIndex::new(text);
     let program = &parsed.program;
     let judge = |session: &mut smt::Session, _: &Contender| {
-        q.inputs
-            .judge(session, |w| hits(program, text, &lines, w, t))
+        inputs.judge(session, |w| hits(program, text, &lines, w, t))
     };
     match smt::race(&contenders, judge, opts.max_models, deadline) {
         RaceOutcome::Unsat { method, solver } => {
@@ -321,47 +310,45 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             };
             report(Verdict::Reachable(witness), Some(method), Some(solver))
         }
-        RaceOutcome::Timeout(why) => match no_witness(&why) {
-            Some((m, s, miss)) => report(
-                Verdict::Unknown(format!("nc-sat-no-witness: {miss} (then timeout)")),
-                Some(m.clone()),
-                Some(s.clone()),
-            ),
-            None => report(Verdict::Unknown("timeout".into()), None, None),
-        },
-        RaceOutcome::Undecided(why) => match no_witness(&why) {
-            // A satisfiable condition without a replayable witness says
-            // more than a solver that gave up.
-            Some((m, s, miss)) => report(
-                Verdict::Unknown(format!("nc-sat-no-witness: {miss}")),
-                Some(m.clone()),
-                Some(s.clone()),
-            ),
-            None => {
-                let reasons: Vec<String> = why
-                    .iter()
-                    .map(|(m, s, u)| match u {
-                        Undecided::Solver(r) | Undecided::NoWitness(r) => {
-                            format!("{m} on {s}: {r}")
-                        }
-                    })
-                    .collect();
-                report(
-                    Verdict::Unknown(format!("solver-unknown: {}", reasons.join("; "))),
-                    None,
-                    None,
-                )
-            }
-        },
+        RaceOutcome::Timeout(why) => undecided(&why, true, report),
+        RaceOutcome::Undecided(why) => undecided(&why, false, report),
     }
 }
 
-/// The first contender that found the condition satisfiable but no witness.
-fn no_witness(why: &[(String, String, Undecided)]) -> Option<(&String, &String, &String)> {
-    why.iter().find_map(|(m, s, u)| match u {
+/// The verdict when no contender was definite (by the deadline, if
+/// `timed_out`): a satisfiable condition without a replayable witness says
+/// more than a solver that gave up, which says more than a bare timeout.
+fn undecided(
+    why: &[(String, String, Undecided)],
+    timed_out: bool,
+    report: impl Fn(Verdict, Option<String>, Option<String>) -> Report,
+) -> Report {
+    let no_witness = why.iter().find_map(|(m, s, u)| match u {
         Undecided::NoWitness(miss) => Some((m, s, miss)),
         Undecided::Solver(_) => None,
-    })
+    });
+    let then = if timed_out { " (then timeout)" } else { "" };
+    match no_witness {
+        Some((m, s, miss)) => report(
+            Verdict::Unknown(format!("nc-sat-no-witness: {miss}{then}")),
+            Some(m.clone()),
+            Some(s.clone()),
+        ),
+        None if timed_out => report(Verdict::Unknown("timeout".into()), None, None),
+        None => {
+            let reasons: Vec<String> = why
+                .iter()
+                .map(|(m, s, u)| match u {
+                    Undecided::Solver(r) | Undecided::NoWitness(r) => format!("{m} on {s}: {r}"),
+                })
+                .collect();
+            report(
+                Verdict::Unknown(format!("solver-unknown: {}", reasons.join("; "))),
+                None,
+                None,
+            )
+        }
+    }
 }
 
 /// Replays a witness: `Ok(())` if the run hits the target, else what it did.

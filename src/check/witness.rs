@@ -12,7 +12,7 @@ use crate::interp::{ArgValue, Witness};
 use crate::ir::{Body, INPUT_STREAM};
 use crate::smt::{Judgement, Session};
 use crate::syntax::ast::Program;
-use crate::term::{TermId, Terms, smt_name};
+use crate::term::{TermId, Terms, smt_int, smt_name};
 use num_bigint::BigInt;
 use num_traits::Zero;
 
@@ -294,14 +294,6 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
         }
     }
     None
-}
-
-fn smt_int(v: &BigInt) -> String {
-    if v < &BigInt::zero() {
-        format!("(- {})", -v)
-    } else {
-        v.to_string()
-    }
 }
 
 /// All index tuples of `dims` dimensions of width `n`, row-major.

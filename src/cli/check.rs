@@ -2,7 +2,7 @@
 
 use super::nc::{parse_place, targets_at};
 use super::run::big;
-use super::{EXIT_BAD_INPUT, Format, load};
+use super::{Format, bad, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
@@ -83,11 +83,6 @@ pub struct CheckArgs {
     pub no_counter_inference: bool,
 }
 
-fn bad(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(EXIT_BAD_INPUT)
-}
-
 pub fn check(a: CheckArgs) -> ExitCode {
     let started = Instant::now();
     if !(a.timeout.is_finite() && a.timeout > 0.0) {
@@ -128,18 +123,17 @@ pub fn check(a: CheckArgs) -> ExitCode {
             let Some((line, col)) = parse_place(place) else {
                 return bad(&format!("--target {place}: expected LINE or LINE:COL"));
             };
-            let found = targets_at(&loaded, line, col);
+            let found = targets_at(&all, line, col);
             if found.is_empty() {
                 return bad(&format!(
                     "no target at {}:{place} (`apc cfg {}` lists the targets)",
                     loaded.path, loaded.path
                 ));
             }
-            for (f, id, _, _) in found {
-                if let Some(t) = all.iter().find(|t| t.function == f && t.id == id)
-                    && !chosen
-                        .iter()
-                        .any(|c: &check::Target| c.function == f && c.id == id)
+            for t in found {
+                if !chosen
+                    .iter()
+                    .any(|c: &check::Target| (&c.function, c.id) == (&t.function, t.id))
                 {
                     chosen.push(t.clone());
                 }
@@ -164,7 +158,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
         jobs: a.jobs,
         dump_queries: a.dump_queries.clone(),
         counter_inference: !a.no_counter_inference,
-        max_models: a.max_models.max(1),
+        max_models: a.max_models,
     };
     // A progress bar on an interactive stderr only; never in the output.
     let bar = if std::io::stderr().is_terminal() && targets.len() > 1 {
@@ -184,19 +178,27 @@ pub fn check(a: CheckArgs) -> ExitCode {
         Format::Text => print_text(&loaded.path, &reports, total),
         Format::Json => print_json(&loaded.path, &a, &reports, total),
     }
-    let reachable = reports
-        .iter()
-        .any(|r| matches!(r.verdict, Verdict::Reachable(_)));
-    let unknown = reports
-        .iter()
-        .any(|r| matches!(r.verdict, Verdict::Unknown(_)));
-    if reachable {
+    let [_, reachable, unknown] = counts(&reports);
+    if reachable > 0 {
         ExitCode::from(1)
-    } else if unknown {
+    } else if unknown > 0 {
         ExitCode::from(EXIT_UNKNOWN)
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// How many targets are unreachable, reachable, unknown.
+fn counts(reports: &[Report]) -> [usize; 3] {
+    let mut c = [0; 3];
+    for r in reports {
+        c[match r.verdict {
+            Verdict::Unreachable => 0,
+            Verdict::Reachable(_) => 1,
+            Verdict::Unknown(_) => 2,
+        }] += 1;
+    }
+    c
 }
 
 fn ms(d: Duration) -> f64 {
@@ -226,7 +228,6 @@ fn show_witness(w: &Witness) -> String {
 }
 
 fn print_text(path: &str, reports: &[Report], total: Duration) {
-    let mut counts = [0usize; 3];
     for r in reports {
         let t = &r.target;
         let how = match (&r.method, &r.solver) {
@@ -234,18 +235,9 @@ fn print_text(path: &str, reports: &[Report], total: Duration) {
             _ => String::new(),
         };
         let what = match &r.verdict {
-            Verdict::Unreachable => {
-                counts[0] += 1;
-                "unreachable".to_string()
-            }
-            Verdict::Reachable(w) => {
-                counts[1] += 1;
-                format!("reachable with {}", show_witness(w))
-            }
-            Verdict::Unknown(why) => {
-                counts[2] += 1;
-                format!("unknown ({why})")
-            }
+            Verdict::Unreachable => "unreachable".to_string(),
+            Verdict::Reachable(w) => format!("reachable with {}", show_witness(w)),
+            Verdict::Unknown(why) => format!("unknown ({why})"),
         };
         outln!(
             "{path}:{}:{}: {} in {}: {what}{how} {:.1} ms",
@@ -256,13 +248,11 @@ fn print_text(path: &str, reports: &[Report], total: Duration) {
             ms(r.time)
         );
     }
+    let [unreachable, reachable, unknown] = counts(reports);
     outln!(
-        "{} target{}: {} unreachable, {} reachable, {} unknown ({:.1} ms)",
+        "{} target{}: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
         reports.len(),
         if reports.len() == 1 { "" } else { "s" },
-        counts[0],
-        counts[1],
-        counts[2],
         ms(total)
     );
 }
@@ -275,18 +265,13 @@ fn arg_json(v: &ArgValue) -> Value {
 }
 
 fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
-    let mut counts = [0usize; 3];
     let targets: Vec<Value> = reports
         .iter()
         .map(|r| {
             let t = &r.target;
             let (reason, witness) = match &r.verdict {
-                Verdict::Unreachable => {
-                    counts[0] += 1;
-                    (Value::Null, Value::Null)
-                }
+                Verdict::Unreachable => (Value::Null, Value::Null),
                 Verdict::Reachable(w) => {
-                    counts[1] += 1;
                     let args: Map<String, Value> = w
                         .args
                         .iter()
@@ -295,10 +280,7 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
                     let input: Vec<Value> = w.input.iter().map(big).collect();
                     (Value::Null, json!({"args": args, "input": input}))
                 }
-                Verdict::Unknown(why) => {
-                    counts[2] += 1;
-                    (Value::String(why.clone()), Value::Null)
-                }
+                Verdict::Unknown(why) => (Value::String(why.clone()), Value::Null),
             };
             json!({
                 "kind": t.kind.as_str(),
@@ -314,20 +296,20 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
             })
         })
         .collect();
-    let solver = match a.solver {
-        SolverChoice::Z3 => "z3",
-        SolverChoice::Cvc5 => "cvc5",
-        SolverChoice::All => "all",
-    };
+    let solver = a
+        .solver
+        .to_possible_value()
+        .map(|v| v.get_name().to_string());
+    let [unreachable, reachable, unknown] = counts(reports);
     let out = json!({
         "file": path,
         "solver": solver,
         "targets": targets,
         "summary": {
             "targets": reports.len(),
-            "unreachable": counts[0],
-            "reachable": counts[1],
-            "unknown": counts[2],
+            "unreachable": unreachable,
+            "reachable": reachable,
+            "unknown": unknown,
         },
         "time_ms": ms(total),
     });

@@ -120,6 +120,12 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// A bad command line or input: one line on stderr, exit status 2.
+fn bad(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
 /// A file loaded into the database and checked by the front end.
 pub struct Loaded {
     pub db: Database,

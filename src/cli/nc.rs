@@ -1,7 +1,8 @@
 //! `apc nc`: print the necessary condition φ̂ (and φ̂^K) of a target.
 
-use super::{EXIT_BAD_INPUT, Loaded, load};
+use super::{bad, load};
 use crate::apc::{self, Engine, Options};
+use crate::check;
 use crate::db;
 use clap::Args;
 use std::path::PathBuf;
@@ -39,20 +40,11 @@ pub fn parse_place(s: &str) -> Option<(u32, Option<u32>)> {
     Some((l.trim().parse().ok()?, c))
 }
 
-/// The targets of the file at a place: (function, target id, line, col).
-pub fn targets_at(loaded: &Loaded, line: u32, col: Option<u32>) -> Vec<(String, u32, u32, u32)> {
-    let db = &loaded.db;
-    let mut out = Vec::new();
-    for f in db::functions(db, loaded.file) {
-        let offset = f.offset(db);
-        for t in &db::function_body(db, *f).targets {
-            let (l, c) = loaded.loc(t.span.shift(offset));
-            if l == line && col.is_none_or(|cc| cc == c) {
-                out.push((f.name(db).clone(), t.id, l, c));
-            }
-        }
-    }
-    out
+/// The targets at a place, among a file's targets (`check::targets`).
+pub fn targets_at(all: &[check::Target], line: u32, col: Option<u32>) -> Vec<&check::Target> {
+    all.iter()
+        .filter(|t| t.line == line && col.is_none_or(|c| c == t.col))
+        .collect()
 }
 
 pub fn nc(a: NcArgs) -> ExitCode {
@@ -65,35 +57,29 @@ pub fn nc(a: NcArgs) -> ExitCode {
         ..Options::default()
     };
     let db = &loaded.db;
+    let Some(prog) = db::program(db, loaded.file) else {
+        return bad("the program has no `main`");
+    };
+    let all = check::targets(db, loaded.file);
     let mut first = true;
     for place in &a.target {
         let Some((line, col)) = parse_place(place) else {
-            eprintln!("error: --target {place}: expected LINE or LINE:COL");
-            return ExitCode::from(EXIT_BAD_INPUT);
+            return bad(&format!("--target {place}: expected LINE or LINE:COL"));
         };
-        let found = targets_at(&loaded, line, col);
+        let found = targets_at(&all, line, col);
         if found.is_empty() {
-            eprintln!(
-                "error: no target at {}:{place} (`apc cfg {}` lists the targets)",
+            return bad(&format!(
+                "no target at {}:{place} (`apc cfg {}` lists the targets)",
                 loaded.path, loaded.path
-            );
-            return ExitCode::from(EXIT_BAD_INPUT);
+            ));
         }
-        let Some(prog) = db::program(db, loaded.file) else {
-            eprintln!("error: the program has no `main`");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        };
-        for (func, id, l, c) in found {
+        for t in found {
+            let (func, l, c) = (&t.function, t.line, t.col);
             if !first {
                 outln!();
             }
             first = false;
-            let kind = db::functions(db, loaded.file)
-                .iter()
-                .find(|f| *f.name(db) == func)
-                .map(|f| db::function_body(db, *f).targets[id as usize].kind.as_str())
-                .unwrap_or("?");
-            let copies = prog.copies_of(&func, id);
+            let copies = prog.copies_of(func, t.id);
             let mut eng = Engine::with_db(
                 &prog.body,
                 opts.clone(),
@@ -107,7 +93,8 @@ pub fn nc(a: NcArgs) -> ExitCode {
                 format!("{l}:{c}")
             };
             let title = format!(
-                "target {kind} at {l}:{c} in {func} ({} inlined cop{})",
+                "target {} at {l}:{c} in {func} ({} inlined cop{})",
+                t.kind.as_str(),
                 copies.len(),
                 if copies.len() == 1 { "y" } else { "ies" }
             );
@@ -118,8 +105,7 @@ pub fn nc(a: NcArgs) -> ExitCode {
             if let Some(dir) = &a.dump_queries
                 && let Err(e) = dump(&mut eng, &copies, a.k, dir, &format!("{func}-{l}-{c}"))
             {
-                eprintln!("error: cannot write queries to {}: {e}", dir.display());
-                return ExitCode::from(EXIT_BAD_INPUT);
+                return bad(&format!("cannot write queries to {}: {e}", dir.display()));
             }
         }
     }
@@ -136,10 +122,11 @@ fn dump(
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let phi = eng.condition_of(nodes);
-    let quantified = format!(
-        "(set-option :smt.mbqi true)\n(set-option :smt.pull_nested_quantifiers true)\n{}",
-        crate::term::to_smtlib(&eng.terms, &[phi])
-    );
+    let options = crate::smt::SolverKind::Z3
+        .profile()
+        .options(true)
+        .join("\n");
+    let quantified = format!("{options}\n{}", crate::term::to_smtlib(&eng.terms, &[phi]));
     std::fs::write(dir.join(format!("{name}-quantified.smt2")), quantified)?;
     let phik = apc::unfold(&mut eng.terms, phi, k);
     let unfolded = crate::term::to_smtlib(&eng.terms, &[phik]);

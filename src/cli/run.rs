@@ -1,6 +1,6 @@
 //! `apc run`: concrete execution with the reference interpreter.
 
-use super::{EXIT_BAD_INPUT, Format, load, parse_args, parse_input};
+use super::{Format, bad, load, parse_args, parse_input};
 use crate::db;
 use crate::interp::{self, ArgValue, Limits, Outcome, RunError, Witness};
 use crate::syntax::diagnostic::{Diagnostic, render};
@@ -154,11 +154,6 @@ pub fn run(a: RunArgs) -> ExitCode {
         }
     }
     ExitCode::from(code)
-}
-
-fn bad(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
-    ExitCode::from(EXIT_BAD_INPUT)
 }
 
 /// A JSON number of any size.

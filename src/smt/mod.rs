@@ -12,7 +12,7 @@ pub mod profile;
 pub mod race;
 pub mod session;
 
-pub use profile::{Profile, SolverKind, locate};
+pub use profile::{Profile, SolverKind, default_z3, locate};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
 
@@ -106,9 +106,9 @@ pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer 
 /// [`run_script`] on the Z3 that `apc check` would use (for tests and
 /// tools; the engine gets its solver from its options).
 pub fn run_z3(script: &str, timeout: Duration) -> Answer {
-    match locate(SolverKind::Z3, None) {
-        Ok(p) => run_script(&p, script, timeout),
-        Err(e) => Answer::Unknown(e),
+    match default_z3() {
+        Some(p) => run_script(&p, script, timeout),
+        None => Answer::Unknown("z3 not found on PATH: run solvers/install.sh".into()),
     }
 }
 

@@ -126,6 +126,14 @@ pub fn locate(kind: SolverKind, flag: Option<&Path>) -> Result<Profile, String> 
     Ok(p)
 }
 
+/// The Z3 that `locate` finds without a flag, looked up once per process
+/// (the engine's default helper solver: `apc::Options::default()` is built
+/// per target and per cached query).
+pub fn default_z3() -> Option<Profile> {
+    static Z3: std::sync::OnceLock<Option<Profile>> = std::sync::OnceLock::new();
+    Z3.get_or_init(|| locate(SolverKind::Z3, None).ok()).clone()
+}
+
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

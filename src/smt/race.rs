@@ -116,26 +116,26 @@ where
             let cancel = cancel.clone();
             let judge = &judge;
             scope.spawn(move || {
+                // Run the chain until a stage is definite or the last ends.
                 let mut c = c;
                 let mut no_witness = None;
                 let msg = loop {
-                    let msg = run_contender(c, judge, max_models, &cancel);
-                    match (&msg, &c.then) {
-                        (Message::Undecided(..), Some(next)) if !cancel.is_cancelled() => {
-                            if let Message::Undecided(_, _, Undecided::NoWitness(_)) = msg {
-                                no_witness = Some(msg);
+                    let m = run_contender(c, judge, max_models, &cancel);
+                    match (&m, &c.then) {
+                        (Message::Undecided(_, _, u), Some(next)) if !cancel.is_cancelled() => {
+                            if matches!(u, Undecided::NoWitness(_)) {
+                                no_witness = Some(m);
                             }
                             c = next;
                         }
-                        // A satisfiable stage without a witness says more
-                        // than a later stage that gave up.
-                        (Message::Undecided(_, _, Undecided::Solver(_)), _)
-                            if no_witness.is_some() =>
-                        {
-                            break no_witness.take().unwrap_or(msg);
-                        }
-                        _ => break msg,
+                        _ => break m,
                     }
+                };
+                // A satisfiable stage without a witness says more than a
+                // later stage that gave up.
+                let msg = match (msg, no_witness) {
+                    (Message::Undecided(_, _, Undecided::Solver(_)), Some(nw)) => nw,
+                    (m, _) => m,
                 };
                 let _ = tx.send(msg);
             });

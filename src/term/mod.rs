@@ -19,7 +19,7 @@
 mod print;
 mod subst;
 
-pub use print::{Printer, smt_name, to_smtlib, to_smtlib_batch};
+pub use print::{Printer, smt_int, smt_name, to_smtlib, to_smtlib_batch};
 pub use subst::Subst;
 
 /// Rebuilds a node with new children through the smart constructors.
@@ -647,7 +647,7 @@ impl Terms {
     pub fn has_quantifier(&self, t: TermId) -> bool {
         self.any_node(t, |n| matches!(n, Node::Quant(..)))
     }
-    fn any_node(&self, t: TermId, pred: impl Fn(&Node) -> bool) -> bool {
+    pub(crate) fn any_node(&self, t: TermId, pred: impl Fn(&Node) -> bool) -> bool {
         let mut seen = std::collections::HashSet::new();
         let mut stack = vec![t];
         while let Some(t) = stack.pop() {

@@ -361,7 +361,6 @@ impl<'a> Printer<'a> {
     }
 }
 
-/// An SMT-LIB identifier for a variable: its name made safe, plus its id.
 /// An n-ary connective, with SMT-LIB's arity rules (cvc5 rejects
 /// `(and x)`).
 fn nary(op: &str, unit: &str, mut parts: Vec<String>) -> String {
@@ -372,6 +371,7 @@ fn nary(op: &str, unit: &str, mut parts: Vec<String>) -> String {
     }
 }
 
+/// An SMT-LIB identifier for a variable: its name made safe, plus its id.
 pub fn smt_name(terms: &Terms, v: Var) -> String {
     let raw = terms.var_name(v);
     let mut s: String = raw
@@ -392,6 +392,10 @@ pub fn smt_name(terms: &Terms, v: Var) -> String {
     s
 }
 
+/// C's truncating division (SMT-LIB's `div` rounds towards −∞ for a
+/// positive divisor).
+const TDIV: &str = "(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n";
+
 /// A script that checks each root on its own: shared declarations, then
 /// `(push 1) (assert r) (check-sat) (pop 1)` per root.
 pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
@@ -402,7 +406,7 @@ pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
         free.extend(terms.free_vars(*r));
     }
     if roots.iter().any(|r| mentions_div(terms, *r)) {
-        out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+        out.push_str(TDIV);
     }
     declare(terms, &free, &mut out);
     for r in roots {
@@ -445,7 +449,7 @@ pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
     // Only when needed: an unused definition with `div` changes Z3's
     // strategy (it answered `unknown` on the Alg. 8 queries with it).
     if roots.iter().any(|r| mentions_div(terms, *r)) {
-        out.push_str("(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b)))))\n");
+        out.push_str(TDIV);
     }
     let mut free: BTreeSet<Var> = BTreeSet::new();
     for r in roots {
@@ -480,13 +484,7 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
     let seen = names;
     let r = |x: &TermId, seen: &HashMap<TermId, String>| smt_rec(tm, *x, seen);
     match tm.node(t) {
-        Node::Int(n) => {
-            if n.is_negative() {
-                format!("(- {})", n.abs())
-            } else {
-                n.to_string()
-            }
-        }
+        Node::Int(n) => smt_int(n),
         Node::Bool(b) => b.to_string(),
         Node::Star => "0".into(), // never printed: ⋆ is removed before emission
         Node::Var(v) => smt_name(tm, *v),
@@ -505,11 +503,7 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
                 parts.push(smt_int(c));
             }
             // SMT-LIB's `+` takes at least two arguments (cvc5 insists).
-            match parts.len() {
-                0 => "0".into(),
-                1 => parts.pop().unwrap_or_default(),
-                _ => format!("(+ {})", parts.join(" ")),
-            }
+            nary("+", "0", parts)
         }
         Node::Mul(a, b) => format!("(* {} {})", r(a, seen), r(b, seen)),
         Node::Div(a, b) => format!("(tdiv {} {})", r(a, seen), r(b, seen)),
@@ -564,7 +558,8 @@ fn smt_rec(tm: &Terms, t: TermId, names: &HashMap<TermId, String>) -> String {
     }
 }
 
-fn smt_int(n: &BigInt) -> String {
+/// An integer literal in SMT-LIB (`(- 5)` for negatives).
+pub fn smt_int(n: &BigInt) -> String {
     if n.is_negative() {
         format!("(- {})", n.abs())
     } else {
@@ -573,16 +568,5 @@ fn smt_int(n: &BigInt) -> String {
 }
 
 fn mentions_div(terms: &Terms, t: TermId) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![t];
-    while let Some(x) = stack.pop() {
-        if !seen.insert(x) {
-            continue;
-        }
-        if let Node::Div(..) = terms.node(x) {
-            return true;
-        }
-        stack.extend(terms.children(terms.node(x)));
-    }
-    false
+    terms.any_node(t, |n| matches!(n, Node::Div(..)))
 }

@@ -17,12 +17,6 @@ impl Subst {
     pub fn bind(&mut self, v: Var, t: TermId) {
         self.map.insert(v, t);
     }
-    pub fn get(&self, v: Var) -> Option<TermId> {
-        self.map.get(&v).copied()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
 
     /// θ⟨t⟩: replaces every mapped variable in `t`, all at once.
     pub fn apply(&self, terms: &mut Terms, t: TermId) -> TermId {
@@ -31,14 +25,6 @@ impl Subst {
         }
         let mut memo: HashMap<TermId, TermId> = HashMap::new();
         self.apply_memo(terms, t, &mut memo)
-    }
-
-    /// Applies to several roots sharing one memo table.
-    pub fn apply_all(&self, terms: &mut Terms, ts: &[TermId]) -> Vec<TermId> {
-        let mut memo = HashMap::new();
-        ts.iter()
-            .map(|&t| self.apply_memo(terms, t, &mut memo))
-            .collect()
     }
 
     pub fn apply_memo(
