@@ -24,17 +24,6 @@ impl TargetKind {
             TargetKind::Uninitialized => "uninitialized",
         }
     }
-
-    pub fn parse(s: &str) -> Option<TargetKind> {
-        Some(match s {
-            "assert" => TargetKind::Assert,
-            "div-by-zero" => TargetKind::DivByZero,
-            "null-deref" => TargetKind::NullDeref,
-            "out-of-bounds" => TargetKind::OutOfBounds,
-            "uninitialized" => TargetKind::Uninitialized,
-            _ => return None,
-        })
-    }
 }
 
 impl std::fmt::Display for TargetKind {

@@ -39,8 +39,9 @@ pub(crate) fn initial_state(eng: &mut Engine) -> State {
 pub(crate) fn reach(eng: &mut Engine, targets: &[NodeId]) -> TermId {
     let body = eng.body;
     let n = body.node_count as usize;
+    let back = body.back_edge_mask();
     let forward: Vec<ir::EdgeId> = (0..body.edges.len() as ir::EdgeId)
-        .filter(|e| !body.is_back_edge(*e))
+        .filter(|e| !back[*e as usize])
         .collect();
     // Vertices that can reach the target.
     let mut relevant = vec![false; n];

@@ -139,27 +139,14 @@ impl Builder<'_> {
         let base = self.out.node_count;
         let offset = self.bodies.get(&f.name).map(|(_, o)| *o).unwrap_or(0);
         for k in &f.node_kinds {
-            let kind = match k {
+            match k {
                 NodeKind::Error(t) => {
-                    let id = self.out.targets.len() as TargetId;
                     let src = &f.targets[*t as usize];
-                    self.out.targets.push(Target {
-                        id,
-                        kind: src.kind,
-                        span: src.span.shift(offset),
-                        node: 0,
-                    });
-                    self.origins.push(TargetOrigin {
-                        function: f.name.clone(),
-                        target: *t,
-                    });
-                    NodeKind::Error(id)
+                    self.target(src.kind, src.span.shift(offset), &f.name, *t);
                 }
-                _ => NodeKind::Plain,
-            };
-            let v = self.node(kind);
-            if let NodeKind::Error(id) = kind {
-                self.out.targets[id as usize].node = v;
+                _ => {
+                    self.node(NodeKind::Plain);
+                }
             }
         }
         for e in &f.edges {

@@ -21,7 +21,8 @@ pub struct Backbones {
 
 /// Backbones of the function from its entry to `to`.
 pub fn backbones(body: &Body, to: NodeId, limit: usize) -> Backbones {
-    let allowed = |_: &Edge, id: EdgeId| !body.is_back_edge(id);
+    let back = body.back_edge_mask();
+    let allowed = |_: &Edge, id: EdgeId| !back[id as usize];
     paths(body, body.entry, &|v| v == to, &allowed, limit)
 }
 
@@ -29,8 +30,9 @@ pub fn backbones(body: &Body, to: NodeId, limit: usize) -> Backbones {
 /// ending with the back edge; inner loops' back edges are not followed.
 pub fn loop_backbones(body: &Body, l: &Loop, limit: usize) -> Backbones {
     let inside = |v: NodeId| l.nodes.binary_search(&v).is_ok();
+    let back = body.back_edge_mask();
     let allowed = |e: &Edge, id: EdgeId| {
-        inside(e.from) && (l.back_edges.contains(&id) || (inside(e.to) && !body.is_back_edge(id)))
+        inside(e.from) && (l.back_edges.contains(&id) || (inside(e.to) && !back[id as usize]))
     };
     // The back edge's head is the header itself: mark it by the edge.
     let ends = |_: NodeId| false;

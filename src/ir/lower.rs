@@ -31,6 +31,7 @@ pub fn lower_function(
         loops: vec![],
         loop_stack: vec![],
         cur: 0,
+        temps: 0,
     };
     for p in &f.params {
         let ty = types.var(&p.name).cloned().unwrap_or(Type::Unknown);
@@ -85,6 +86,8 @@ struct Lower<'a> {
     loop_stack: Vec<LoopId>,
     /// The vertex where the next instruction starts.
     cur: NodeId,
+    /// Temporaries made so far (`$t0`, `$t1`, …).
+    temps: usize,
 }
 
 fn int(v: i64) -> Expr {
@@ -125,10 +128,8 @@ impl<'a> Lower<'a> {
         id
     }
     fn temp(&mut self, ty: Type) -> VarId {
-        let name = format!(
-            "$t{}",
-            self.vars.iter().filter(|v| v.kind == VarKind::Temp).count()
-        );
+        let name = format!("$t{}", self.temps);
+        self.temps += 1;
         self.add_var(&name, VarKind::Temp, ty, false)
     }
     fn var(&self, name: &str) -> VarId {
@@ -286,14 +287,14 @@ impl<'a> Lower<'a> {
             ExprKind::Unary(UnOp::Not, x) => self.cond(x, f, t),
             _ => {
                 let c = match &e.kind {
-                    ExprKind::Binary(op, a, b) if cmp_op(*op).is_some() => {
-                        let (a, b) = (self.value(a), self.value(b));
-                        Cond::Cmp(cmp_op(*op).unwrap_or(CmpOp::Eq), a, b)
-                    }
-                    _ => {
-                        let v = self.value(e);
-                        truth(v)
-                    }
+                    ExprKind::Binary(op, a, b) => match cmp_op(*op) {
+                        Some(c) => {
+                            let (a, b) = (self.value(a), self.value(b));
+                            Cond::Cmp(c, a, b)
+                        }
+                        None => truth(self.value(e)),
+                    },
+                    _ => truth(self.value(e)),
                 };
                 if let Some(t) = t {
                     self.edge(self.cur, t, Instr::Assume(c.clone()), e.span);
@@ -313,20 +314,7 @@ impl<'a> Lower<'a> {
         match &e.kind {
             ExprKind::Num(n) => Expr::Int(n.clone()),
             ExprKind::Null => Expr::Null,
-            ExprKind::Var(x) => {
-                let v = self.var(x);
-                if self.da.uninit_reads.contains(&e.id) {
-                    self.check(
-                        TargetKind::Uninitialized,
-                        e.op,
-                        Cond::Initialized {
-                            place: Place::Var(v),
-                            positive: true,
-                        },
-                    );
-                }
-                Expr::Var(v)
-            }
+            ExprKind::Var(x) => Expr::Var(self.read_var(e, x)),
             ExprKind::Input => {
                 let t = self.temp(Type::Int);
                 let (inp, ic) = (self.var(INPUT_STREAM), self.var(INPUT_COUNTER));
@@ -520,20 +508,26 @@ impl<'a> Lower<'a> {
     /// The base of `b[i] = …` or `b.f = …`: its current value is read.
     fn place_base(&mut self, base: &ast::Expr) -> Place {
         if let ExprKind::Var(x) = &base.kind {
-            let v = self.var(x);
-            if self.da.uninit_reads.contains(&base.id) {
-                self.check(
-                    TargetKind::Uninitialized,
-                    base.op,
-                    Cond::Initialized {
-                        place: Place::Var(v),
-                        positive: true,
-                    },
-                );
-            }
-            return Place::Var(v);
+            return Place::Var(self.read_var(base, x));
         }
         self.place(base)
+    }
+
+    /// A read of variable `x` (expression `e`), with the `uninitialized`
+    /// target where definite assignment cannot rule it out.
+    fn read_var(&mut self, e: &ast::Expr, x: &str) -> VarId {
+        let v = self.var(x);
+        if self.da.uninit_reads.contains(&e.id) {
+            self.check(
+                TargetKind::Uninitialized,
+                e.op,
+                Cond::Initialized {
+                    place: Place::Var(v),
+                    positive: true,
+                },
+            );
+        }
+        v
     }
 }
 

@@ -288,25 +288,31 @@ impl Body {
     pub fn is_back_edge(&self, e: EdgeId) -> bool {
         self.loops.iter().any(|l| l.back_edges.contains(&e))
     }
-}
-
-/// Whether any `&x` in the program may take the address of a variable that
-/// is not yet assigned (then dereference reads are `uninitialized` targets).
-pub fn program_takes_unassigned_address(program: &Program) -> bool {
-    program
-        .functions
-        .iter()
-        .any(|f| definite_assignment(f).unassigned_address_taken)
+    /// `is_back_edge` for every edge at once (for passes over all edges:
+    /// one scan of the loops instead of one per edge).
+    pub fn back_edge_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.edges.len()];
+        for l in &self.loops {
+            for &e in &l.back_edges {
+                mask[e as usize] = true;
+            }
+        }
+        mask
+    }
 }
 
 /// Lowers every function of a well-typed program (without the database).
+/// A dereference may read an unassigned cell if any function takes the
+/// address of a variable it may leave unassigned.
 pub fn lower_program(program: &Program, types: &ProgramTypes) -> Vec<Body> {
-    let deref_uninit = program_takes_unassigned_address(program);
+    let das: Vec<DefiniteAssignment> = program.functions.iter().map(definite_assignment).collect();
+    let deref_uninit = das.iter().any(|d| d.unassigned_address_taken);
     program
         .functions
         .iter()
         .zip(&types.functions)
-        .map(|(f, t)| lower_function(f, t, &definite_assignment(f), deref_uninit))
+        .zip(&das)
+        .map(|((f, t), da)| lower_function(f, t, da, deref_uninit))
         .collect()
 }
 

@@ -89,13 +89,6 @@ impl Diagnostic {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
-    /// Moves every label by `offset` bytes (function-relative to absolute).
-    pub fn shifted(mut self, offset: u32) -> Diagnostic {
-        for l in &mut self.labels {
-            l.span = l.span.shift(offset);
-        }
-        self
-    }
 }
 
 /// Maps byte offsets to 1-based line and column numbers.
