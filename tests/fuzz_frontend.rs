@@ -192,10 +192,7 @@ fn pathological_nesting_is_diagnosed() {
 #[test]
 #[ignore]
 fn long_random_run() {
-    let cases: u32 = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
+    let cases: u32 = common::env_or("FUZZ_CASES", 100_000);
     let corpus = corpus_tokens();
     let mut runner = proptest::test_runner::TestRunner::new(config(cases));
     let strategy = (

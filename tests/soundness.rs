@@ -11,6 +11,9 @@
 //! The default run is small and seeded; `SOUNDNESS_PROGRAMS=10000 cargo test
 //! --release --test soundness -- --ignored` is the long run.
 
+mod common;
+use common::env_or;
+
 use apc::apc::{Engine, Options, unfold};
 use apc::db::{self, Database, SourceFile};
 use apc::interp::{self, ArgValue, Limits, Outcome, Witness};
@@ -336,10 +339,7 @@ fn check_verdicts(seed: u64, programs: usize) -> (usize, [usize; 3]) {
 /// `SOUNDNESS_CHECK_PROGRAMS=10000 cargo test --release --test soundness verdicts`.
 #[test]
 fn verdicts_never_contradict_runs() {
-    let n: usize = std::env::var("SOUNDNESS_CHECK_PROGRAMS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(150);
+    let n: usize = env_or("SOUNDNESS_CHECK_PROGRAMS", 150);
     let (hit, verdicts) = check_verdicts(0x5eed_c4ec_0000_0001, n);
     eprintln!(
         "{n} programs, {hit} targets hit by runs: {} reachable, {} unknown",
@@ -354,10 +354,7 @@ fn verdicts_never_contradict_runs() {
 #[test]
 #[ignore]
 fn long_run() {
-    let n: usize = std::env::var("SOUNDNESS_PROGRAMS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2_000);
+    let n: usize = env_or("SOUNDNESS_PROGRAMS", 2_000);
     let (hits, checks, unknown) = check_programs(0x5eed_0000_0000_0042, n);
     eprintln!(
         "{n} programs, {hits} runs hit a target, {checks} conditions checked, {unknown} undecided by the solver"

@@ -30,12 +30,7 @@ fn solve(terms: &Terms, phi: TermId) -> Answer {
 /// φ̂ and φ̂^K of the only `assert` target of main, and both answers.
 fn nc(src: &str, opts: Options) -> (String, Answer, Answer) {
     let body = main_body(src);
-    let t = body
-        .targets
-        .iter()
-        .find(|t| t.kind == crate::TargetKind::Assert)
-        .expect("an assert")
-        .id;
+    let t = target_of(&body, crate::TargetKind::Assert);
     let mut eng = Engine::new(&body, opts);
     let phi = eng.condition(t);
     let shown = eng.terms.show(phi);
@@ -281,14 +276,19 @@ fn aliasing_through_address_of_and_alloc_is_exact() {
     );
 }
 
+/// φ̂ of main's only target of `kind`, printed.
+fn shown_condition(src: &str, kind: crate::TargetKind) -> String {
+    let body = main_body(src);
+    let t = target_of(&body, kind);
+    let mut eng = Engine::new(&body, Options::default());
+    let phi = eng.condition(t);
+    eng.terms.show(phi)
+}
+
 #[test]
 fn null_dereference_needs_the_null_path() {
     let src = "main(n) { var x, p, y; x = 5; p = null; if (n > 0) { p = &x; } y = *p; return y; }";
-    let body = main_body(src);
-    let t = target_of(&body, crate::TargetKind::NullDeref);
-    let mut eng = Engine::new(&body, Options::default());
-    let phi = eng.condition(t);
-    assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
+    assert_eq!(shown_condition(src, crate::TargetKind::NullDeref), "n₀ ≤ 0");
 }
 
 #[test]
@@ -304,11 +304,10 @@ fn records_are_flattened() {
 fn reading_a_never_assigned_variable_through_a_pointer() {
     // p points to x, which is assigned only when n > 0: *p is uninitialized iff n ≤ 0.
     let src = "main(n) { var x, p, y; p = &x; if (n > 0) { x = 1; } y = *p; return y; }";
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
-    let deref = target_of(&body, crate::TargetKind::Uninitialized);
-    let phi = eng.condition(deref);
-    assert_eq!(eng.terms.show(phi), "n₀ ≤ 0");
+    assert_eq!(
+        shown_condition(src, crate::TargetKind::Uninitialized),
+        "n₀ ≤ 0"
+    );
 }
 
 #[test]

@@ -45,3 +45,11 @@ pub fn annotations(text: &str, tag: &str) -> Vec<(serde_json::Value, Option<serd
         })
         .collect()
 }
+
+/// A run size from the environment (`FUZZ_CASES=…`), or `default`.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
