@@ -180,6 +180,24 @@ pub fn necessary_condition(
     }
 }
 
+/// The necessary condition of a target after e-graph simplification
+/// (`simplify`), with what the simplifier did. The raw condition stays
+/// available from `necessary_condition`; this copy adds the simplified terms
+/// to a clone of its store.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn simplified_condition(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    function: String,
+    target: u32,
+    opts: crate::apc::Options,
+) -> crate::apc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
+    let raw = necessary_condition(db, file, function, target, opts);
+    let mut terms = raw.terms.clone();
+    let value = crate::simplify::simplify_one(&mut terms, raw.value);
+    crate::apc::Portable { terms, value }
+}
+
 /// Every error and warning of the front end: syntax, then (if the syntax is
 /// fine) names and types.
 pub fn diagnostics(db: &dyn salsa::Database, file: SourceFile) -> Vec<Diagnostic> {

@@ -117,23 +117,25 @@ fn benchmarks_with_cvc5() {
     benchmark_verdicts("cvc5");
 }
 
-/// HWM: φ̂^25 takes Z3 (4.8.12 and 5.4 alike) and cvc5 minutes; the models
-/// of φ̂^3 and φ̂^6 do not replay, φ̂^10's does (Z3), so the race's deepening
-/// chain finds the witness. cvc5's models of φ̂^10 miss (see the note).
-/// `cargo test --release --test check -- --ignored`.
+/// HWM: φ̂^25 takes Z3 (4.8.12 and 5.4 alike) minutes; φ̂^10 does not
+/// constrain the outer scans far enough for its models to replay (the
+/// words may sit after the terminator), φ̂^14's do: the race's deepening
+/// chain finds Z3's witness in ~10 s. cvc5 (with arithmetic static
+/// learning off, see solvers/README.md) decides φ̂^25 in a few seconds.
+/// Slow, hence ignored: `cargo test --release --test check -- --ignored`.
 #[test]
 #[ignore]
 fn hwm_is_reachable() {
     let file = program("hwm.mc");
-    let out = apc(&["check", &file, "--target", "100", "--format", "json"]);
-    let j = json(&out);
-    assert_eq!(j["targets"][0]["verdict"], "reachable", "{j}");
-    let run = replay(&file, &j["targets"][0]["witness"]);
-    assert_eq!(run["error"]["line"], 100, "{run}");
-    let out = apc(&[
-        "check", &file, "--target", "100", "--solver", "cvc5", "--format", "json",
-    ]);
-    assert_ne!(json(&out)["targets"][0]["verdict"], "unreachable");
+    for solver in ["z3", "cvc5"] {
+        let out = apc(&[
+            "check", &file, "--target", "100", "--solver", solver, "--format", "json",
+        ]);
+        let j = json(&out);
+        assert_eq!(j["targets"][0]["verdict"], "reachable", "{solver}: {j}");
+        let run = replay(&file, &j["targets"][0]["witness"]);
+        assert_eq!(run["error"]["line"], 100, "{solver}: {run}");
+    }
 }
 
 /// The JSON of `spec/cli.md`, field for field, and the exit codes.
@@ -388,12 +390,16 @@ fn answer(solver: &str, file: &Path) -> String {
     }
     let out = c.arg(file).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    // The one error allowed: Z3 does not know cvc5's `mbqi` option (in
-    // cvc5's dumps of φ̂). cvc5 answers `unsupported` to Z3's options, as
-    // SMT-LIB says, and goes on.
+    // The errors allowed: Z3 does not know cvc5's `mbqi` and
+    // `arith-static-learning` options (in cvc5's dumps), and goes on. cvc5
+    // answers `unsupported` to Z3's options, as SMT-LIB says, and goes on.
     let errors: Vec<&str> = text
         .lines()
-        .filter(|l| l.starts_with("(error") && !l.contains("the parameter 'mbqi'"))
+        .filter(|l| {
+            l.starts_with("(error")
+                && !l.contains("the parameter 'mbqi'")
+                && !l.contains("unknown parameter 'arith_static_learning'")
+        })
         .collect();
     assert!(
         errors.is_empty(),

@@ -258,6 +258,7 @@ fn conditions_of_the_seeds_examples() {
             &nodes,
             Some(1),
             &loc,
+            true,
         );
         insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("{name}.nc"), text);

@@ -293,6 +293,9 @@ fn check_verdicts(seed: u64, programs: usize) -> (usize, [usize; 3]) {
         dump_queries: None,
         counter_inference: true,
         max_models: 3,
+        // The pipeline as `apc check` runs it: this also tests the
+        // simplifier's soundness on generated programs.
+        simplify: true,
     };
     let (mut hit_targets, mut verdicts) = (0, [0usize; 3]);
     for p in 0..programs {

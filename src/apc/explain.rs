@@ -15,6 +15,7 @@ pub fn render(
     nodes: &[crate::ir::NodeId],
     k: Option<u32>,
     loc: &dyn Fn(crate::syntax::Span) -> String,
+    simplify: bool,
 ) -> String {
     let body = eng.body;
     let mut out = String::new();
@@ -61,18 +62,26 @@ pub fn render(
             let _ = writeln!(out, "    where {n} = {d}");
         }
     }
-    write_formula(&mut out, eng, "φ̂", phi);
+    // The simplifier's time and stop reason vary with the machine's load:
+    // only the sizes are shown, so that the output can be snapshot.
+    let (phi, before) = if simplify {
+        let (s, stats) = crate::simplify::simplify_one(&mut eng.terms, phi);
+        (s, format!(", {} before simplification", stats.nodes_before))
+    } else {
+        (phi, String::new())
+    };
+    write_formula(&mut out, eng, "φ̂", phi, &before);
     if let Some(k) = k {
         let phik = unfold(&mut eng.terms, phi, k);
-        write_formula(&mut out, eng, &format!("φ̂^{k}"), phik);
+        write_formula(&mut out, eng, &format!("φ̂^{k}"), phik, "");
     }
     out
 }
 
-fn write_formula(out: &mut String, eng: &Engine, name: &str, t: crate::term::TermId) {
+fn write_formula(out: &mut String, eng: &Engine, name: &str, t: crate::term::TermId, note: &str) {
     let (defs, roots) = Printer::with_sharing(&eng.terms, &[t]);
     let size = eng.terms.dag_size(&[t]);
-    let _ = writeln!(out, "{name} ({size} DAG nodes) =");
+    let _ = writeln!(out, "{name} ({size} DAG nodes{note}) =");
     let _ = writeln!(out, "  {}", roots[0]);
     for (n, d) in defs {
         let _ = writeln!(out, "  where {n} = {d}");

@@ -37,7 +37,7 @@ pub enum Mode {
 /// minute in Z3 4.8.12, φ̂^3 in milliseconds); when φ̂^k is too weak for its
 /// models to replay, a deeper one often is (HWM: no witness from φ̂^3 or
 /// φ̂^6, one from φ̂^10 in 5 s and φ̂^12 in 14 s; φ̂^25 not within minutes).
-pub const DEEPENING: [u32; 2] = [3, 10];
+pub const DEEPENING: [u32; 2] = [3, 14];
 
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
@@ -52,6 +52,8 @@ pub struct CheckOptions {
     pub counter_inference: bool,
     /// How many models a query may give before `nc-sat-no-witness`.
     pub max_models: usize,
+    /// Simplify the condition (e-graph) before encoding it.
+    pub simplify: bool,
 }
 
 /// A target of the file.
@@ -225,6 +227,17 @@ fn queries(terms: &Terms, phi: crate::term::TermId, mode: Mode, k: u32) -> Vec<V
     variants
 }
 
+/// The engine options a check runs with (the key of its conditions in the
+/// database).
+pub fn engine_options(opts: &CheckOptions) -> Options {
+    Options {
+        counter_inference: opts.counter_inference,
+        solver_timeout: opts.timeout.min(Duration::from_secs(10)),
+        helper: opts.solvers.first().cloned(),
+        ..Options::default()
+    }
+}
+
 /// Decides one target.
 pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
     let start = Instant::now();
@@ -244,13 +257,14 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             None,
         );
     };
-    let engine_opts = Options {
-        counter_inference: opts.counter_inference,
-        solver_timeout: opts.timeout.min(Duration::from_secs(10)),
-        helper: opts.solvers.first().cloned(),
-        ..Options::default()
+    let engine_opts = engine_options(opts);
+    let (terms, phi) = if opts.simplify {
+        let s = db::simplified_condition(db, file, t.function.clone(), t.id, engine_opts);
+        (&s.terms, s.value.0)
+    } else {
+        let nc = db::necessary_condition(db, file, t.function.clone(), t.id, engine_opts);
+        (&nc.terms, nc.value)
     };
-    let nc = db::necessary_condition(db, file, t.function.clone(), t.id, engine_opts);
     if Instant::now() >= deadline {
         return report(
             Verdict::Unknown("timeout (computing the necessary condition)".into()),
@@ -258,8 +272,8 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             None,
         );
     }
-    let inputs = InputModel::new(&parsed.program, &prog.body, &nc.terms, nc.value);
-    let chains = queries(&nc.terms, nc.value, opts.mode, opts.k);
+    let inputs = InputModel::new(&parsed.program, &prog.body, terms, phi);
+    let chains = queries(terms, phi, opts.mode, opts.k);
     // Named by file, target and variant, so that the dumps of several
     // programs can share a directory.
     let stem = std::path::Path::new(file.path(db))

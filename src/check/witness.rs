@@ -268,6 +268,9 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
     if !has_lists {
         return None;
     }
+    if let Some(w) = compactions(w).into_iter().find(|c| replay(c).is_ok()) {
+        return Some(w);
+    }
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
     for _ in 0..VARIATIONS {
         let args = w
@@ -294,6 +297,66 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
         }
     }
     None
+}
+
+/// Compacted variations of a witness's flat lists (main's 1-D arrays, the
+/// input stream): for each value v of a list, the list without all but the
+/// last occurrence of v, and without every v but with one v appended. A
+/// weakened condition (φ̂^K constrains only K iterations of a loop) admits
+/// models that put what the run needs after a terminator, e.g. the words
+/// of HWM after a 0 in the string; removing the interior terminators turns
+/// such a model into a run. Every candidate is replayed, so this is only a
+/// search order.
+fn compactions(w: &Witness) -> Vec<Witness> {
+    fn variants(xs: &[BigInt]) -> Vec<Vec<BigInt>> {
+        let mut values: Vec<&BigInt> = xs.iter().collect();
+        values.sort();
+        values.dedup();
+        let mut out = Vec::new();
+        for v in values {
+            let others: Vec<BigInt> = xs.iter().filter(|x| *x != v).cloned().collect();
+            if others.len() + 1 >= xs.len() {
+                continue; // v occurs once: nothing to compact
+            }
+            let last = xs.iter().rposition(|x| x == v).unwrap_or(0);
+            let keep_last: Vec<BigInt> = xs
+                .iter()
+                .enumerate()
+                .filter(|(i, x)| *x != v || *i == last)
+                .map(|(_, x)| x.clone())
+                .collect();
+            let mut appended = others;
+            appended.push(v.clone());
+            out.push(keep_last);
+            out.push(appended);
+        }
+        out
+    }
+    let ints = |xs: &[ArgValue]| -> Option<Vec<BigInt>> {
+        xs.iter()
+            .map(|x| match x {
+                ArgValue::Int(n) => Some(n.clone()),
+                ArgValue::List(_) => None,
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, (_, v)) in w.args.iter().enumerate() {
+        let ArgValue::List(xs) = v else { continue };
+        let Some(flat) = ints(xs) else { continue };
+        for c in variants(&flat) {
+            let mut cand = w.clone();
+            cand.args[i].1 = ArgValue::List(c.into_iter().map(ArgValue::Int).collect());
+            out.push(cand);
+        }
+    }
+    for c in variants(&w.input) {
+        out.push(Witness {
+            args: w.args.clone(),
+            input: c,
+        });
+    }
+    out
 }
 
 /// All index tuples of `dims` dimensions of width `n`, row-major.

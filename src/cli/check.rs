@@ -81,6 +81,33 @@ pub struct CheckArgs {
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
     pub no_counter_inference: bool,
+    /// Send the necessary condition as computed, without the e-graph simplification
+    /// (for comparison: `apc bench simplify` measures both).
+    #[arg(long)]
+    pub no_simplify: bool,
+}
+
+/// The chosen solvers' profiles, located (flag, env, PATH, solvers/bin).
+pub(super) fn locate_solvers(
+    choice: SolverChoice,
+    z3: Option<&std::path::Path>,
+    cvc5: Option<&std::path::Path>,
+) -> Result<Vec<smt::Profile>, ExitCode> {
+    let kinds: &[SolverKind] = match choice {
+        SolverChoice::Z3 => &[SolverKind::Z3],
+        SolverChoice::Cvc5 => &[SolverKind::Cvc5],
+        SolverChoice::All => &SolverKind::ALL,
+    };
+    kinds
+        .iter()
+        .map(|&k| {
+            let flag = match k {
+                SolverKind::Z3 => z3,
+                SolverKind::Cvc5 => cvc5,
+            };
+            smt::locate(k, flag).map_err(|e| bad(&e))
+        })
+        .collect()
 }
 
 pub fn check(a: CheckArgs) -> ExitCode {
@@ -91,22 +118,10 @@ pub fn check(a: CheckArgs) -> ExitCode {
     if a.jobs == 0 {
         return bad("--jobs: expected at least 1");
     }
-    let kinds: &[SolverKind] = match a.solver {
-        SolverChoice::Z3 => &[SolverKind::Z3],
-        SolverChoice::Cvc5 => &[SolverKind::Cvc5],
-        SolverChoice::All => &SolverKind::ALL,
+    let solvers = match locate_solvers(a.solver, a.z3.as_deref(), a.cvc5.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
-    let mut solvers = Vec::new();
-    for &k in kinds {
-        let flag = match k {
-            SolverKind::Z3 => a.z3.as_deref(),
-            SolverKind::Cvc5 => a.cvc5.as_deref(),
-        };
-        match smt::locate(k, flag) {
-            Ok(p) => solvers.push(p),
-            Err(e) => return bad(&e),
-        }
-    }
     let loaded = match load(&a.file) {
         Ok(l) => l,
         Err(code) => return code,
@@ -159,6 +174,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
         dump_queries: a.dump_queries.clone(),
         counter_inference: !a.no_counter_inference,
         max_models: a.max_models,
+        simplify: !a.no_simplify,
     };
     // A progress bar on an interactive stderr only; never in the output.
     let bar = if std::io::stderr().is_terminal() && targets.len() > 1 {

@@ -20,6 +20,7 @@ macro_rules! out {
     }};
 }
 
+mod bench;
 mod cfg;
 mod check;
 mod nc;
@@ -90,6 +91,8 @@ pub enum Command {
     /// 0 all unreachable, 1 some reachable, 3 none reachable but some unknown, 2 bad
     /// input or command line (e.g. a solver not installed).
     Check(check::CheckArgs),
+    /// Measure apc on the papers' benchmarks (not part of the test suite).
+    Bench(bench::BenchArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -110,6 +113,7 @@ pub fn main() -> ExitCode {
             Command::Cfg(a) => cfg::cfg(a),
             Command::Nc(a) => nc::nc(a),
             Command::Check(a) => check::check(a),
+            Command::Bench(a) => bench::bench(a),
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -24,6 +24,10 @@ pub struct NcArgs {
     /// values that depend on an inner loop's count become ⋆.
     #[arg(long)]
     pub no_counter_inference: bool,
+    /// Print the conditions as computed, without the e-graph simplification that
+    /// `apc check` applies before encoding.
+    #[arg(long)]
+    pub raw: bool,
     /// Also write the SMT-LIB scripts of φ̂ (with the quantifier options of Z3) and of
     /// φ̂^K into DIR, one self-contained file each (`<function>-<line>-<col>-quantified.smt2`,
     /// `<function>-<line>-<col>-unfolded-k<K>.smt2`), runnable as `z3 FILE`.
@@ -100,10 +104,17 @@ pub fn nc(a: NcArgs) -> ExitCode {
             );
             out!(
                 "{}",
-                apc::render(&mut eng, &title, &copies, Some(a.k), &loc)
+                apc::render(&mut eng, &title, &copies, Some(a.k), &loc, !a.raw)
             );
             if let Some(dir) = &a.dump_queries
-                && let Err(e) = dump(&mut eng, &copies, a.k, dir, &format!("{func}-{l}-{c}"))
+                && let Err(e) = dump(
+                    &mut eng,
+                    &copies,
+                    a.k,
+                    dir,
+                    &format!("{func}-{l}-{c}"),
+                    !a.raw,
+                )
             {
                 return bad(&format!("cannot write queries to {}: {e}", dir.display()));
             }
@@ -119,9 +130,13 @@ fn dump(
     k: u32,
     dir: &std::path::Path,
     name: &str,
+    simplify: bool,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let phi = eng.condition_of(nodes);
+    let mut phi = eng.condition_of(nodes);
+    if simplify {
+        phi = crate::simplify::simplify_one(&mut eng.terms, phi).0;
+    }
     let options = crate::smt::SolverKind::Z3
         .profile()
         .options(true)

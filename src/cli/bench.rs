@@ -1,0 +1,272 @@
+//! `apc bench`: measurements printed as tables (or JSON/CSV for scripts).
+
+use super::bad;
+use super::check::{SolverChoice, locate_solvers};
+use crate::bench::{self, SimplifyRow};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub which: Which,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Which {
+    /// The e-graph simplifier on the Table 2 benchmarks: the condition's size (DAG
+    /// nodes) before and after, the simplification time, and the time `apc check`
+    /// takes to decide the target with and without simplification on each solver.
+    ///
+    /// The time to decide is everything after the condition is built: queries, the
+    /// race, witness replay. The total row adds the simplification time to the "with"
+    /// column, so that simplification pays for itself when total-with ≤ total-without.
+    Simplify(Common),
+}
+
+#[derive(Args, Debug)]
+pub struct Common {
+    /// The solver(s) to measure.
+    #[arg(long, value_enum, default_value_t = SolverChoice::All)]
+    pub solver: SolverChoice,
+    /// Runs per measurement; the median is reported.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: usize,
+    /// Output: an aligned table, or JSON (a list of rows) or CSV for scripts.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
+    pub format: BenchFormat,
+    /// Per-check limit in seconds (as `apc check --timeout`).
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// The Z3 binary (default: $APC_Z3, then `z3` on PATH, then solvers/bin/z3).
+    #[arg(long, value_name = "PATH")]
+    pub z3: Option<PathBuf>,
+    /// The cvc5 binary (default: $APC_CVC5, then `cvc5` on PATH, then solvers/bin/cvc5).
+    #[arg(long, value_name = "PATH")]
+    pub cvc5: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchFormat {
+    Table,
+    Json,
+    Csv,
+}
+
+pub fn bench(a: BenchArgs) -> ExitCode {
+    match a.which {
+        Which::Simplify(c) => simplify(c),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e5).round() / 1e2
+}
+
+/// A progress bar on an interactive stderr, for `steps` steps.
+fn progress(steps: usize) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new(steps as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(b)
+}
+
+fn simplify(c: Common) -> ExitCode {
+    if !(c.timeout.is_finite() && c.timeout > 0.0) {
+        return bad("--timeout: expected a positive number of seconds");
+    }
+    if c.runs == 0 {
+        return bad("--runs: expected at least 1");
+    }
+    let solvers = match locate_solvers(c.solver, c.z3.as_deref(), c.cvc5.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let timeout = Duration::from_secs_f64(c.timeout);
+    let bar = progress(bench::TABLE2.len() * solvers.len() * 2 * c.runs);
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let mut rows = Vec::new();
+    for b in bench::TABLE2 {
+        if let Some(bar) = &bar {
+            bar.set_message(b.name);
+        }
+        match bench::simplify_row(b, &solvers, c.runs, timeout, &tick) {
+            Ok(r) => rows.push(r),
+            Err(e) => return bad(&e),
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match c.format {
+        BenchFormat::Json => {
+            let list: Vec<Value> = flat(&rows);
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&list).expect("rows serialise")
+            );
+        }
+        BenchFormat::Csv => {
+            let list = flat(&rows);
+            let keys: Vec<&String> = list
+                .first()
+                .and_then(Value::as_object)
+                .map(|o| o.keys().collect())
+                .unwrap_or_default();
+            outln!(
+                "{}",
+                keys.iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            );
+            for row in &list {
+                let cells: Vec<String> = keys
+                    .iter()
+                    .map(|k| match &row[k.as_str()] {
+                        Value::String(s) => csv_cell(s),
+                        v => v.to_string(),
+                    })
+                    .collect();
+                outln!("{}", cells.join(","));
+            }
+        }
+        BenchFormat::Table => simplify_table(&rows, &solvers),
+    }
+    ExitCode::SUCCESS
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One JSON row per benchmark, solver and variant (with or without
+/// simplification).
+fn flat(rows: &[SimplifyRow]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for r in rows {
+        for (solver, with, without) in &r.solves {
+            for (simplified, s) in [(true, with), (false, without)] {
+                let simplify_ms = if simplified { ms(r.simplify_time) } else { 0.0 };
+                out.push(json!({
+                    "benchmark": r.benchmark,
+                    "target": r.target,
+                    "solver": solver,
+                    "simplified": simplified,
+                    "answer": s.answer,
+                    "method": s.method,
+                    "nodes_before": r.nodes_before,
+                    "nodes_after": if simplified { r.nodes_after } else { r.nodes_before },
+                    "simplify_ms": simplify_ms,
+                    "solve_ms": ms(s.time),
+                    "total_ms": simplify_ms + ms(s.time),
+                    "simplifier_stop": r.stop,
+                }));
+            }
+        }
+    }
+    out
+}
+
+fn simplify_table(rows: &[SimplifyRow], solvers: &[crate::smt::Profile]) {
+    let mut head = vec![
+        "benchmark".to_string(),
+        "target".into(),
+        "nodes".into(),
+        "simplified".into(),
+        "simplify ms".into(),
+    ];
+    for s in solvers {
+        head.push(format!("{} with", s.name));
+        head.push(format!("{} without", s.name));
+    }
+    let cell = |s: &bench::Solve| format!("{} {:.1} ms", s.answer, ms(s.time));
+    let mut body: Vec<Vec<String>> = Vec::new();
+    for r in rows {
+        let mut line = vec![
+            r.benchmark.to_string(),
+            r.target.clone(),
+            r.nodes_before.to_string(),
+            r.nodes_after.to_string(),
+            format!("{:.2}", ms(r.simplify_time)),
+        ];
+        for (_, with, without) in &r.solves {
+            line.push(cell(with));
+            line.push(cell(without));
+        }
+        body.push(line);
+    }
+    // Totals: simplification counts against the "with" column.
+    let mut total = vec![
+        "total".to_string(),
+        String::new(),
+        rows.iter()
+            .map(|r| r.nodes_before)
+            .sum::<usize>()
+            .to_string(),
+        rows.iter()
+            .map(|r| r.nodes_after)
+            .sum::<usize>()
+            .to_string(),
+        format!(
+            "{:.2}",
+            rows.iter().map(|r| ms(r.simplify_time)).sum::<f64>()
+        ),
+    ];
+    for i in 0..solvers.len() {
+        let with: f64 = rows
+            .iter()
+            .map(|r| ms(r.solves[i].1.time) + ms(r.simplify_time))
+            .sum();
+        let without: f64 = rows.iter().map(|r| ms(r.solves[i].2.time)).sum();
+        total.push(format!("{with:.1} ms"));
+        total.push(format!("{without:.1} ms"));
+    }
+    body.push(total);
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| {
+            std::iter::once(&head)
+                .chain(&body)
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let show = |l: &[String]| {
+        let cells: Vec<String> = l
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        outln!("{}", cells.join("  ").trim_end());
+    };
+    show(&head);
+    for l in &body {
+        show(l);
+    }
+    outln!();
+    outln!(
+        "Times are wall clock on this machine: the median of the runs of `apc check` after the \
+condition is built (queries, race, witness replay); the total of \"with\" includes simplification."
+    );
+    for r in rows.iter().filter(|r| r.stop != "saturated") {
+        outln!("{}: the simplifier stopped at {}", r.benchmark, r.stop);
+    }
+}

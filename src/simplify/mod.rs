@@ -1,0 +1,124 @@
+//! Simplification of conditions with an egg e-graph: the condition's DAG
+//! goes into an e-graph, the rules of `rules.rs` saturate it within fixed
+//! limits, and the smallest, most linear equivalent comes back out as terms
+//! of the same store.
+//!
+//! Sound by construction (every rule is an equivalence; `tests.rs` checks
+//! random terms by evaluation and `tests/simplify.rs` has a solver prove
+//! `orig ≠ simplified` unsatisfiable for every test program's conditions)
+//! and never harmful in size: a result with more DAG nodes than the input
+//! is dropped. Knows nothing of programs or solvers.
+
+mod lang;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use crate::term::{TermId, Terms};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The runner's bounds, so that simplification time stays predictable.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub iterations: usize,
+    /// E-nodes in the e-graph.
+    pub nodes: usize,
+    pub time: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            // One iteration finds nearly everything on the benchmarks (the
+            // extraction is per tree, not per DAG, so saturating further
+            // rarely shrinks the DAG); four leave room for rule chains.
+            iterations: 4,
+            nodes: 20_000,
+            time: Duration::from_millis(200),
+        }
+    }
+}
+
+/// What one simplification did.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    /// DAG nodes under the roots before and after.
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    pub time: Duration,
+    /// Why the runner stopped (saturated, or which limit), or why the
+    /// input was kept.
+    pub stop: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Simplified {
+    pub roots: Vec<TermId>,
+    pub stats: Stats,
+}
+
+fn all_rules() -> &'static [egg::Rewrite<lang::Lang, lang::ConstFold>] {
+    static RULES: OnceLock<Vec<egg::Rewrite<lang::Lang, lang::ConstFold>>> = OnceLock::new();
+    RULES.get_or_init(rules::rules)
+}
+
+/// Simplifies the terms under `roots` together (shared subterms stay
+/// shared), adding the results to `terms`.
+pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplified {
+    let start = Instant::now();
+    let nodes_before = terms.dag_size(roots);
+    let kept = |stop: &str, start: Instant| Simplified {
+        roots: roots.to_vec(),
+        stats: Stats {
+            nodes_before,
+            nodes_after: nodes_before,
+            time: start.elapsed(),
+            stop: stop.to_string(),
+        },
+    };
+    if roots.iter().any(|r| terms.contains_star(*r)) {
+        return kept("kept: contains ⋆", start);
+    }
+    let mut eg = lang::Graph::default();
+    let ids = lang::add_terms(&mut eg, terms, roots);
+    let mut runner = egg::Runner::default()
+        .with_egraph(eg)
+        .with_iter_limit(limits.iterations)
+        .with_node_limit(limits.nodes)
+        .with_time_limit(limits.time)
+        .with_scheduler(egg::BackoffScheduler::default())
+        .run(all_rules());
+    // A limit can stop the runner between applying rules and rebuilding.
+    runner.egraph.rebuild();
+    let stop = match runner.stop_reason {
+        Some(egg::StopReason::Saturated) => "saturated".to_string(),
+        Some(egg::StopReason::IterationLimit(n)) => format!("iteration limit {n}"),
+        Some(egg::StopReason::NodeLimit(n)) => format!("node limit {n}"),
+        Some(egg::StopReason::TimeLimit(s)) => format!("time limit {:.0} ms", s * 1e3),
+        Some(egg::StopReason::Other(s)) => s,
+        None => "stopped".to_string(),
+    };
+    let Some(new) = lang::extract(&runner.egraph, &ids, terms) else {
+        return kept(&format!("{stop}; kept: no well-founded extraction"), start);
+    };
+    let nodes_after = terms.dag_size(&new);
+    if nodes_after > nodes_before {
+        return kept(&format!("{stop}; kept: extraction was larger"), start);
+    }
+    Simplified {
+        roots: new,
+        stats: Stats {
+            nodes_before,
+            nodes_after,
+            time: start.elapsed(),
+            stop,
+        },
+    }
+}
+
+/// Simplifies one term with the default limits.
+pub fn simplify_one(terms: &mut Terms, t: TermId) -> (TermId, Stats) {
+    let s = simplify(terms, &[t], &Limits::default());
+    (s.roots[0], s.stats)
+}
