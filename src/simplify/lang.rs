@@ -299,10 +299,29 @@ fn side(
 }
 
 /// Prefers small terms, and linear ones: a product or quotient of two
-/// non-constants costs as much as ten more nodes. Costs are tree sizes (a
-/// DAG's may be astronomically large), hence `f64`.
+/// non-constants costs as much as ten more nodes. A negation is all but free (a
+/// solver sees a literal with a polarity, and `¬(x ≤ 0)` shares its atom
+/// with `x ≤ 0` where `1 ≤ x` would not), and where costs tie the input's
+/// own nodes win by a hair: the condition keeps its shape unless a rewrite
+/// really shrinks it (a reshaped condition can send a solver down another
+/// path: HWM's φ̂^14 went from 9 s to 14 s on cvc5 for `0 < x` written
+/// `1 ≤ x`). Costs are tree sizes (a DAG's may be astronomically large),
+/// hence `f64`.
 pub struct SmallLinear<'a> {
     pub eg: &'a Graph,
+    /// The input's e-nodes, canonical in the final e-graph.
+    pub original: std::collections::HashSet<Lang>,
+}
+
+impl<'a> SmallLinear<'a> {
+    /// `input` holds the e-nodes of the input (before any rule ran).
+    pub fn new(eg: &'a Graph, input: &[Lang]) -> SmallLinear<'a> {
+        let original = input
+            .iter()
+            .map(|n| n.clone().map_children(|c| eg.find(c)))
+            .collect();
+        SmallLinear { eg, original }
+    }
 }
 
 impl egg::CostFunction<Lang> for SmallLinear<'_> {
@@ -314,16 +333,32 @@ impl egg::CostFunction<Lang> for SmallLinear<'_> {
             }
             _ => false,
         };
-        let own = if nonlinear { 11.0 } else { 1.0 };
+        // Every cost stays positive (a zero or negative one would let the
+        // extractor go round `¬¬x = x` forever).
+        let own: f64 = match node {
+            _ if nonlinear => 11.0,
+            Lang::Not(_) => 5e-4,
+            _ => 1.0,
+        };
+        let own = if self.original.contains(node) {
+            own * 0.999
+        } else {
+            own
+        };
         node.children().iter().fold(own, |acc, c| acc + costs(*c))
     }
+}
+
+/// Every e-node of the e-graph (to remember the input's).
+pub fn all_nodes(eg: &Graph) -> Vec<Lang> {
+    eg.classes().flat_map(|c| c.nodes.iter().cloned()).collect()
 }
 
 /// Rebuilds the best term of each root class in `terms`; `None` if the
 /// chosen nodes are not well founded (which a monotone cost rules out, but
 /// costs of astronomically large trees can tie).
-pub fn extract(eg: &Graph, roots: &[Id], terms: &mut Terms) -> Option<Vec<TermId>> {
-    let ex = egg::Extractor::new(eg, SmallLinear { eg });
+pub fn extract(eg: &Graph, roots: &[Id], input: &[Lang], terms: &mut Terms) -> Option<Vec<TermId>> {
+    let ex = egg::Extractor::new(eg, SmallLinear::new(eg, input));
     let mut memo: HashMap<Id, TermId> = HashMap::new();
     let mut out = Vec::new();
     for &root in roots {

@@ -82,6 +82,8 @@ pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplif
     }
     let mut eg = lang::Graph::default();
     let ids = lang::add_terms(&mut eg, terms, roots);
+    eg.rebuild();
+    let input = lang::all_nodes(&eg);
     let mut runner = egg::Runner::default()
         .with_egraph(eg)
         .with_iter_limit(limits.iterations)
@@ -99,7 +101,7 @@ pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplif
         Some(egg::StopReason::Other(s)) => s,
         None => "stopped".to_string(),
     };
-    let Some(new) = lang::extract(&runner.egraph, &ids, terms) else {
+    let Some(new) = lang::extract(&runner.egraph, &ids, &input, terms) else {
         return kept(&format!("{stop}; kept: no well-founded extraction"), start);
     };
     let nodes_after = terms.dag_size(&new);

@@ -121,7 +121,8 @@ pub fn ites() -> Vec<Rw> {
 }
 
 /// Boolean laws: units, idempotence, contradiction and tautology,
-/// absorption, and De Morgan in the direction that shrinks.
+/// absorption, a conjunct's truth inside its siblings, and De Morgan in the
+/// direction that shrinks.
 pub fn booleans() -> Vec<Rw> {
     vec![
         rw!("and-comm"; "(and ?a ?b)" => "(and ?b ?a)"),
@@ -136,6 +137,18 @@ pub fn booleans() -> Vec<Rw> {
         rw!("tautology"; "(or ?a (not ?a))" => "true"),
         rw!("not-not"; "(not (not ?a))" => "?a"),
         rw!("absorb-and"; "(and ?a (or ?a ?b))" => "?a"),
+        // A conjunct holds inside its siblings: the duplicated conjuncts of
+        // backbones that share a prefix, and the guards their sibling
+        // backbones contradict (a ∧ (¬a ∧ b ∨ c) is a ∧ c).
+        rw!("context-true"; "(and ?a (or (and ?a ?b) ?c))" => "(and ?a (or ?b ?c))"),
+        rw!("context-false"; "(and ?a (or (and (not ?a) ?b) ?c))" => "(and ?a ?c)"),
+        rw!("unit-true"; "(and ?a (or (not ?a) ?b))" => "(and ?a ?b)"),
+        rw!("unit-false"; "(or ?a (and (not ?a) ?b))" => "(or ?a ?b)"),
+        // The same with the negation on the outside (patterns only match
+        // e-nodes that exist, and `¬¬a` is not made where `a` is).
+        rw!("context-false-neg"; "(and (not ?a) (or (and ?a ?b) ?c))" => "(and (not ?a) ?c)"),
+        rw!("unit-true-neg"; "(and (not ?a) (or ?a ?b))" => "(and (not ?a) ?b)"),
+        rw!("unit-false-neg"; "(or (not ?a) (and ?a ?b))" => "(or (not ?a) ?b)"),
         rw!("absorb-or"; "(or ?a (and ?a ?b))" => "?a"),
         // No factoring (a ∧ b ∨ a ∧ c to a ∧ (b ∨ c)), though it shrinks:
         // on MatrIR it regrouped the two loop-exit cases of φ̂, and cvc5's

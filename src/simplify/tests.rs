@@ -81,6 +81,14 @@ fn boolean_laws() {
         "(and p1 (or p2 p3))"
     ));
     assert_proves("(= p1 false)", "(not p1)");
+    assert_proves("(and p1 (or (and p1 p2) p3))", "(and p1 (or p2 p3))");
+    assert_proves("(and p1 (or (and (not p1) p2) p3))", "(and p1 p3)");
+    assert_proves(
+        "(and (<= x1 0) (or (and (not (<= x1 0)) p2) p3))",
+        "(and (<= x1 0) p3)",
+    );
+    assert_proves("(and p1 (or (not p1) p2))", "(and p1 p2)");
+    assert_proves("(or p1 (and (not p1) p2))", "(or p1 p2)");
     assert!(!proves("(and p1 p2)", "p1"));
 }
 
