@@ -1,3 +1,4 @@
+(set-option :arith-static-learning false)
 (set-logic ALL)
 (declare-fun A0!0 (Int) Int)
 (declare-fun k7!36 () Int)

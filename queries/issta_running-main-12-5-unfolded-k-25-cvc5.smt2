@@ -1,3 +1,4 @@
+(set-option :arith-static-learning false)
 (set-logic ALL)
 (declare-fun n0!1 () Int)
 (declare-fun A0!0 (Int) Int)

@@ -11,6 +11,6 @@ for spec in oneloop:10 twoloops:13 issta_running:12 hello:28 hw:52 hwm:100 matri
     # The verdicts go to queries/verdicts.txt; exit status 1/3 (reachable,
     # unknown) is not a failure here.
     ./target/release/apc check "tests/programs/${spec%%:*}.mc" --target "${spec##*:}" \
-        --solver all --timeout 20 --dump-queries queries || true
+        --solver all --timeout 60 --dump-queries queries || true
 done > queries/verdicts.txt
 ls queries/*.smt2 | wc -l
