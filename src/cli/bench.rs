@@ -81,9 +81,10 @@ fn progress(steps: usize) -> Option<indicatif::ProgressBar> {
 }
 
 fn simplify(c: Common) -> ExitCode {
-    if !(c.timeout.is_finite() && c.timeout > 0.0) {
-        return bad("--timeout: expected a positive number of seconds");
-    }
+    let timeout = match super::seconds("--timeout", c.timeout) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
     if c.runs == 0 {
         return bad("--runs: expected at least 1");
     }
@@ -91,7 +92,6 @@ fn simplify(c: Common) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let timeout = Duration::from_secs_f64(c.timeout);
     let bar = progress(bench::TABLE2.len() * solvers.len() * 2 * c.runs);
     let tick = || {
         if let Some(b) = &bar {

@@ -112,9 +112,10 @@ pub(super) fn locate_solvers(
 
 pub fn check(a: CheckArgs) -> ExitCode {
     let started = Instant::now();
-    if !(a.timeout.is_finite() && a.timeout > 0.0) {
-        return bad("--timeout: expected a positive number of seconds");
-    }
+    let timeout = match super::seconds("--timeout", a.timeout) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
     if a.jobs == 0 {
         return bad("--jobs: expected at least 1");
     }
@@ -169,7 +170,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
             ModeChoice::Unfolded => Mode::Unfolded,
         },
         k: a.k,
-        timeout: Duration::from_secs_f64(a.timeout),
+        timeout,
         jobs: a.jobs,
         dump_queries: a.dump_queries.clone(),
         counter_inference: !a.no_counter_inference,

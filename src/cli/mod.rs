@@ -130,6 +130,17 @@ fn bad(msg: &str) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
+/// A `--timeout`-like flag's value: a positive, finite number of seconds.
+fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, ExitCode> {
+    if v.is_finite() && v > 0.0 {
+        Ok(std::time::Duration::from_secs_f64(v))
+    } else {
+        Err(bad(&format!(
+            "{flag}: expected a positive number of seconds"
+        )))
+    }
+}
+
 /// A file loaded into the database and checked by the front end.
 pub struct Loaded {
     pub db: Database,

@@ -175,25 +175,11 @@ impl Analysis<Lang> for ConstFold {
 /// the rules would not know).
 pub fn add_terms(eg: &mut Graph, terms: &Terms, roots: &[TermId]) -> Vec<Id> {
     let mut memo: HashMap<TermId, Id> = HashMap::new();
-    let mut out = Vec::new();
-    for &root in roots {
-        let mut stack = vec![(root, false)];
-        while let Some((t, expanded)) = stack.pop() {
-            if memo.contains_key(&t) {
-                continue;
-            }
-            let kids = terms.children(terms.node(t));
-            if !expanded && !kids.is_empty() {
-                stack.push((t, true));
-                stack.extend(kids.iter().map(|k| (*k, false)));
-                continue;
-            }
-            let id = add_node(eg, terms, terms.node(t), &memo);
-            memo.insert(t, id);
-        }
-        out.push(memo[&root]);
+    for t in terms.post_order(roots) {
+        let id = add_node(eg, terms, terms.node(t), &memo);
+        memo.insert(t, id);
     }
-    out
+    roots.iter().map(|r| memo[r]).collect()
 }
 
 fn add_node(eg: &mut Graph, terms: &Terms, node: &Node, memo: &HashMap<TermId, Id>) -> Id {

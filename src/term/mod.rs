@@ -687,20 +687,10 @@ impl Terms {
     ) -> Vec<TermId> {
         let mut vars: HashMap<Var, Var> = HashMap::new();
         let mut memo: HashMap<TermId, TermId> = HashMap::new();
-        let mut out = Vec::new();
-        for &root in roots {
-            let mut stack = vec![(root, false)];
-            while let Some((t, expanded)) = stack.pop() {
-                if memo.contains_key(&t) {
-                    continue;
-                }
+        {
+            for t in src.post_order(roots) {
                 let node = src.node(t).clone();
                 let kids = src.children(&node);
-                if !expanded && !kids.is_empty() {
-                    stack.push((t, true));
-                    stack.extend(kids.iter().map(|k| (*k, false)));
-                    continue;
-                }
                 let mut map_var = |this: &mut Terms, v: Var| -> Var {
                     if let Some(m) = vars.get(&v) {
                         return *m;
@@ -736,7 +726,28 @@ impl Terms {
                 };
                 memo.insert(t, r);
             }
-            out.push(memo[&root]);
+        }
+        roots.iter().map(|r| memo[r]).collect()
+    }
+
+    /// The nodes under `roots`, each once, children before their parents
+    /// (iteratively: conditions can be deep).
+    pub fn post_order(&self, roots: &[TermId]) -> Vec<TermId> {
+        let mut done = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut stack: Vec<(TermId, bool)> = roots.iter().rev().map(|r| (*r, false)).collect();
+        while let Some((t, expanded)) = stack.pop() {
+            if done.contains(&t) {
+                continue;
+            }
+            let kids = self.children(self.node(t));
+            if !expanded && !kids.is_empty() {
+                stack.push((t, true));
+                stack.extend(kids.iter().map(|k| (*k, false)));
+                continue;
+            }
+            done.insert(t);
+            out.push(t);
         }
         out
     }
