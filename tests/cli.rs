@@ -111,12 +111,35 @@ fn step_limit_is_exit_4() {
 
 #[test]
 fn every_subcommand_has_help() {
-    for cmd in [vec!["--help"], vec!["run", "--help"], vec!["cfg", "--help"]] {
+    for cmd in [
+        vec!["--help"],
+        vec!["run", "--help"],
+        vec!["cfg", "--help"],
+        vec!["nc", "--help"],
+        vec!["check", "--help"],
+        vec!["bench", "--help"],
+        vec!["bench", "apc", "--help"],
+        vec!["bench", "simplify", "--help"],
+    ] {
         let out = apc(&cmd);
         assert_eq!(out.status.code(), Some(0), "{cmd:?}");
         assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"));
     }
     assert_eq!(apc(&["frobnicate"]).status.code(), Some(2));
+    // Bad bench arguments are refused before anything runs.
+    for bad in [
+        vec!["bench", "apc", "--runs", "0"],
+        vec!["bench", "simplify", "--timeout", "0"],
+        vec!["bench", "apc", "--query-timeout", "nan"],
+    ] {
+        let out = apc(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).lines().count(),
+            1,
+            "{bad:?}"
+        );
+    }
 }
 
 #[test]

@@ -16,30 +16,102 @@ pub struct Benchmark {
     pub source: &'static str,
     /// The paper's answer for the target: reachable (SAT) or not (UNSAT).
     pub paper_reachable: bool,
+    /// The paper's row of Table 2, where it has one.
+    pub paper: Option<PaperRow>,
+}
+
+/// A row of ISSTA'12 Table 2 (= TR Table 3; seconds; Z3 3.2 on an i7-920,
+/// K = 25; notes/apc.md §4). `None` where the paper has no number (out of
+/// memory or time).
+#[derive(Clone, Copy, Debug)]
+pub struct PaperRow {
+    pub total: f64,
+    pub build: f64,
+    pub unfold: f64,
+    pub smt_unfolded: f64,
+    pub unfolded_answer: &'static str,
+    pub smt_quantified: Option<f64>,
+    pub quantified_answer: &'static str,
 }
 
 macro_rules! program {
-    ($name:literal, $file:literal, $reachable:literal) => {
+    ($name:literal, $file:literal, $reachable:literal, $paper:expr) => {
         Benchmark {
             name: $name,
             file: $file,
             source: include_str!(concat!("../../tests/programs/", $file)),
             paper_reachable: $reachable,
+            paper: $paper,
         }
     };
+}
+
+const fn row(
+    total: f64,
+    build: f64,
+    unfold: f64,
+    smt_unfolded: f64,
+    unfolded_answer: &'static str,
+    smt_quantified: Option<f64>,
+    quantified_answer: &'static str,
+) -> Option<PaperRow> {
+    Some(PaperRow {
+        total,
+        build,
+        unfold,
+        smt_unfolded,
+        unfolded_answer,
+        smt_quantified,
+        quantified_answer,
+    })
 }
 
 /// Table 2's benchmarks (WinDriver as the packet program written from its
 /// description) and the running example, in the paper's order.
 pub const TABLE2: &[Benchmark] = &[
-    program!("Hello", "hello.mc", true),
-    program!("HW", "hw.mc", true),
-    program!("HWM", "hwm.mc", true),
-    program!("MatrIR", "matrir.mc", true),
-    program!("WinDriver", "windriver.mc", true),
-    program!("OneLoop", "oneloop.mc", false),
-    program!("TwoLoops", "twoloops.mc", false),
-    program!("running example", "issta_running.mc", true),
+    program!(
+        "Hello",
+        "hello.mc",
+        true,
+        row(0.181, 0.021, 0.290, 0.060, "sat", Some(0.160), "sat")
+    ),
+    program!(
+        "HW",
+        "hw.mc",
+        true,
+        row(0.941, 0.073, 0.698, 0.170, "sat", Some(13.84), "sat")
+    ),
+    program!(
+        "HWM",
+        "hwm.mc",
+        true,
+        row(4.660, 1.715, 2.135, 0.810, "sat", None, "out of memory")
+    ),
+    program!(
+        "MatrIR",
+        "matrir.mc",
+        true,
+        row(0.035, 0.015, 0.491, 70.80, "sat", Some(0.020), "sat")
+    ),
+    program!(
+        "WinDriver",
+        "windriver.mc",
+        true,
+        row(0.627, 0.178, 0.369, 0.080, "sat", Some(4.860), "unknown")
+    ),
+    program!(
+        "OneLoop",
+        "oneloop.mc",
+        false,
+        row(0.003, 0.001, 0.001, 0.001, "unsat", Some(0.010), "unsat")
+    ),
+    program!(
+        "TwoLoops",
+        "twoloops.mc",
+        false,
+        row(0.003, 0.002, 0.004, 0.010, "unsat", Some(0.001), "unsat")
+    ),
+    program!("running example", "issta_running.mc", true, None),
 ];
 
 /// A benchmark loaded into a database of its own, with its target.
@@ -187,5 +259,124 @@ pub fn simplify_row(
         simplify_time: stats.time,
         stop: stats.stop.clone(),
         solves,
+    })
+}
+
+/// What `apc bench apc` measures of one benchmark on one solver (medians
+/// of the runs; the answers of the last run).
+pub struct ApcRow {
+    pub benchmark: &'static str,
+    pub solver: String,
+    pub build: Duration,
+    pub unfold: Duration,
+    pub quantified: (Duration, String),
+    pub unfolded: (Duration, String),
+    /// The race as `apc check` runs it (build included) and its answer.
+    pub total: Duration,
+    pub answer: &'static str,
+    pub method: String,
+    pub paper: Option<PaperRow>,
+}
+
+/// The answer of a one-shot query.
+fn answer_of(a: &crate::smt::Answer) -> String {
+    match a {
+        crate::smt::Answer::Sat(_) => "sat".into(),
+        crate::smt::Answer::Unsat => "unsat".into(),
+        crate::smt::Answer::Unknown(why)
+            if why.contains("timeout") || why.contains("timed out") =>
+        {
+            "timeout".into()
+        }
+        crate::smt::Answer::Unknown(_) => "unknown".into(),
+    }
+}
+
+/// Times `f` `runs` times (once if the first run reached `limit`, so that a
+/// timeout is not waited for again); the median and the last result.
+fn timed<T>(runs: usize, limit: Duration, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let r = f();
+        let t = start.elapsed();
+        times.push(t);
+        last = Some(r);
+        if t >= limit {
+            break;
+        }
+    }
+    (median(times), last.expect("at least one run"))
+}
+
+/// Table 2 on our implementation: building φ̂ (fresh database each run),
+/// unfolding φ̂^25, each query alone on the solver, and the race.
+pub fn apc_row(
+    b: &Benchmark,
+    solver: &Profile,
+    runs: usize,
+    query_timeout: Duration,
+    race_timeout: Duration,
+    tick: &dyn Fn(),
+) -> Result<ApcRow, String> {
+    let opts = check::engine_options(&check_options(solver, false, race_timeout));
+    let k = 25;
+    let (build, _) = timed(runs, Duration::MAX, || {
+        let l = b.load().expect("loaded once before");
+        let t = &l.target;
+        db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts.clone());
+    });
+    let l = b.load()?;
+    let t = &l.target;
+    let nc = db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts);
+    let (unfold, _) = timed(runs, Duration::MAX, || {
+        let mut own = nc.terms.clone();
+        crate::apc::unfold(&mut own, nc.value, k)
+    });
+    let mut own = nc.terms.clone();
+    let phik = crate::apc::unfold(&mut own, nc.value, k);
+    let script = |terms: &crate::term::Terms, t, quantified: bool| {
+        format!(
+            "{}\n{}",
+            solver.options(quantified).join("\n"),
+            crate::term::to_smtlib(terms, &[t])
+        )
+    };
+    let quantified_query = script(&nc.terms, nc.value, true);
+    let unfolded_query = script(&own, phik, false);
+    let alone = |query: &str| {
+        let (time, a) = timed(runs, query_timeout, || {
+            answer_of(&crate::smt::run_script(solver, query, query_timeout))
+        });
+        let a = if a == "unknown" && time >= query_timeout {
+            "timeout".to_string()
+        } else {
+            a
+        };
+        (time, a)
+    };
+    let quantified = alone(&quantified_query);
+    tick();
+    let unfolded = alone(&unfolded_query);
+    tick();
+    // The race on the database that already holds the condition: its time
+    // plus the build time is what `apc check` takes.
+    let (race, (verdict, method)) = timed(runs, race_timeout, || {
+        let (v, _, m) = solve(&l, solver, false, race_timeout);
+        (v, m)
+    });
+    tick();
+    Ok(ApcRow {
+        benchmark: b.name,
+        solver: solver.name.clone(),
+        build,
+        unfold,
+        quantified,
+        unfolded,
+        total: build + race,
+        answer: answer(&verdict),
+        method,
+        paper: b.paper,
     })
 }

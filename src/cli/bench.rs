@@ -26,12 +26,29 @@ pub enum Which {
     /// race, witness replay. The total row adds the simplification time to the "with"
     /// column, so that simplification pays for itself when total-with ≤ total-without.
     Simplify(Common),
+    /// ISSTA'12 Table 2 on apc, beside the paper's numbers: per benchmark, the time to
+    /// build φ̂, to unfold φ̂^25, each query alone on the solver (answer and time), and
+    /// the race as `apc check` runs it (total, build included).
+    ///
+    /// Medians of --runs; a measurement that reaches its limit is not repeated. The
+    /// paper's machine was a 2008 desktop (i7-920, Z3 3.2): the ratio compares across
+    /// machines, not implementations alone.
+    Apc(ApcArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ApcArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Limit in seconds for each query run alone (φ̂, φ̂^25).
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub query_timeout: f64,
 }
 
 #[derive(Args, Debug)]
 pub struct Common {
     /// The solver(s) to measure.
-    #[arg(long, value_enum, default_value_t = SolverChoice::All)]
+    #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]
     pub solver: SolverChoice,
     /// Runs per measurement; the median is reported.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -60,6 +77,7 @@ pub enum BenchFormat {
 pub fn bench(a: BenchArgs) -> ExitCode {
     match a.which {
         Which::Simplify(c) => simplify(c),
+        Which::Apc(a) => apc(a),
     }
 }
 
@@ -112,15 +130,22 @@ fn simplify(c: Common) -> ExitCode {
         b.finish_and_clear();
     }
     match c.format {
-        BenchFormat::Json => {
-            let list: Vec<Value> = flat(&rows);
+        BenchFormat::Table => simplify_table(&rows, &solvers),
+        f => print_rows(&flat(&rows), f),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Rows for scripts: a JSON list, or CSV with the first row's keys.
+fn print_rows(list: &[Value], format: BenchFormat) {
+    match format {
+        BenchFormat::Json | BenchFormat::Table => {
             outln!(
                 "{}",
-                serde_json::to_string_pretty(&list).expect("rows serialise")
+                serde_json::to_string_pretty(list).expect("rows serialise")
             );
         }
         BenchFormat::Csv => {
-            let list = flat(&rows);
             let keys: Vec<&String> = list
                 .first()
                 .and_then(Value::as_object)
@@ -133,7 +158,7 @@ fn simplify(c: Common) -> ExitCode {
                     .collect::<Vec<_>>()
                     .join(",")
             );
-            for row in &list {
+            for row in list {
                 let cells: Vec<String> = keys
                     .iter()
                     .map(|k| match &row[k.as_str()] {
@@ -144,9 +169,7 @@ fn simplify(c: Common) -> ExitCode {
                 outln!("{}", cells.join(","));
             }
         }
-        BenchFormat::Table => simplify_table(&rows, &solvers),
     }
-    ExitCode::SUCCESS
 }
 
 fn csv_cell(s: &str) -> String {
@@ -240,10 +263,171 @@ fn simplify_table(rows: &[SimplifyRow], solvers: &[crate::smt::Profile]) {
         total.push(format!("{without:.1} ms"));
     }
     body.push(total);
+    print_table(&head, &body);
+    outln!();
+    outln!(
+        "Times are wall clock on this machine: the median of the runs of `apc check` after the \
+condition is built (queries, race, witness replay); the total of \"with\" includes simplification."
+    );
+    for r in rows.iter().filter(|r| r.stop != "saturated") {
+        outln!("{}: the simplifier stopped at {}", r.benchmark, r.stop);
+    }
+}
+
+fn apc(a: ApcArgs) -> ExitCode {
+    let c = a.common;
+    let (race_timeout, query_timeout) = match (
+        super::seconds("--timeout", c.timeout),
+        super::seconds("--query-timeout", a.query_timeout),
+    ) {
+        (Ok(r), Ok(q)) => (r, q),
+        (Err(code), _) | (_, Err(code)) => return code,
+    };
+    if c.runs == 0 {
+        return bad("--runs: expected at least 1");
+    }
+    let solvers = match locate_solvers(c.solver, c.z3.as_deref(), c.cvc5.as_deref()) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let bar = progress(bench::TABLE2.len() * solvers.len() * 3);
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let mut rows = Vec::new();
+    for solver in &solvers {
+        for b in bench::TABLE2 {
+            if let Some(bar) = &bar {
+                bar.set_message(format!("{} on {}", b.name, solver.name));
+            }
+            match bench::apc_row(b, solver, c.runs, query_timeout, race_timeout, &tick) {
+                Ok(r) => rows.push(r),
+                Err(e) => return bad(&e),
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let list: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "benchmark": r.benchmark,
+                "solver": r.solver,
+                "answer": r.answer,
+                "method": r.method,
+                "build_ms": ms(r.build),
+                "unfold_ms": ms(r.unfold),
+                "quantified_ms": ms(r.quantified.0),
+                "quantified_answer": r.quantified.1,
+                "unfolded_ms": ms(r.unfolded.0),
+                "unfolded_answer": r.unfolded.1,
+                "total_ms": ms(r.total),
+                "paper_total_ms": r.paper.map(|p| p.total * 1e3),
+                "paper_build_ms": r.paper.map(|p| p.build * 1e3),
+                "paper_unfold_ms": r.paper.map(|p| p.unfold * 1e3),
+                "paper_unfolded_ms": r.paper.map(|p| p.smt_unfolded * 1e3),
+                "paper_unfolded_answer": r.paper.map(|p| p.unfolded_answer),
+                "paper_quantified_ms": r.paper.and_then(|p| p.smt_quantified).map(|s| s * 1e3),
+                "paper_quantified_answer": r.paper.map(|p| p.quantified_answer),
+            })
+        })
+        .collect();
+    match c.format {
+        BenchFormat::Table => apc_table(&rows),
+        f => print_rows(&list, f),
+    }
+    ExitCode::SUCCESS
+}
+
+/// Milliseconds, short.
+fn short(d: Duration) -> String {
+    let m = ms(d);
+    if m >= 1000.0 {
+        format!("{:.2} s", m / 1e3)
+    } else {
+        format!("{m:.1} ms")
+    }
+}
+
+fn apc_table(rows: &[bench::ApcRow]) {
+    let head: Vec<String> = [
+        "benchmark",
+        "solver",
+        "answer",
+        "total",
+        "build φ̂",
+        "unfold φ̂^25",
+        "SMT φ̂^25",
+        "SMT φ̂",
+        "paper total",
+        "paper build",
+        "paper unf + SMT φ̂^25",
+        "paper SMT φ̂",
+        "paper/ours (across machines)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let secs = |s: f64| {
+        if s >= 1.0 {
+            format!("{s:.2} s")
+        } else {
+            format!("{:.1} ms", s * 1e3)
+        }
+    };
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let p = r.paper;
+            vec![
+                r.benchmark.to_string(),
+                r.solver.clone(),
+                r.answer.to_string(),
+                short(r.total),
+                short(r.build),
+                short(r.unfold),
+                format!("{} {}", r.unfolded.1, short(r.unfolded.0)),
+                format!("{} {}", r.quantified.1, short(r.quantified.0)),
+                p.map(|p| secs(p.total)).unwrap_or_else(|| "—".into()),
+                p.map(|p| secs(p.build)).unwrap_or_else(|| "—".into()),
+                p.map(|p| {
+                    format!(
+                        "{} + {} {}",
+                        secs(p.unfold),
+                        p.unfolded_answer,
+                        secs(p.smt_unfolded)
+                    )
+                })
+                .unwrap_or_else(|| "—".into()),
+                p.map(|p| match p.smt_quantified {
+                    Some(t) => format!("{} {}", p.quantified_answer, secs(t)),
+                    None => p.quantified_answer.to_string(),
+                })
+                .unwrap_or_else(|| "—".into()),
+                p.map(|p| format!("{:.2}×", p.total / r.total.as_secs_f64()))
+                    .unwrap_or_else(|| "—".into()),
+            ]
+        })
+        .collect();
+    print_table(&head, &body);
+    outln!();
+    outln!(
+        "Ours: medians on this machine; total = build φ̂ + the race of `apc check` (φ̂, φ̂^25, φ̂^3 → φ̂^14; \
+a witness replayed for sat); the single-query columns run each query alone (answer: sat/unsat/unknown/timeout). \
+Paper: ISSTA'12 Table 2, Z3 3.2 on an i7-920 (2008); the ratio (paper total / ours) compares across machines."
+    );
+}
+
+/// An aligned table.
+fn print_table(head: &[String], body: &[Vec<String>]) {
     let widths: Vec<usize> = (0..head.len())
         .map(|i| {
-            std::iter::once(&head)
-                .chain(&body)
+            std::iter::once(head)
+                .chain(body.iter().map(|l| l.as_slice()))
                 .map(|l| l[i].chars().count())
                 .max()
                 .unwrap_or(0)
@@ -257,16 +441,8 @@ fn simplify_table(rows: &[SimplifyRow], solvers: &[crate::smt::Profile]) {
             .collect();
         outln!("{}", cells.join("  ").trim_end());
     };
-    show(&head);
-    for l in &body {
+    show(head);
+    for l in body {
         show(l);
-    }
-    outln!();
-    outln!(
-        "Times are wall clock on this machine: the median of the runs of `apc check` after the \
-condition is built (queries, race, witness replay); the total of \"with\" includes simplification."
-    );
-    for r in rows.iter().filter(|r| r.stop != "saturated") {
-        outln!("{}: the simplifier stopped at {}", r.benchmark, r.stop);
     }
 }
