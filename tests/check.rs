@@ -244,11 +244,17 @@ fn check_with_fake(name: &str, script: &str, timeout: &str) -> (Value, Duration)
     (json(&out)["targets"][0].clone(), start.elapsed())
 }
 
+/// The reason of the `unknown` verdict a fake solver running `script`
+/// gives (each fault test in its own `#[test]`, so they run in parallel).
+fn unknown_reason(name: &str, script: &str) -> String {
+    let (t, _) = check_with_fake(name, script, "10");
+    assert_eq!(t["verdict"], "unknown", "{t}");
+    t["reason"].as_str().unwrap().to_string()
+}
+
 #[test]
 fn a_crashing_solver_gives_unknown() {
-    let (t, _) = check_with_fake("crash", "exit 3", "10");
-    assert_eq!(t["verdict"], "unknown");
-    let reason = t["reason"].as_str().unwrap();
+    let reason = unknown_reason("crash", "exit 3");
     assert!(
         reason.starts_with("solver-unknown") && reason.contains("z3 failed"),
         "{reason}"
@@ -257,27 +263,17 @@ fn a_crashing_solver_gives_unknown() {
 
 #[test]
 fn a_solver_printing_garbage_gives_unknown() {
-    let (t, _) = check_with_fake(
-        "garbage",
-        "while read l; do echo 'hello there ((('; done",
-        "10",
-    );
-    assert_eq!(t["verdict"], "unknown");
-    assert!(t["reason"].as_str().unwrap().contains("z3 failed"), "{t}");
+    let reason = unknown_reason("garbage", "while read l; do echo 'hello there ((('; done");
+    assert!(reason.contains("z3 failed"), "{reason}");
 }
 
 #[test]
 fn a_solver_answering_unknown_gives_unknown() {
-    let (t, _) = check_with_fake(
+    let reason = unknown_reason(
         "unknown",
         "while read l; do case \"$l\" in *check-sat*) echo unknown;; esac; done",
-        "10",
     );
-    assert_eq!(t["verdict"], "unknown");
-    assert!(
-        t["reason"].as_str().unwrap().contains("answered unknown"),
-        "{t}"
-    );
+    assert!(reason.contains("answered unknown"), "{reason}");
 }
 
 #[test]
@@ -330,7 +326,7 @@ fn alive(pid: i32) -> bool {
 /// Killing apc, even with SIGKILL, leaves no solver process behind.
 #[test]
 fn killing_apc_leaves_no_orphan_solver() {
-    for signal in [libc_signal::TERM, libc_signal::KILL] {
+    for signal in ["TERM", "KILL"] {
         let pids =
             std::env::temp_dir().join(format!("apc-orphans-{signal}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&pids);
@@ -375,11 +371,6 @@ fn killing_apc_leaves_no_orphan_solver() {
         }
         assert!(left.is_empty(), "SIG{signal} left solvers {left:?}");
     }
-}
-
-mod libc_signal {
-    pub const TERM: &str = "TERM";
-    pub const KILL: &str = "KILL";
 }
 
 fn answer(solver: &str, file: &Path) -> String {

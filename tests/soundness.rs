@@ -280,22 +280,19 @@ fn conditions_hold_for_the_inputs_that_reach_targets() {
 
 /// The verdict pipeline (`apc check`'s race, solvers, replay) on generated
 /// programs: a target that some random run hits must never be called
-/// `unreachable`. Returns (programs, targets hit, verdicts by kind).
+/// `unreachable`. Returns (targets hit, verdicts by kind: unreachable,
+/// reachable, unknown).
 fn check_verdicts(seed: u64, programs: usize) -> (usize, [usize; 3]) {
-    use apc::check::{self, CheckOptions, Mode, Verdict};
+    use apc::check::{self, CheckOptions, Verdict};
     let mut r = Rng(seed);
+    // The pipeline as `apc check` runs it (the simplifier included, so this
+    // tests its soundness on generated programs too), with fewer models.
     let opts = CheckOptions {
-        solvers: vec![apc::smt::locate(apc::smt::SolverKind::Z3, None).expect("z3 installed")],
-        mode: Mode::Race,
-        k: 25,
-        timeout: Duration::from_secs(5),
-        jobs: 1,
-        dump_queries: None,
-        counter_inference: true,
         max_models: 3,
-        // The pipeline as `apc check` runs it: this also tests the
-        // simplifier's soundness on generated programs.
-        simplify: true,
+        ..CheckOptions::new(
+            vec![apc::smt::locate(apc::smt::SolverKind::Z3, None).expect("z3 installed")],
+            Duration::from_secs(5),
+        )
     };
     let (mut hit_targets, mut verdicts) = (0, [0usize; 3]);
     for p in 0..programs {

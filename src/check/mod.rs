@@ -35,8 +35,9 @@ pub enum Mode {
 /// iterative deepening): many conditions are decided, or give a replayable
 /// model, long before the solver is done with φ̂^25 (MatrIR: φ̂^25 over a
 /// minute in Z3 4.8.12, φ̂^3 in milliseconds); when φ̂^k is too weak for its
-/// models to replay, a deeper one often is (HWM: no witness from φ̂^3 or
-/// φ̂^6, one from φ̂^10 in 5 s and φ̂^12 in 14 s; φ̂^25 not within minutes).
+/// models to replay, a deeper one often is (HWM on Z3: φ̂^3's models miss,
+/// φ̂^10's put the words past the unfolded iterations, φ̂^14 gave a witness
+/// in 9 s in some runs; φ̂^25 not within minutes; see solvers/README.md).
 pub const DEEPENING: [u32; 2] = [3, 14];
 
 #[derive(Clone, Debug)]
@@ -161,11 +162,7 @@ pub fn check_all(
 }
 
 fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
-    let msg = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_default();
+    let msg = crate::interp::panic_message(panic);
     Report {
         target: t.clone(),
         verdict: Verdict::Unknown(format!(
@@ -198,10 +195,7 @@ fn queries(
 ) -> Vec<Vec<Query>> {
     let (terms, phi) = simplified;
     let terms_have_quantifier = terms.has_quantifier(phi);
-    let body = |terms: &Terms, t| {
-        let s = crate::term::to_smtlib(terms, &[t]);
-        s.strip_suffix("(check-sat)\n").unwrap_or(&s).to_string()
-    };
+    let body = |terms: &Terms, t| crate::term::smtlib_query(terms, &[t]);
     let mut variants = Vec::new();
     // Each unfolding starts from the condition's own store, so that a
     // query's text (its fresh names) does not depend on which other
@@ -242,6 +236,29 @@ fn queries(
         }
     }
     variants
+}
+
+/// The unfolding bound K of the ISSTA paper, `apc check`'s default.
+pub const DEFAULT_K: u32 = 25;
+/// How many models a query may give by default before `nc-sat-no-witness`.
+pub const DEFAULT_MAX_MODELS: usize = 5;
+
+impl CheckOptions {
+    /// `apc check`'s defaults on these solvers: the race with K = 25, one
+    /// job, no dumps, counter inference, 5 models, simplification.
+    pub fn new(solvers: Vec<Profile>, timeout: Duration) -> CheckOptions {
+        CheckOptions {
+            solvers,
+            mode: Mode::Race,
+            k: DEFAULT_K,
+            timeout,
+            jobs: 1,
+            dump_queries: None,
+            counter_inference: true,
+            max_models: DEFAULT_MAX_MODELS,
+            simplify: true,
+        }
+    }
 }
 
 /// The engine options a check runs with (the key of its conditions in the
@@ -322,9 +339,8 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
     let text: &str = file.text(db);
     let lines = LineIndex::new(text);
     let program = &parsed.program;
-    let judge = |session: &mut smt::Session, _: &Contender| {
-        inputs.judge(session, |w| hits(program, text, &lines, w, t))
-    };
+    let judge =
+        |session: &mut smt::Session| inputs.judge(session, |w| hits(program, text, &lines, w, t));
     match smt::race(&contenders, judge, opts.max_models, deadline) {
         RaceOutcome::Unsat { method, solver } => {
             report(Verdict::Unreachable, Some(method), Some(solver))

@@ -139,7 +139,7 @@ impl InputModel {
         // The block speaks of the narrow window only: any assertion that
         // excludes this model will do, and a short one keeps the solver fast
         // (1024 equalities made cvc5 100× slower on WinDriver).
-        let mut block_on: Option<(Vec<String>, Vec<BigInt>)> = None;
+        let mut narrow: Option<(Vec<String>, Vec<BigInt>, Witness)> = None;
         let mut why = String::new();
         for &wide in widths {
             let terms = self.terms(wide);
@@ -149,12 +149,11 @@ impl InputModel {
                 Ok(()) => return Ok(Judgement::Accept((shrink(w, &replay), false))),
                 Err(e) => why = e,
             }
-            block_on.get_or_insert((terms, values));
+            narrow.get_or_insert((terms, values, w));
         }
-        let (terms, values) = block_on.unwrap_or_default();
+        let (terms, values, narrow) = narrow.expect("the narrow window is always tried");
         // Where the condition is weak (⋆ values), a model is a guess near a
         // real run: try a few deterministic variations of its inputs first.
-        let narrow = self.witness(&values, false);
         if let Some(w) = vary(&narrow, &replay) {
             return Ok(Judgement::Accept((shrink(w, &replay), true)));
         }
@@ -254,6 +253,11 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
         *state ^= *state >> 27;
         state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
+    let has_lists =
+        !w.input.is_empty() || w.args.iter().any(|(_, v)| matches!(v, ArgValue::List(_)));
+    if !has_lists {
+        return None;
+    }
     let mut values: Vec<BigInt> = [-1, 0, 1, 2].iter().map(|&x| x.into()).collect();
     for (_, v) in &w.args {
         if matches!(v, ArgValue::List(_)) {
@@ -263,11 +267,6 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
     values.extend(w.input.iter().cloned());
     values.sort();
     values.dedup();
-    let has_lists =
-        !w.input.is_empty() || w.args.iter().any(|(_, v)| matches!(v, ArgValue::List(_)));
-    if !has_lists {
-        return None;
-    }
     if let Some(w) = compactions(w).into_iter().find(|c| replay(c).is_ok()) {
         return Some(w);
     }

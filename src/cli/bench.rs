@@ -1,12 +1,10 @@
 //! `apc bench`: measurements printed as tables (or JSON/CSV for scripts).
 
 use super::bad;
-use super::check::{SolverChoice, locate_solvers};
+use super::check::SolverArgs;
 use crate::bench::{self, SimplifyRow};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
-use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -47,9 +45,8 @@ pub struct ApcArgs {
 
 #[derive(Args, Debug)]
 pub struct Common {
-    /// The solver(s) to measure.
-    #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]
-    pub solver: SolverChoice,
+    #[command(flatten)]
+    pub solvers: SolverArgs,
     /// Runs per measurement; the median is reported.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub runs: usize,
@@ -59,12 +56,6 @@ pub struct Common {
     /// Per-check limit in seconds (as `apc check --timeout`).
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     pub timeout: f64,
-    /// The Z3 binary (default: $APC_Z3, then `z3` on PATH, then solvers/bin/z3).
-    #[arg(long, value_name = "PATH")]
-    pub z3: Option<PathBuf>,
-    /// The cvc5 binary (default: $APC_CVC5, then `cvc5` on PATH, then solvers/bin/cvc5).
-    #[arg(long, value_name = "PATH")]
-    pub cvc5: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -85,17 +76,9 @@ fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e5).round() / 1e2
 }
 
-/// A progress bar on an interactive stderr, for `steps` steps.
-fn progress(steps: usize) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let b = indicatif::ProgressBar::new(steps as u64);
-    b.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} runs {elapsed} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(b)
+/// The progress bar of a benchmark run.
+fn progress(steps: usize) -> indicatif::ProgressBar {
+    super::progress(steps, "{bar:40} {pos}/{len} runs {elapsed} {msg}")
 }
 
 fn simplify(c: Common) -> ExitCode {
@@ -106,29 +89,21 @@ fn simplify(c: Common) -> ExitCode {
     if c.runs == 0 {
         return bad("--runs: expected at least 1");
     }
-    let solvers = match locate_solvers(c.solver, c.z3.as_deref(), c.cvc5.as_deref()) {
+    let solvers = match c.solvers.locate() {
         Ok(s) => s,
         Err(code) => return code,
     };
     let bar = progress(bench::TABLE2.len() * solvers.len() * 2 * c.runs);
-    let tick = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let tick = || bar.inc(1);
     let mut rows = Vec::new();
     for b in bench::TABLE2 {
-        if let Some(bar) = &bar {
-            bar.set_message(b.name);
-        }
+        bar.set_message(b.name);
         match bench::simplify_row(b, &solvers, c.runs, timeout, &tick) {
             Ok(r) => rows.push(r),
             Err(e) => return bad(&e),
         }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     match c.format {
         BenchFormat::Table => simplify_table(&rows, &solvers),
         f => print_rows(&flat(&rows), f),
@@ -286,31 +261,23 @@ fn apc(a: ApcArgs) -> ExitCode {
     if c.runs == 0 {
         return bad("--runs: expected at least 1");
     }
-    let solvers = match locate_solvers(c.solver, c.z3.as_deref(), c.cvc5.as_deref()) {
+    let solvers = match c.solvers.locate() {
         Ok(s) => s,
         Err(code) => return code,
     };
     let bar = progress(bench::TABLE2.len() * solvers.len() * 3);
-    let tick = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let tick = || bar.inc(1);
     let mut rows = Vec::new();
     for solver in &solvers {
         for b in bench::TABLE2 {
-            if let Some(bar) = &bar {
-                bar.set_message(format!("{} on {}", b.name, solver.name));
-            }
+            bar.set_message(format!("{} on {}", b.name, solver.name));
             match bench::apc_row(b, solver, c.runs, query_timeout, race_timeout, &tick) {
                 Ok(r) => rows.push(r),
                 Err(e) => return bad(&e),
             }
         }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    bar.finish_and_clear();
     let list: Vec<Value> = rows
         .iter()
         .map(|r| {
@@ -345,11 +312,15 @@ fn apc(a: ApcArgs) -> ExitCode {
 
 /// Milliseconds, short.
 fn short(d: Duration) -> String {
-    let m = ms(d);
-    if m >= 1000.0 {
-        format!("{:.2} s", m / 1e3)
+    secs(d.as_secs_f64())
+}
+
+/// Seconds, short: `2.04 s`, `275.4 ms`.
+fn secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
     } else {
-        format!("{m:.1} ms")
+        format!("{:.1} ms", s * 1e3)
     }
 }
 
@@ -372,13 +343,6 @@ fn apc_table(rows: &[bench::ApcRow]) {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let secs = |s: f64| {
-        if s >= 1.0 {
-            format!("{s:.2} s")
-        } else {
-            format!("{:.1} ms", s * 1e3)
-        }
-    };
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {

@@ -1,6 +1,6 @@
 //! `apc check`: a verdict per target (see `spec/cli.md`).
 
-use super::nc::{parse_place, targets_at};
+use super::nc::targets_at_places;
 use super::run::big;
 use super::{Format, bad, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict};
@@ -8,7 +8,6 @@ use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -26,7 +25,7 @@ pub enum SolverChoice {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeChoice {
-    /// φ̂, φ̂^K and the chain φ̂^3 → φ̂^10 in parallel; the first definite answer wins.
+    /// φ̂, φ̂^K and the chain φ̂^3 → φ̂^14 in parallel; the first definite answer wins.
     Race,
     /// Only φ̂, with quantifiers.
     Quantified,
@@ -38,16 +37,15 @@ pub enum ModeChoice {
 pub struct CheckArgs {
     /// The microc source file.
     pub file: PathBuf,
-    /// The solver(s): `all` races Z3 against cvc5.
-    #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]
-    pub solver: SolverChoice,
+    #[command(flatten)]
+    pub solvers: SolverArgs,
     /// Which form of the necessary condition to solve. `race` runs the quantified φ̂,
-    /// the unfolded φ̂^K and the cheaper φ̂^3, then φ̂^10 (one after the other) in parallel
+    /// the unfolded φ̂^K and the cheaper φ̂^3, then φ̂^14 (one after the other) in parallel
     /// and takes the first definite answer.
     #[arg(long, value_enum, default_value_t = ModeChoice::Race)]
     pub mode: ModeChoice,
     /// Unfolding bound K of φ̂^K (the ISSTA paper uses 25).
-    #[arg(long, default_value_t = 25)]
+    #[arg(long, default_value_t = check::DEFAULT_K)]
     pub k: u32,
     /// Wall-clock limit per target in seconds, computing the condition included.
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]
@@ -67,16 +65,10 @@ pub struct CheckArgs {
     /// How many targets to check in parallel.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub jobs: usize,
-    /// The Z3 binary (default: $APC_Z3, then `z3` on PATH, then solvers/bin/z3).
-    #[arg(long, value_name = "PATH")]
-    pub z3: Option<PathBuf>,
-    /// The cvc5 binary (default: $APC_CVC5, then `cvc5` on PATH, then solvers/bin/cvc5).
-    #[arg(long, value_name = "PATH")]
-    pub cvc5: Option<PathBuf>,
     /// How many models a query may give whose replay misses the target before the
     /// verdict is `unknown` (nc-sat-no-witness); each next model has the inputs of the
     /// previous ones blocked.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = check::DEFAULT_MAX_MODELS, value_name = "N")]
     pub max_models: usize,
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
@@ -87,27 +79,40 @@ pub struct CheckArgs {
     pub no_simplify: bool,
 }
 
-/// The chosen solvers' profiles, located (flag, env, PATH, solvers/bin).
-pub(super) fn locate_solvers(
-    choice: SolverChoice,
-    z3: Option<&std::path::Path>,
-    cvc5: Option<&std::path::Path>,
-) -> Result<Vec<smt::Profile>, ExitCode> {
-    let kinds: &[SolverKind] = match choice {
-        SolverChoice::Z3 => &[SolverKind::Z3],
-        SolverChoice::Cvc5 => &[SolverKind::Cvc5],
-        SolverChoice::All => &SolverKind::ALL,
-    };
-    kinds
-        .iter()
-        .map(|&k| {
-            let flag = match k {
-                SolverKind::Z3 => z3,
-                SolverKind::Cvc5 => cvc5,
-            };
-            smt::locate(k, flag).map_err(|e| bad(&e))
-        })
-        .collect()
+/// The solver choice and binaries, shared by `check` and `bench`.
+#[derive(Args, Debug)]
+pub struct SolverArgs {
+    /// The solver(s): `all` uses Z3 and cvc5 (`check` races them).
+    #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]
+    pub solver: SolverChoice,
+    /// The Z3 binary (default: $APC_Z3, then `z3` on PATH, then solvers/bin/z3).
+    #[arg(long, value_name = "PATH")]
+    pub z3: Option<PathBuf>,
+    /// The cvc5 binary (default: $APC_CVC5, then `cvc5` on PATH, then solvers/bin/cvc5).
+    #[arg(long, value_name = "PATH")]
+    pub cvc5: Option<PathBuf>,
+}
+
+impl SolverArgs {
+    /// The chosen solvers' profiles, located (flag, env, PATH, solvers/bin);
+    /// a missing one is a bad command line.
+    pub fn locate(&self) -> Result<Vec<smt::Profile>, ExitCode> {
+        let kinds: &[SolverKind] = match self.solver {
+            SolverChoice::Z3 => &[SolverKind::Z3],
+            SolverChoice::Cvc5 => &[SolverKind::Cvc5],
+            SolverChoice::All => &SolverKind::ALL,
+        };
+        kinds
+            .iter()
+            .map(|&k| {
+                let flag = match k {
+                    SolverKind::Z3 => self.z3.as_deref(),
+                    SolverKind::Cvc5 => self.cvc5.as_deref(),
+                };
+                smt::locate(k, flag).map_err(|e| bad(&e))
+            })
+            .collect()
+    }
 }
 
 pub fn check(a: CheckArgs) -> ExitCode {
@@ -119,7 +124,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
     if a.jobs == 0 {
         return bad("--jobs: expected at least 1");
     }
-    let solvers = match locate_solvers(a.solver, a.z3.as_deref(), a.cvc5.as_deref()) {
+    let solvers = match a.solvers.locate() {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -134,28 +139,10 @@ pub fn check(a: CheckArgs) -> ExitCode {
     let targets: Vec<check::Target> = if a.target.is_empty() {
         all
     } else {
-        let mut chosen = Vec::new();
-        for place in &a.target {
-            let Some((line, col)) = parse_place(place) else {
-                return bad(&format!("--target {place}: expected LINE or LINE:COL"));
-            };
-            let found = targets_at(&all, line, col);
-            if found.is_empty() {
-                return bad(&format!(
-                    "no target at {}:{place} (`apc cfg {}` lists the targets)",
-                    loaded.path, loaded.path
-                ));
-            }
-            for t in found {
-                if !chosen
-                    .iter()
-                    .any(|c: &check::Target| (&c.function, c.id) == (&t.function, t.id))
-                {
-                    chosen.push(t.clone());
-                }
-            }
+        match targets_at_places(&loaded.path, &all, &a.target) {
+            Ok(t) => t,
+            Err(code) => return code,
         }
-        chosen
     };
     if let Some(dir) = &a.dump_queries
         && let Err(e) = std::fs::create_dir_all(dir)
@@ -177,14 +164,8 @@ pub fn check(a: CheckArgs) -> ExitCode {
         max_models: a.max_models,
         simplify: !a.no_simplify,
     };
-    // A progress bar on an interactive stderr only; never in the output.
-    let bar = if std::io::stderr().is_terminal() && targets.len() > 1 {
-        let b = indicatif::ProgressBar::new(targets.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} targets {elapsed}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
+    let bar = if targets.len() > 1 {
+        super::progress(targets.len(), "{bar:30} {pos}/{len} targets {elapsed}")
     } else {
         indicatif::ProgressBar::hidden()
     };
@@ -314,6 +295,7 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
         })
         .collect();
     let solver = a
+        .solvers
         .solver
         .to_possible_value()
         .map(|v| v.get_name().to_string());

@@ -130,6 +130,21 @@ fn bad(msg: &str) -> ExitCode {
     ExitCode::from(EXIT_BAD_INPUT)
 }
 
+/// A progress bar on an interactive stderr (hidden otherwise: never in the
+/// output), for `steps` steps, drawn by an indicatif template.
+fn progress(steps: usize, template: &str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(steps as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    b
+}
+
 /// A `--timeout`-like flag's value: a positive, finite number of seconds.
 fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, ExitCode> {
     if v.is_finite() && v > 0.0 {

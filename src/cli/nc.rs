@@ -36,7 +36,7 @@ pub struct NcArgs {
 }
 
 /// A `LINE[:COL]` place.
-pub fn parse_place(s: &str) -> Option<(u32, Option<u32>)> {
+fn parse_place(s: &str) -> Option<(u32, Option<u32>)> {
     let (l, c) = match s.split_once(':') {
         Some((l, c)) => (l, Some(c.trim().parse().ok()?)),
         None => (s, None),
@@ -44,11 +44,39 @@ pub fn parse_place(s: &str) -> Option<(u32, Option<u32>)> {
     Some((l.trim().parse().ok()?, c))
 }
 
-/// The targets at a place, among a file's targets (`check::targets`).
-pub fn targets_at(all: &[check::Target], line: u32, col: Option<u32>) -> Vec<&check::Target> {
-    all.iter()
-        .filter(|t| t.line == line && col.is_none_or(|c| c == t.col))
-        .collect()
+/// The targets at the `--target LINE[:COL]` places of `path`, in order
+/// and each once (a place may hold several, two places one), among the
+/// file's targets (`check::targets`); a bad or empty place is a bad
+/// command line.
+pub fn targets_at_places(
+    path: &str,
+    all: &[check::Target],
+    places: &[String],
+) -> Result<Vec<check::Target>, ExitCode> {
+    let mut out: Vec<check::Target> = Vec::new();
+    for place in places {
+        let Some((line, col)) = parse_place(place) else {
+            return Err(bad(&format!("--target {place}: expected LINE or LINE:COL")));
+        };
+        let here: Vec<&check::Target> = all
+            .iter()
+            .filter(|t| t.line == line && col.is_none_or(|c| c == t.col))
+            .collect();
+        if here.is_empty() {
+            return Err(bad(&format!(
+                "no target at {path}:{place} (`apc cfg {path}` lists the targets)"
+            )));
+        }
+        for t in here {
+            if !out
+                .iter()
+                .any(|o| (&o.function, o.id) == (&t.function, t.id))
+            {
+                out.push(t.clone());
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub fn nc(a: NcArgs) -> ExitCode {
@@ -65,59 +93,49 @@ pub fn nc(a: NcArgs) -> ExitCode {
         return bad("the program has no `main`");
     };
     let all = check::targets(db, loaded.file);
-    let mut first = true;
-    for place in &a.target {
-        let Some((line, col)) = parse_place(place) else {
-            return bad(&format!("--target {place}: expected LINE or LINE:COL"));
-        };
-        let found = targets_at(&all, line, col);
-        if found.is_empty() {
-            return bad(&format!(
-                "no target at {}:{place} (`apc cfg {}` lists the targets)",
-                loaded.path, loaded.path
-            ));
+    let chosen = match targets_at_places(&loaded.path, &all, &a.target) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    for (i, t) in chosen.iter().enumerate() {
+        let (func, l, c) = (&t.function, t.line, t.col);
+        if i > 0 {
+            outln!();
         }
-        for t in found {
-            let (func, l, c) = (&t.function, t.line, t.col);
-            if !first {
-                outln!();
-            }
-            first = false;
-            let copies = prog.copies_of(func, t.id);
-            let mut eng = Engine::with_db(
-                &prog.body,
-                opts.clone(),
-                apc::DbSource {
-                    db,
-                    file: loaded.file,
-                },
-            );
-            let loc = |s: crate::syntax::Span| {
-                let (l, c) = loaded.loc(s);
-                format!("{l}:{c}")
-            };
-            let title = format!(
-                "target {} at {l}:{c} in {func} ({} inlined cop{})",
-                t.kind.as_str(),
-                copies.len(),
-                if copies.len() == 1 { "y" } else { "ies" }
-            );
-            out!(
-                "{}",
-                apc::render(&mut eng, &title, &copies, Some(a.k), &loc, !a.raw)
-            );
-            if let Some(dir) = &a.dump_queries
-                && let Err(e) = dump(
-                    &mut eng,
-                    &copies,
-                    a.k,
-                    dir,
-                    &format!("{func}-{l}-{c}"),
-                    !a.raw,
-                )
-            {
-                return bad(&format!("cannot write queries to {}: {e}", dir.display()));
-            }
+        let copies = prog.copies_of(func, t.id);
+        let mut eng = Engine::with_db(
+            &prog.body,
+            opts.clone(),
+            apc::DbSource {
+                db,
+                file: loaded.file,
+            },
+        );
+        let loc = |s: crate::syntax::Span| {
+            let (l, c) = loaded.loc(s);
+            format!("{l}:{c}")
+        };
+        let title = format!(
+            "target {} at {l}:{c} in {func} ({} inlined cop{})",
+            t.kind.as_str(),
+            copies.len(),
+            if copies.len() == 1 { "y" } else { "ies" }
+        );
+        out!(
+            "{}",
+            apc::render(&mut eng, &title, &copies, Some(a.k), &loc, !a.raw)
+        );
+        if let Some(dir) = &a.dump_queries
+            && let Err(e) = dump(
+                &mut eng,
+                &copies,
+                a.k,
+                dir,
+                &format!("{func}-{l}-{c}"),
+                !a.raw,
+            )
+        {
+            return bad(&format!("cannot write queries to {}: {e}", dir.display()));
         }
     }
     ExitCode::SUCCESS
@@ -137,14 +155,13 @@ fn dump(
     if simplify {
         phi = crate::simplify::simplify_one(&mut eng.terms, phi).0;
     }
-    let options = crate::smt::SolverKind::Z3
-        .profile()
-        .options(true)
-        .join("\n");
-    let quantified = format!("{options}\n{}", crate::term::to_smtlib(&eng.terms, &[phi]));
+    let z3 = crate::smt::SolverKind::Z3.profile();
+    let query = crate::term::smtlib_query(&eng.terms, &[phi]);
+    let quantified = z3.script(true, &query, &[]);
     std::fs::write(dir.join(format!("{name}-quantified.smt2")), quantified)?;
     let phik = apc::unfold(&mut eng.terms, phi, k);
-    let unfolded = crate::term::to_smtlib(&eng.terms, &[phik]);
+    let query = crate::term::smtlib_query(&eng.terms, &[phik]);
+    let unfolded = z3.script(false, &query, &[]);
     std::fs::write(dir.join(format!("{name}-unfolded-k{k}.smt2")), unfolded)?;
     Ok(())
 }

@@ -149,13 +149,9 @@ fn run_with_stack(
             .spawn_scoped(scope, || run_here(program, witness, limits, stack_size))
             .map_err(|e| RunError::Internal(format!("cannot start the interpreter thread: {e}")))?;
         handle.join().unwrap_or_else(|panic| {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
             Err(RunError::Internal(format!(
-                "the interpreter panicked: {msg}"
+                "the interpreter panicked: {}",
+                panic_message(panic.as_ref())
             )))
         })
     })
@@ -184,4 +180,13 @@ fn run_here(
         input_exhausted: interp.input_exhausted,
         steps: interp.steps,
     })
+}
+
+/// The message of a caught panic (`panic!` with a literal or a format).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }

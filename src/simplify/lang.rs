@@ -184,11 +184,6 @@ pub fn add_terms(eg: &mut Graph, terms: &Terms, roots: &[TermId]) -> Vec<Id> {
 
 fn add_node(eg: &mut Graph, terms: &Terms, node: &Node, memo: &HashMap<TermId, Id>) -> Id {
     let m = |t: &TermId| memo[t];
-    let chain = |eg: &mut Graph, xs: Vec<Id>, op: fn([Id; 2]) -> Lang| {
-        let mut it = xs.into_iter();
-        let first = it.next().expect("a junction or sum has summands");
-        it.fold(first, |acc, x| eg.add(op([acc, x])))
-    };
     let vars = |eg: &mut Graph, vs: &[Var], body: Id| -> Box<[Id]> {
         let mut ids: Vec<Id> = vs.iter().map(|v| eg.add(Lang::Var(Leaf(*v)))).collect();
         ids.push(body);
@@ -199,14 +194,7 @@ fn add_node(eg: &mut Graph, terms: &Terms, node: &Node, memo: &HashMap<TermId, I
         Node::Bool(b) => eg.add(Lang::Bool(*b)),
         Node::Star => unreachable!("conditions with ⋆ are not simplified"),
         Node::Var(v) => eg.add(Lang::Var(Leaf(*v))),
-        Node::Add(c, xs) => {
-            let mut parts = Vec::new();
-            if !c.is_zero() {
-                parts.push(eg.add(Lang::Num(c.clone())));
-            }
-            parts.extend(summands(eg, xs, memo));
-            chain(eg, parts, Lang::Add)
-        }
+        Node::Add(c, xs) => sum(eg, xs, c.clone(), memo),
         Node::Mul(a, b) => eg.add(Lang::Mul([m(a), m(b)])),
         Node::Div(a, b) => eg.add(Lang::Div([m(a), m(b)])),
         Node::Max(a, b) => eg.add(Lang::Max([m(a), m(b)])),
@@ -221,8 +209,8 @@ fn add_node(eg: &mut Graph, terms: &Terms, node: &Node, memo: &HashMap<TermId, I
             let (pos, neg): (Vec<_>, Vec<_>) = xs.into_iter().partition(|(k, _)| k.is_positive());
             let neg: Vec<(BigInt, TermId)> = neg.into_iter().map(|(k, t)| (-k, t)).collect();
             let zero = BigInt::zero();
-            let lhs = side(eg, &pos, c.clone().max(zero.clone()), memo);
-            let rhs = side(eg, &neg, (-c).max(zero), memo);
+            let lhs = sum(eg, &pos, c.clone().max(zero.clone()), memo);
+            let rhs = sum(eg, &neg, (-c).max(zero), memo);
             eg.add(if matches!(node, Node::Eq(..)) {
                 Lang::Eq([lhs, rhs])
             } else {
@@ -252,9 +240,16 @@ fn add_node(eg: &mut Graph, terms: &Terms, node: &Node, memo: &HashMap<TermId, I
     }
 }
 
-/// The summands `kᵢ·tᵢ` of a canonical sum (`tᵢ` alone when kᵢ = 1).
-fn summands(eg: &mut Graph, xs: &[(BigInt, TermId)], memo: &HashMap<TermId, Id>) -> Vec<Id> {
-    xs.iter()
+/// `Σ kᵢ·tᵢ + constant` as a chain of binary `+` (`tᵢ` alone when kᵢ = 1,
+/// the constant left out when 0 unless it is all there is).
+fn sum(
+    eg: &mut Graph,
+    xs: &[(BigInt, TermId)],
+    constant: BigInt,
+    memo: &HashMap<TermId, Id>,
+) -> Id {
+    let mut parts: Vec<Id> = xs
+        .iter()
         .map(|(k, t)| {
             let t = memo[t];
             if k == &BigInt::from(1) {
@@ -264,24 +259,18 @@ fn summands(eg: &mut Graph, xs: &[(BigInt, TermId)], memo: &HashMap<TermId, Id>)
                 eg.add(Lang::Mul([k, t]))
             }
         })
-        .collect()
-}
-
-/// One side of a comparison: `constant + Σ kᵢ·tᵢ` (all kᵢ > 0, constant ≥
-/// 0), `0` when empty.
-fn side(
-    eg: &mut Graph,
-    xs: &[(BigInt, TermId)],
-    constant: BigInt,
-    memo: &HashMap<TermId, Id>,
-) -> Id {
-    let mut parts = summands(eg, xs, memo);
+        .collect();
     if !constant.is_zero() || parts.is_empty() {
         parts.push(eg.add(Lang::Num(constant)));
     }
-    let mut it = parts.into_iter();
-    let first = it.next().expect("at least the constant");
-    it.fold(first, |acc, x| eg.add(Lang::Add([acc, x])))
+    chain(eg, parts, Lang::Add)
+}
+
+/// A left-leaning chain of a binary operator over at least one operand.
+fn chain(eg: &mut Graph, xs: Vec<Id>, op: fn([Id; 2]) -> Lang) -> Id {
+    let mut it = xs.into_iter();
+    let first = it.next().expect("a junction or sum has an operand");
+    it.fold(first, |acc, x| eg.add(op([acc, x])))
 }
 
 /// Prefers small terms, and linear ones: a product or quotient of two

@@ -72,17 +72,18 @@ fn all_rules() -> &'static [egg::Rewrite<lang::Lang, lang::ConstFold>] {
 pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplified {
     let start = Instant::now();
     let nodes_before = terms.dag_size(roots);
-    let kept = |stop: &str, start: Instant| Simplified {
-        roots: roots.to_vec(),
+    let result = |roots: Vec<TermId>, nodes_after: usize, stop: String| Simplified {
+        roots,
         stats: Stats {
             nodes_before,
-            nodes_after: nodes_before,
+            nodes_after,
             time: start.elapsed(),
-            stop: stop.to_string(),
+            stop,
         },
     };
+    let kept = |stop: String| result(roots.to_vec(), nodes_before, stop);
     if roots.iter().any(|r| terms.contains_star(*r)) {
-        return kept("kept: contains ⋆", start);
+        return kept("kept: contains ⋆".into());
     }
     let mut eg = lang::Graph::default();
     let ids = lang::add_terms(&mut eg, terms, roots);
@@ -106,21 +107,13 @@ pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplif
         None => "stopped".to_string(),
     };
     let Some(new) = lang::extract(&runner.egraph, &ids, &input, terms) else {
-        return kept(&format!("{stop}; kept: no well-founded extraction"), start);
+        return kept(format!("{stop}; kept: no well-founded extraction"));
     };
     let nodes_after = terms.dag_size(&new);
     if nodes_after > nodes_before {
-        return kept(&format!("{stop}; kept: extraction was larger"), start);
+        return kept(format!("{stop}; kept: extraction was larger"));
     }
-    Simplified {
-        roots: new,
-        stats: Stats {
-            nodes_before,
-            nodes_after,
-            time: start.elapsed(),
-            stop,
-        },
-    }
+    result(new, nodes_after, stop)
 }
 
 /// Simplifies one term with the default limits.

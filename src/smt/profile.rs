@@ -73,6 +73,30 @@ impl Profile {
         }
     }
 
+    /// What a session sends first: the options for the query's kind, then
+    /// the query (`term::smtlib_query`).
+    pub fn preamble(&self, quantified: bool, query: &str) -> String {
+        let mut s = String::new();
+        for o in self.options(quantified) {
+            s.push_str(o);
+            s.push('\n');
+        }
+        s.push_str(query);
+        s
+    }
+
+    /// The self-contained script of a check: the preamble, `extra`
+    /// assertions (blocked models), `(check-sat)` — what the dumps hold.
+    pub fn script(&self, quantified: bool, query: &str, extra: &[String]) -> String {
+        let mut s = self.preamble(quantified, query);
+        for b in extra {
+            s.push_str(b);
+            s.push('\n');
+        }
+        s.push_str("(check-sat)\n");
+        s
+    }
+
     /// The solver's own timeout argument for `ms` milliseconds.
     pub fn timeout_arg(&self, ms: u128) -> String {
         self.timeout_arg.replace("{ms}", &ms.to_string())

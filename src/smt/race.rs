@@ -34,25 +34,12 @@ pub struct Contender {
 impl Contender {
     /// What a session is sent first: the options, then the query.
     fn preamble(&self) -> String {
-        let mut s = String::new();
-        for o in self.profile.options(self.quantified) {
-            s.push_str(o);
-            s.push('\n');
-        }
-        s.push_str(&self.query);
-        s
+        self.profile.preamble(self.quantified, &self.query)
     }
 
-    /// The self-contained script of a check after `blocks`: options,
-    /// query, the blocking assertions, `(check-sat)` (what the dumps hold).
+    /// The self-contained script of a check after `blocks`.
     pub fn script(&self, blocks: &[String]) -> String {
-        let mut s = self.preamble();
-        for b in blocks {
-            s.push_str(b);
-            s.push('\n');
-        }
-        s.push_str("(check-sat)\n");
-        s
+        self.profile.script(self.quantified, &self.query, blocks)
     }
 }
 
@@ -106,7 +93,7 @@ pub fn race<W, J>(
 ) -> RaceOutcome<W>
 where
     W: Send,
-    J: Fn(&mut Session, &Contender) -> Result<Judgement<W>, String> + Sync,
+    J: Fn(&mut Session) -> Result<Judgement<W>, String> + Sync,
 {
     let cancel = Cancel::new();
     let (tx, rx) = mpsc::channel::<Message<W>>();
@@ -166,7 +153,7 @@ where
 
 fn run_contender<W, J>(c: &Contender, judge: &J, max_models: usize, cancel: &Cancel) -> Message<W>
 where
-    J: Fn(&mut Session, &Contender) -> Result<Judgement<W>, String>,
+    J: Fn(&mut Session) -> Result<Judgement<W>, String>,
 {
     let undecided = |u: Undecided| Message::Undecided(c.method.clone(), c.profile.name.clone(), u);
     let mut session = match Session::start(&c.profile, cancel) {
@@ -180,10 +167,12 @@ where
     let mut last_miss = String::new();
     for attempt in 0..max_models.max(1) {
         if let Some(path) = &c.dump {
+            // Appended, not `with_extension`: a stem may hold dots
+            // (`my.prog-main-…` would lose everything after the first).
+            let stem = path.file_name().unwrap_or_default().to_string_lossy();
             let name = if attempt == 0 {
-                path.with_extension("smt2")
+                path.with_file_name(format!("{stem}.smt2"))
             } else {
-                let stem = path.file_name().unwrap_or_default().to_string_lossy();
                 path.with_file_name(format!("{stem}-model{}.smt2", attempt + 1))
             };
             // A dump that cannot be written is reported by the caller, who
@@ -210,7 +199,7 @@ where
                     Undecided::NoWitness(last_miss)
                 });
             }
-            CheckResult::Sat => match judge(&mut session, c) {
+            CheckResult::Sat => match judge(&mut session) {
                 Ok(Judgement::Accept(w)) => {
                     return Message::Definite(RaceOutcome::Accepted {
                         method: c.method.clone(),

@@ -19,7 +19,7 @@
 mod print;
 mod subst;
 
-pub use print::{Printer, smt_int, smt_name, to_smtlib, to_smtlib_batch};
+pub use print::{Printer, smt_int, smt_name, smtlib_query, to_smtlib, to_smtlib_batch};
 pub use subst::Subst;
 
 /// Rebuilds a node with new children through the smart constructors.

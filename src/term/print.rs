@@ -399,8 +399,7 @@ const TDIV: &str = "(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b
 /// A script that checks each root on its own: shared declarations, then
 /// `(push 1) (assert r) (check-sat) (pop 1)` per root.
 pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
-    let full = to_smtlib(terms, &[]);
-    let mut out = full.trim_end_matches("(check-sat)\n").to_string();
+    let mut out = String::from("(set-logic ALL)\n");
     let mut free: BTreeSet<Var> = BTreeSet::new();
     for r in roots {
         free.extend(terms.free_vars(*r));
@@ -444,6 +443,14 @@ fn declare(terms: &Terms, free: &BTreeSet<Var>, out: &mut String) {
 /// declarations of every free variable, the truncating-division helper,
 /// `(check-sat)`. Counters and iteration variables get `(>= v 0)`.
 pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
+    let mut out = smtlib_query(terms, roots);
+    out.push_str("(check-sat)\n");
+    out
+}
+
+/// `to_smtlib` without the `(check-sat)`: the query that options go before
+/// and blocking assertions after.
+pub fn smtlib_query(terms: &Terms, roots: &[TermId]) -> String {
     let mut out = String::new();
     out.push_str("(set-logic ALL)\n");
     // Only when needed: an unused definition with `div` changes Z3's
@@ -473,7 +480,6 @@ pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
     for r in roots {
         let _ = writeln!(out, "(assert {})", smt_rec(terms, *r, &names));
     }
-    out.push_str("(check-sat)\n");
     out
 }
 
