@@ -28,7 +28,7 @@ mod unfold;
 
 pub use explain::render;
 pub use summary::Summary;
-pub use unfold::unfold;
+pub use unfold::{bound_counters, unfold};
 
 use crate::ir::{self, Body, EdgeId, Instr, LoopId};
 use crate::term::{TermId, Terms, Var, VarKind};

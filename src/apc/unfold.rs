@@ -30,6 +30,25 @@ pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
     terms.and(all)
 }
 
+/// `t ∧ κ ≤ bound` for every free path counter κ of `t`: a
+/// *strengthening*, not a weakening. It is a witness search only — its
+/// models are ordinary inputs that the interpreter replays, but its `unsat`
+/// proves nothing (a run may iterate more often). Why bother: bounded
+/// counters let the solver settle the unfolded instances τ < κ at once,
+/// where φ̂^K leaves κ free and Z3 wanders (HWM: φ̂^14 gives models that
+/// run past the unfolded iterations; φ̂^14 ∧ κ ≤ 14 a replayable one).
+pub fn bound_counters(terms: &mut Terms, t: TermId, bound: u32) -> TermId {
+    let limit = terms.int(bound as i64);
+    let mut parts = vec![t];
+    for v in terms.free_vars(t) {
+        if v.kind == VarKind::Counter {
+            let kt = terms.var(v);
+            parts.push(terms.le(kt, limit));
+        }
+    }
+    terms.and(parts)
+}
+
 struct Unfolder {
     k: u32,
     memo: HashMap<(TermId, bool), TermId>,

@@ -25,7 +25,8 @@ pub enum SolverChoice {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ModeChoice {
-    /// φ̂, φ̂^K and the chain φ̂^3 → φ̂^14 in parallel; the first definite answer wins.
+    /// φ̂, φ̂^K and the chain φ̂^3 → φ̂^14 ∧ κ ≤ 14 → φ̂^14 in parallel; the first definite
+    /// answer wins (the bounded query only looks for a witness: its unsat proves nothing).
     Race,
     /// Only φ̂, with quantifiers.
     Quantified,

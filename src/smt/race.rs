@@ -21,6 +21,10 @@ pub struct Contender {
     pub profile: Profile,
     /// Whether the query has quantifiers (selects the profile's options).
     pub quantified: bool,
+    /// Whether `unsat` is a proof: false for a strengthened query (a
+    /// witness search under bounded counters), whose `unsat` only means
+    /// no witness within the bound.
+    pub refutes: bool,
     /// The query without options and without `(check-sat)`.
     pub query: String,
     /// Where to write each query sent (`PATH.smt2`, then `PATH-model2.smt2`
@@ -185,6 +189,11 @@ where
             CheckResult::Unsat if attempt > 0 => {
                 return undecided(Undecided::NoWitness(last_miss));
             }
+            CheckResult::Unsat if !c.refutes => {
+                return undecided(Undecided::Solver(
+                    "unsat within its bound, which proves nothing".into(),
+                ));
+            }
             CheckResult::Unsat => {
                 return Message::Definite(RaceOutcome::Unsat {
                     method: c.method.clone(),
@@ -219,4 +228,40 @@ where
         }
     }
     undecided(Undecided::NoWitness(last_miss))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contender(query: &str, refutes: bool) -> Contender {
+        Contender {
+            method: "test".into(),
+            profile: super::super::profile::default_z3().expect("z3 (solvers/install.sh)"),
+            quantified: false,
+            refutes,
+            query: query.into(),
+            dump: None,
+            then: None,
+        }
+    }
+
+    fn run(c: Contender) -> RaceOutcome<()> {
+        let accept = |_: &mut Session| Ok(Judgement::Accept(()));
+        race(&[c], accept, 1, Instant::now() + Duration::from_secs(20))
+    }
+
+    /// The `unsat` of a strengthened (bounded) query must never become a
+    /// proof; the same query with `refutes` is one.
+    #[test]
+    fn only_a_refuting_query_proves_unsat() {
+        let q = "(declare-fun x () Int)\n(assert (< x 0))\n(assert (> x 0))\n";
+        assert!(matches!(run(contender(q, true)), RaceOutcome::Unsat { .. }));
+        match run(contender(q, false)) {
+            RaceOutcome::Undecided(why) => {
+                assert!(matches!(&why[0].2, Undecided::Solver(r) if r.contains("proves nothing")))
+            }
+            o => panic!("a bounded unsat decided: {o:?}"),
+        }
+    }
 }
