@@ -11,7 +11,8 @@ use super::Engine;
 use super::state::{Slot, State};
 use crate::ir::{self, NodeId, VarKind};
 use crate::term::{Sort, TermId, Var, VarKind as TVar};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The state where main starts: inputs are symbols, the input position is
 /// 0 and no local variable holds a value yet.
@@ -88,8 +89,8 @@ pub(crate) fn reach(eng: &mut Engine, targets: &[NodeId]) -> TermId {
         }
     }
 
-    let mut guard: HashMap<NodeId, TermId> = HashMap::new();
-    let mut state: HashMap<NodeId, State> = HashMap::new();
+    let mut guard: HashMap<NodeId, TermId> = HashMap::default();
+    let mut state: HashMap<NodeId, State> = HashMap::default();
     let t = eng.terms.bool(true);
     guard.insert(body.entry, t);
     let init = initial_state(eng);

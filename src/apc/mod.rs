@@ -33,7 +33,8 @@ pub use unfold::{bound_counters, unfold};
 use crate::ir::{self, Body, EdgeId, Instr, LoopId};
 use crate::term::{TermId, Terms, Var, VarKind};
 use state::{Eval, Slots, State};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -113,7 +114,7 @@ impl<'a> Engine<'a> {
             slots,
             opts,
             stats: Stats::default(),
-            summaries: HashMap::new(),
+            summaries: HashMap::default(),
             loop_at,
             next_counter: 1,
         }
@@ -217,10 +218,10 @@ impl<'a> Engine<'a> {
         );
         // Every counter gets a new number here, and the iteration variable
         // τn of a counter κn the same one: κ17 iterates with τ17.
-        let mut names: HashMap<Var, String> = HashMap::new();
+        let mut names: HashMap<Var, String> = HashMap::default();
         let mut next = self.next_counter;
         let all = all_vars(&p.terms, &roots);
-        let mut renumber: HashMap<String, u32> = HashMap::new();
+        let mut renumber: HashMap<String, u32> = HashMap::default();
         for v in all.iter().filter(|v| v.kind == VarKind::Counter) {
             let old = p.terms.var_name(*v).trim_start_matches('κ').to_string();
             renumber.insert(old, next);
@@ -312,7 +313,7 @@ impl<'a> Engine<'a> {
             let t = self.terms.var(*new);
             rename.bind(*old, t);
         }
-        let mut memo = HashMap::new();
+        let mut memo = HashMap::default();
         let mut theta = State {
             values: BTreeMap::new(),
         };
@@ -354,7 +355,7 @@ impl<'a> Engine<'a> {
 /// Every variable occurring in the terms (free or bound), sorted.
 fn all_vars(terms: &Terms, roots: &[TermId]) -> Vec<Var> {
     let mut out = std::collections::BTreeSet::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     let mut stack = roots.to_vec();
     while let Some(t) = stack.pop() {
         if !seen.insert(t) {

@@ -18,7 +18,8 @@
 use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
 use crate::types::Type;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Slot {
@@ -53,7 +54,7 @@ pub fn array_arity(ty: &Type) -> Option<u8> {
 impl Slots {
     pub fn new(terms: &mut Terms, body: &Body) -> Slots {
         let mut all = Vec::new();
-        let mut symbols = HashMap::new();
+        let mut symbols = HashMap::default();
         let mut address_taken = Vec::new();
         for e in &body.edges {
             collect_address_taken(&e.instr, &mut address_taken);
@@ -176,7 +177,7 @@ impl State {
     /// at its own start): (θ∘θ')(a) = θ⟨θ'(a)⟩.
     pub fn compose(&self, terms: &mut Terms, slots: &Slots, then: &State) -> State {
         let s = self.as_subst(slots);
-        let mut memo = HashMap::new();
+        let mut memo = HashMap::default();
         let values = then
             .values
             .iter()

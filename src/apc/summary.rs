@@ -30,7 +30,8 @@ use crate::ir::{self, LoopId};
 use crate::smt::{self, Answer};
 use crate::term::{Node, Subst, TermId, Terms, Var, VarKind};
 use num_bigint::BigInt;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+use rustc_hash::FxHashMap as HashMap;
 
 #[derive(Clone, Debug)]
 pub struct Summary {
@@ -947,7 +948,7 @@ fn sigma_subst(terms: &mut Terms, t: TermId, counters: &[Var], nu: Option<TermId
             crate::term::Sort::Int => terms.star(),
         };
     };
-    let mut memo = HashMap::new();
+    let mut memo = HashMap::default();
     sigma_rec(terms, t, counters, nu, &mut memo)
 }
 
@@ -1243,7 +1244,7 @@ fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
 fn abstract_array_reads(terms: &mut Terms, t: TermId) -> TermId {
     let mut reads: BTreeSet<TermId> = BTreeSet::new();
     let mut stack = vec![t];
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
     while let Some(x) = stack.pop() {
         if !seen.insert(x) {
             continue;
@@ -1257,7 +1258,7 @@ fn abstract_array_reads(terms: &mut Terms, t: TermId) -> TermId {
     if reads.is_empty() {
         return t;
     }
-    let mut map: HashMap<TermId, TermId> = HashMap::new();
+    let mut map: HashMap<TermId, TermId> = HashMap::default();
     for r in reads {
         let v = terms.new_var(VarKind::Fresh, "a");
         let vt = terms.var(v);

@@ -10,7 +10,7 @@
 //! necessary: φ̂ ⊨ φ̂^K.
 
 use crate::term::{Node, Quantifier, Subst, TermId, Terms, Var, VarKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Most instances one quantifier is unfolded into.
 const MAX_INSTANCES: u64 = 1024;
@@ -18,10 +18,10 @@ const MAX_INSTANCES: u64 = 1024;
 pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
     let mut u = Unfolder {
         k,
-        memo: HashMap::new(),
-        has_quant: HashMap::new(),
+        memo: HashMap::default(),
+        has_quant: HashMap::default(),
         side: Vec::new(),
-        names: HashMap::new(),
+        names: HashMap::default(),
         fresh: 1,
     };
     let main = u.weaken(terms, phi, true);

@@ -29,7 +29,7 @@ pub fn rebuild_public(terms: &mut Terms, node: &Node, children: &[TermId]) -> Te
 
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -604,7 +604,7 @@ impl Terms {
     /// The free variables of a term (bound ones excluded), sorted.
     pub fn free_vars(&self, t: TermId) -> Vec<Var> {
         let mut out = std::collections::BTreeSet::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = vec![(t, Vec::<Var>::new())];
         while let Some((t, bound)) = stack.pop() {
             if !seen.insert((t, bound.clone())) {
@@ -648,7 +648,7 @@ impl Terms {
         self.any_node(t, |n| matches!(n, Node::Quant(..)))
     }
     pub(crate) fn any_node(&self, t: TermId, pred: impl Fn(&Node) -> bool) -> bool {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = vec![t];
         while let Some(t) = stack.pop() {
             if !seen.insert(t) {
@@ -665,7 +665,7 @@ impl Terms {
 
     /// Number of distinct DAG nodes reachable from the roots.
     pub fn dag_size(&self, roots: &[TermId]) -> usize {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = roots.to_vec();
         while let Some(t) = stack.pop() {
             if seen.insert(t) {
@@ -685,8 +685,8 @@ impl Terms {
         roots: &[TermId],
         rename: &mut dyn FnMut(&mut Terms, Var, &str) -> Var,
     ) -> Vec<TermId> {
-        let mut vars: HashMap<Var, Var> = HashMap::new();
-        let mut memo: HashMap<TermId, TermId> = HashMap::new();
+        let mut vars: HashMap<Var, Var> = HashMap::default();
+        let mut memo: HashMap<TermId, TermId> = HashMap::default();
         {
             for t in src.post_order(roots) {
                 let node = src.node(t).clone();
@@ -733,7 +733,7 @@ impl Terms {
     /// The nodes under `roots`, each once, children before their parents
     /// (iteratively: conditions can be deep).
     pub fn post_order(&self, roots: &[TermId]) -> Vec<TermId> {
-        let mut done = std::collections::HashSet::new();
+        let mut done = rustc_hash::FxHashSet::default();
         let mut out = Vec::new();
         let mut stack: Vec<(TermId, bool)> = roots.iter().rev().map(|r| (*r, false)).collect();
         while let Some((t, expanded)) = stack.pop() {

@@ -2,15 +2,17 @@
 //! SMT-LIB 2 (for solvers).
 
 use super::*;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::FxHashSet as HashSet;
 use std::fmt::Write;
 
 /// Subterms worth naming when printing `roots`: used more than once, not
 /// atomic, and closed (no variable bound inside the roots), children first.
 pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
-    let mut refs: HashMap<TermId, usize> = HashMap::new();
+    let mut refs: HashMap<TermId, usize> = HashMap::default();
     let mut order = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut stack: Vec<(TermId, bool)> = roots.iter().rev().map(|r| (*r, false)).collect();
     while let Some((t, done)) = stack.pop() {
         if done {
@@ -27,7 +29,7 @@ pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
         }
     }
     let free: BTreeSet<Var> = roots.iter().flat_map(|r| terms.free_vars(*r)).collect();
-    let mut open: HashMap<TermId, bool> = HashMap::new();
+    let mut open: HashMap<TermId, bool> = HashMap::default();
     for &t in &order {
         let node = terms.node(t);
         let o = match node {
@@ -62,8 +64,8 @@ fn scoped_shared(
 ) -> Vec<TermId> {
     // Post-order over the body, not descending into named subterms.
     let mut order = Vec::new();
-    let mut refs: HashMap<TermId, usize> = HashMap::new();
-    let mut seen = HashSet::new();
+    let mut refs: HashMap<TermId, usize> = HashMap::default();
+    let mut seen = HashSet::default();
     let mut stack = vec![(body, false)];
     while let Some((t, done)) = stack.pop() {
         if done {
@@ -86,8 +88,8 @@ fn scoped_shared(
         }
     }
     // Which of the binder's variables, and which inner-bound ones, each mentions.
-    let mut mentions_own: HashMap<TermId, bool> = HashMap::new();
-    let mut mentions_inner: HashMap<TermId, bool> = HashMap::new();
+    let mut mentions_own: HashMap<TermId, bool> = HashMap::default();
+    let mut mentions_inner: HashMap<TermId, bool> = HashMap::default();
     for &t in &order {
         let node = tm.node(t);
         let (own, inner) = match node {
@@ -134,7 +136,7 @@ impl<'a> Printer<'a> {
     pub fn new(terms: &'a Terms) -> Printer<'a> {
         Printer {
             terms,
-            names: HashMap::new(),
+            names: HashMap::default(),
         }
     }
 
@@ -412,7 +414,7 @@ pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
         let _ = writeln!(
             out,
             "(push 1)\n(assert {})\n(check-sat)\n(pop 1)",
-            smt_rec(terms, *r, &HashMap::new())
+            smt_rec(terms, *r, &HashMap::default())
         );
     }
     out
@@ -465,7 +467,7 @@ pub fn smtlib_query(terms: &Terms, roots: &[TermId]) -> String {
     declare(terms, &free, &mut out);
     // Shared closed subterms become definitions, so the script stays
     // linear in the size of the DAG.
-    let mut names: HashMap<TermId, String> = HashMap::new();
+    let mut names: HashMap<TermId, String> = HashMap::default();
     for (i, t) in shared_subterms(terms, roots).into_iter().enumerate() {
         let sort = match terms.sort(t) {
             Sort::Int => "Int".to_string(),

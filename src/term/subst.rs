@@ -23,7 +23,7 @@ impl Subst {
         if self.map.is_empty() {
             return t;
         }
-        let mut memo: HashMap<TermId, TermId> = HashMap::new();
+        let mut memo: HashMap<TermId, TermId> = HashMap::default();
         self.apply_memo(terms, t, &mut memo)
     }
 
