@@ -11,8 +11,8 @@ use super::Engine;
 use super::state::{Slot, State};
 use crate::ir::{self, NodeId, VarKind};
 use crate::term::{Sort, TermId, Var, VarKind as TVar};
-use std::collections::BTreeMap;
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// The state where main starts: inputs are symbols, the input position is
 /// 0 and no local variable holds a value yet.

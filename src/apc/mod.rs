@@ -32,9 +32,9 @@ pub use unfold::{bound_counters, unfold};
 
 use crate::ir::{self, Body, EdgeId, Instr, LoopId};
 use crate::term::{TermId, Terms, Var, VarKind};
+use rustc_hash::FxHashMap as HashMap;
 use state::{Eval, Slots, State};
 use std::collections::BTreeMap;
-use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 

@@ -18,8 +18,8 @@
 use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
 use crate::types::Type;
-use std::collections::BTreeMap;
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Slot {

@@ -3,6 +3,9 @@
 //! on them. Knows the check pipeline (`check`, `db`, `simplify`); prints
 //! nothing (the CLI formats the rows).
 
+pub mod ksweep;
+pub mod scale;
+
 use crate::check::{self, CheckOptions, Target, Verdict};
 use crate::db::{self, Database, SourceFile};
 use crate::smt::Profile;

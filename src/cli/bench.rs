@@ -32,6 +32,47 @@ pub enum Which {
     /// paper's machine was a 2008 desktop (i7-920, Z3 3.2): the ratio compares across
     /// machines, not implementations alone.
     Apc(ApcArgs),
+    /// The K sweep: φ̂^K alone (as `apc check --mode unfolded --k K`) for K = 1 … --k-max on
+    /// each Table 2 benchmark, after φ̂ is built: the answer and time of each K, and the
+    /// smallest K that decides (unreachable, or a replayed witness).
+    Ksweep(KsweepArgs),
+    /// Scaling curves on generated programs: n sequential ifs (2^n backbones), n
+    /// sequential loops, loops nested to depth n, one loop body with n paths. For each n:
+    /// the time to build φ̂, its size (DAG nodes, SMT-LIB bytes) and the time `apc check`
+    /// takes to decide the program's assert; per family, the growth as the least-squares
+    /// slope on a log–log scale (1 = linear in n, 2 = quadratic).
+    Scale(ScaleArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct KsweepArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The largest K swept.
+    #[arg(long, default_value_t = 25, value_name = "K")]
+    pub k_max: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FamilyChoice {
+    Ifs,
+    Loops,
+    Nested,
+    Paths,
+    All,
+}
+
+#[derive(Args, Debug)]
+pub struct ScaleArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// The families measured (repeatable).
+    #[arg(long, value_enum, default_values_t = [FamilyChoice::All])]
+    pub family: Vec<FamilyChoice>,
+    /// The sizes n, comma-separated, for every chosen family (default: ifs 1,2,4,8,16,20;
+    /// loops and paths 1,2,4,8,16; nested 1…6).
+    #[arg(long, value_delimiter = ',', value_name = "N,…")]
+    pub sizes: Option<Vec<usize>>,
 }
 
 #[derive(Args, Debug)]
@@ -69,6 +110,8 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     match a.which {
         Which::Simplify(c) => simplify(c),
         Which::Apc(a) => apc(a),
+        Which::Ksweep(a) => ksweep(a),
+        Which::Scale(a) => scale(a),
     }
 }
 
@@ -81,15 +124,18 @@ fn progress(steps: usize) -> indicatif::ProgressBar {
     super::progress(steps, "{bar:40} {pos}/{len} runs {elapsed} {msg}")
 }
 
-fn simplify(c: Common) -> ExitCode {
-    let timeout = match super::seconds("--timeout", c.timeout) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+/// The checks every bench makes of its common arguments: the timeout, the
+/// run count, and the solvers (located).
+fn setup(c: &Common) -> Result<(Duration, Vec<crate::smt::Profile>), ExitCode> {
+    let timeout = super::seconds("--timeout", c.timeout)?;
     if c.runs == 0 {
-        return bad("--runs: expected at least 1");
+        return Err(bad("--runs: expected at least 1"));
     }
-    let solvers = match c.solvers.locate() {
+    Ok((timeout, c.solvers.locate()?))
+}
+
+fn simplify(c: Common) -> ExitCode {
+    let (timeout, solvers) = match setup(&c) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -251,19 +297,12 @@ condition is built (queries, race, witness replay); the total of \"with\" includ
 
 fn apc(a: ApcArgs) -> ExitCode {
     let c = a.common;
-    let (race_timeout, query_timeout) = match (
-        super::seconds("--timeout", c.timeout),
+    let ((race_timeout, solvers), query_timeout) = match (
+        setup(&c),
         super::seconds("--query-timeout", a.query_timeout),
     ) {
         (Ok(r), Ok(q)) => (r, q),
         (Err(code), _) | (_, Err(code)) => return code,
-    };
-    if c.runs == 0 {
-        return bad("--runs: expected at least 1");
-    }
-    let solvers = match c.solvers.locate() {
-        Ok(s) => s,
-        Err(code) => return code,
     };
     let bar = progress(bench::TABLE2.len() * solvers.len() * 3);
     let tick = || bar.inc(1);
@@ -409,4 +448,224 @@ fn print_table(head: &[String], body: &[Vec<String>]) {
     for l in body {
         show(l);
     }
+}
+
+fn ksweep(a: KsweepArgs) -> ExitCode {
+    let c = a.common;
+    let (timeout, solvers) = match setup(&c) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if a.k_max == 0 {
+        return bad("--k-max: expected at least 1");
+    }
+    let bar = progress(bench::TABLE2.len() * solvers.len() * a.k_max as usize);
+    let tick = || bar.inc(1);
+    let mut sweeps = Vec::new();
+    for solver in &solvers {
+        for b in bench::TABLE2 {
+            bar.set_message(format!("{} on {}", b.name, solver.name));
+            match bench::ksweep::sweep(b, solver, a.k_max, c.runs, timeout, &tick) {
+                Ok(s) => sweeps.push(s),
+                Err(e) => return bad(&e),
+            }
+        }
+    }
+    bar.finish_and_clear();
+    match c.format {
+        BenchFormat::Table => ksweep_table(&sweeps, &solvers),
+        f => {
+            let list: Vec<Value> = sweeps
+                .iter()
+                .flat_map(|s| {
+                    s.points.iter().map(move |p| {
+                        json!({
+                            "benchmark": s.benchmark,
+                            "solver": s.solver,
+                            "k": p.k,
+                            "answer": p.answer,
+                            "method": p.method,
+                            "reason": p.reason,
+                            "build_ms": ms(s.build),
+                            "solve_ms": ms(p.time),
+                            "total_ms": ms(s.build + p.time),
+                            "smallest_deciding_k": s.smallest_deciding(),
+                        })
+                    })
+                })
+                .collect();
+            print_rows(&list, f);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// One table per solver: a row per K, a column per benchmark.
+fn ksweep_table(sweeps: &[bench::ksweep::KSweep], solvers: &[crate::smt::Profile]) {
+    for solver in solvers {
+        let mine: Vec<&bench::ksweep::KSweep> =
+            sweeps.iter().filter(|s| s.solver == solver.name).collect();
+        let mut head = vec![format!("K ({})", solver.name)];
+        head.extend(mine.iter().map(|s| s.benchmark.to_string()));
+        let ks = mine.first().map(|s| s.points.len()).unwrap_or(0);
+        let mut body: Vec<Vec<String>> = Vec::new();
+        let mut build = vec!["build φ̂".to_string()];
+        build.extend(mine.iter().map(|s| short(s.build)));
+        body.push(build);
+        for i in 0..ks {
+            let mut line = vec![mine[0].points[i].k.to_string()];
+            line.extend(mine.iter().map(|s| {
+                let p = &s.points[i];
+                format!("{} {}", p.answer, short(p.time))
+            }));
+            body.push(line);
+        }
+        let mut smallest = vec!["smallest deciding K".to_string()];
+        smallest.extend(mine.iter().map(|s| match s.smallest_deciding() {
+            Some(k) => k.to_string(),
+            None => "none".into(),
+        }));
+        body.push(smallest);
+        print_table(&head, &body);
+        outln!();
+    }
+    outln!(
+        "Each cell: `apc check --mode unfolded --k K` after φ̂ is built (median of the runs): \
+sat = a witness replayed to the target, unsat = a proof, unknown = neither (no replayable model \
+within the tries, a solver unknown, or the timeout)."
+    );
+}
+
+fn scale(a: ScaleArgs) -> ExitCode {
+    use bench::scale::Family;
+    let c = a.common;
+    let (timeout, solvers) = match setup(&c) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut families: Vec<Family> = Vec::new();
+    for f in &a.family {
+        let chosen: &[Family] = match f {
+            FamilyChoice::Ifs => &[Family::Ifs],
+            FamilyChoice::Loops => &[Family::Loops],
+            FamilyChoice::Nested => &[Family::Nested],
+            FamilyChoice::Paths => &[Family::Paths],
+            FamilyChoice::All => &Family::ALL,
+        };
+        for f in chosen {
+            if !families.contains(f) {
+                families.push(*f);
+            }
+        }
+    }
+    if let Some(sizes) = &a.sizes
+        && (sizes.is_empty() || sizes.contains(&0))
+    {
+        return bad("--sizes: expected sizes of at least 1");
+    }
+    let sizes = |f: Family| {
+        a.sizes
+            .clone()
+            .unwrap_or_else(|| f.default_sizes().to_vec())
+    };
+    let steps: usize = families.iter().map(|f| sizes(*f).len()).sum::<usize>() * solvers.len();
+    let bar = progress(steps);
+    let mut rows = Vec::new();
+    for solver in &solvers {
+        for &f in &families {
+            for n in sizes(f) {
+                bar.set_message(format!("{}-{n} on {}", f.name(), solver.name));
+                match bench::scale::measure(f, n, solver, c.runs, timeout) {
+                    Ok(r) => rows.push((solver.name.clone(), r)),
+                    Err(e) => return bad(&e),
+                }
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    match c.format {
+        BenchFormat::Table => scale_table(&rows, &families, &solvers),
+        f => {
+            let list: Vec<Value> = rows
+                .iter()
+                .map(|(solver, r)| {
+                    json!({
+                        "benchmark": format!("{}-{}", r.family.name(), r.n),
+                        "family": r.family.name(),
+                        "n": r.n,
+                        "solver": solver,
+                        "answer": r.answer,
+                        "expected": r.expected,
+                        "method": r.method,
+                        "build_ms": ms(r.build),
+                        "dag_nodes": r.dag_nodes,
+                        "smt_bytes": r.smt_bytes,
+                        "solve_ms": ms(r.solve),
+                        "total_ms": ms(r.build + r.solve),
+                    })
+                })
+                .collect();
+            print_rows(&list, f);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// One table per family and solver, with the log–log slopes under it.
+fn scale_table(
+    rows: &[(String, bench::scale::ScaleRow)],
+    families: &[bench::scale::Family],
+    solvers: &[crate::smt::Profile],
+) {
+    use bench::scale::log_log_slope;
+    let head: Vec<String> = ["n", "build φ̂", "DAG nodes", "SMT-LIB bytes", "solve"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for solver in solvers {
+        for f in families {
+            let mine: Vec<&bench::scale::ScaleRow> = rows
+                .iter()
+                .filter(|(s, r)| *s == solver.name && r.family == *f)
+                .map(|(_, r)| r)
+                .collect();
+            outln!("{}: {} ({})", f.name(), f.what(), solver.name);
+            let body: Vec<Vec<String>> = mine
+                .iter()
+                .map(|r| {
+                    let mark = if r.expected || r.answer == "unknown" {
+                        ""
+                    } else {
+                        " (WRONG)"
+                    };
+                    vec![
+                        r.n.to_string(),
+                        short(r.build),
+                        r.dag_nodes.to_string(),
+                        r.smt_bytes.to_string(),
+                        format!("{} {}{mark}", r.answer, short(r.solve)),
+                    ]
+                })
+                .collect();
+            print_table(&head, &body);
+            let slope = |y: &dyn Fn(&bench::scale::ScaleRow) -> f64| {
+                let points: Vec<(f64, f64)> = mine.iter().map(|r| (r.n as f64, y(r))).collect();
+                log_log_slope(&points).map_or("—".to_string(), |s| format!("{s:.2}"))
+            };
+            outln!(
+                "growth (log–log slope in n): build {}, DAG nodes {}, SMT-LIB bytes {}, solve {}",
+                slope(&|r| r.build.as_secs_f64()),
+                slope(&|r| r.dag_nodes as f64),
+                slope(&|r| r.smt_bytes as f64),
+                slope(&|r| r.solve.as_secs_f64()),
+            );
+            outln!();
+        }
+    }
+    outln!(
+        "build φ̂: median over the runs, a fresh database each; solve: `apc check` of the assert \
+after the build (ifs, nested, paths are built reachable, loops unreachable; WRONG marks a \
+definite answer against that)."
+    );
 }

@@ -5,9 +5,11 @@
 //!   can kill;
 //! - [`race`]: contenders (query × solver) in parallel, first definite
 //!   answer wins;
-//! - here: one-shot scripts for the engine's helper queries (pruning,
-//!   counter inference), which need no session.
+//! - [`helper`]: warm solver processes for the engine's many small helper
+//!   queries (pruning, counter inference);
+//! - here: one-shot scripts (a fresh process each, or a warm helper).
 
+pub mod helper;
 pub mod profile;
 pub mod race;
 pub mod session;
@@ -90,7 +92,19 @@ fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<S
 /// Runs `script` in a fresh solver with a timeout (the script should end
 /// with `(check-sat)` and possibly `(get-value …)`).
 pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
-    let text = match solver_stdout(profile, script, timeout) {
+    answer(profile, solver_stdout(profile, script, timeout))
+}
+
+/// [`run_script`] on a warm solver process (see [`helper`]): for the
+/// engine's many small queries, where a process start costs more than the
+/// query.
+pub fn run_helper(profile: &Profile, script: &str, timeout: Duration) -> Answer {
+    answer(profile, helper::run(profile, script, timeout))
+}
+
+/// The first line is the answer; a `sat`'s further lines are its values.
+fn answer(profile: &Profile, stdout: Result<String, String>) -> Answer {
+    let text = match stdout {
         Ok(t) => t,
         Err(e) => return Answer::Unknown(e),
     };
@@ -112,14 +126,15 @@ pub fn run_z3(script: &str, timeout: Duration) -> Answer {
     }
 }
 
-/// Runs a script with several `(check-sat)`s; one answer per check.
-pub fn run_script_batch(
+/// Runs a script with several `(check-sat)`s on a warm solver process;
+/// one answer per check.
+pub fn run_helper_batch(
     profile: &Profile,
     script: &str,
     checks: usize,
     timeout: Duration,
 ) -> Vec<Answer> {
-    let text = solver_stdout(profile, script, timeout).unwrap_or_default();
+    let text = helper::run(profile, script, timeout).unwrap_or_default();
     let mut answers: Vec<Answer> = text
         .lines()
         .map(str::trim)

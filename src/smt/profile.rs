@@ -195,7 +195,11 @@ mod tests {
         let z3 = SolverKind::Z3.profile();
         assert!(z3.quantified_options.iter().any(|o| o.contains("mbqi")));
         // MBQI only on φ̂, the arithmetic solver only on the unfoldings.
-        assert!(!z3.quantifier_free_options.iter().any(|o| o.contains("mbqi")));
+        assert!(
+            !z3.quantifier_free_options
+                .iter()
+                .any(|o| o.contains("mbqi"))
+        );
         assert!(
             z3.quantifier_free_options
                 .iter()

@@ -2,9 +2,9 @@
 //! SMT-LIB 2 (for solvers).
 
 use super::*;
-use std::collections::BTreeSet;
 use rustc_hash::FxHashMap as HashMap;
 use rustc_hash::FxHashSet as HashSet;
+use std::collections::BTreeSet;
 use std::fmt::Write;
 
 /// Subterms worth naming when printing `roots`: used more than once, not

@@ -1,0 +1,298 @@
+//! `apc bench scale`: how the cost grows with the program. Four families
+//! of microc programs, generated on the fly, each with one `assert`:
+//!
+//! - `ifs`: n sequential `if`s (2ⁿ backbones) — the factored φ̂ must stay
+//!   linear in n;
+//! - `loops`: n sequential loops;
+//! - `nested`: loops nested to depth n;
+//! - `paths`: one loop whose body has n paths (n path counters).
+//!
+//! For each member: the time to build φ̂ (a fresh database each run), its
+//! size (DAG nodes, bytes of the SMT-LIB query), and the time `apc check`
+//! takes to decide the assert after the build. Growth is summarised by the
+//! least-squares slope on a log–log scale (1 = linear, 2 = quadratic).
+
+use super::{Loaded, answer, check_options, median, solve};
+use crate::check;
+use crate::db::{self, Database, SourceFile};
+use crate::smt::Profile;
+use crate::target_kind::TargetKind;
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+/// A family of generated programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    Ifs,
+    Loops,
+    Nested,
+    Paths,
+}
+
+impl Family {
+    pub const ALL: [Family; 4] = [Family::Ifs, Family::Loops, Family::Nested, Family::Paths];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Ifs => "ifs",
+            Family::Loops => "loops",
+            Family::Nested => "nested",
+            Family::Paths => "paths",
+        }
+    }
+
+    /// What n counts.
+    pub fn what(self) -> &'static str {
+        match self {
+            Family::Ifs => "n sequential ifs (2^n backbones)",
+            Family::Loops => "n sequential loops",
+            Family::Nested => "loops nested to depth n",
+            Family::Paths => "one loop body with n paths",
+        }
+    }
+
+    /// The sizes measured by default: doubling, so that the log–log slope
+    /// is well spread; `ifs` reaches 20 (2²⁰ backbones, the mark).
+    pub fn default_sizes(self) -> &'static [usize] {
+        match self {
+            Family::Ifs => &[1, 2, 4, 8, 16, 20],
+            Family::Loops => &[1, 2, 4, 8, 16],
+            Family::Nested => &[1, 2, 3, 4, 5, 6],
+            Family::Paths => &[1, 2, 4, 8, 16],
+        }
+    }
+
+    /// The paper's answer for the assert of every member (by construction).
+    pub fn reachable(self) -> bool {
+        !matches!(self, Family::Loops)
+    }
+
+    /// The program of size `n` (n ≥ 1).
+    pub fn program(self, n: usize) -> String {
+        let n = n.max(1);
+        let mut s = String::new();
+        match self {
+            // Each `if` reads its own input cell; the assert needs all n.
+            Family::Ifs => {
+                s.push_str("main(a) {\n  var s;\n  s = 0;\n");
+                for i in 0..n {
+                    let _ = writeln!(s, "  if (a[{i}] > {i}) {{\n    s = s + 1;\n  }}");
+                }
+                let _ = writeln!(
+                    s,
+                    "  if (s == {n}) {{\n    assert(0);\n  }}\n  return s;\n}}"
+                );
+            }
+            // Loop k adds 2 per iteration: s is even, the assert asks for
+            // odd (TwoLoops' parity argument over n counters).
+            Family::Loops => {
+                let params: Vec<String> = (0..n).map(|k| format!("x{k}")).collect();
+                let _ = writeln!(s, "main({}) {{\n  var s, i;\n  s = 0;", params.join(", "));
+                for p in &params {
+                    let _ = writeln!(
+                        s,
+                        "  i = 0;\n  while (i < {p}) {{\n    s = s + 2;\n    i = i + 1;\n  }}"
+                    );
+                }
+                let _ = writeln!(
+                    s,
+                    "  if (s == {}) {{\n    assert(0);\n  }}\n  return s;\n}}",
+                    2 * n + 1
+                );
+            }
+            // s counts the innermost iterations (m^n); s == 1 needs m = 1.
+            Family::Nested => {
+                let vars: Vec<String> = (0..n).map(|k| format!("i{k}")).collect();
+                let _ = writeln!(s, "main(m) {{\n  var s, {};\n  s = 0;", vars.join(", "));
+                let mut indent = String::from("  ");
+                for v in &vars {
+                    let _ = writeln!(s, "{indent}{v} = 0;\n{indent}while ({v} < m) {{");
+                    indent.push_str("  ");
+                }
+                let _ = writeln!(s, "{indent}s = s + 1;");
+                for v in vars.iter().rev() {
+                    let _ = writeln!(s, "{indent}{v} = {v} + 1;");
+                    indent.truncate(indent.len() - 2);
+                    let _ = writeln!(s, "{indent}}}");
+                }
+                s.push_str("  if (s == 1) {\n    assert(0);\n  }\n  return s;\n}\n");
+            }
+            // Path p adds p + 1; the assert asks for 2n + 1 in all.
+            Family::Paths => {
+                s.push_str("main(a, m) {\n  var i, s;\n  i = 0;\n  s = 0;\n  while (i < m) {\n");
+                for p in 0..n {
+                    let head = if p == 0 { "    " } else { " else " };
+                    let add = p + 1;
+                    if p + 1 < n {
+                        let _ =
+                            write!(s, "{head}if (a[i] == {p}) {{\n      s = s + {add};\n    }}");
+                    } else if n == 1 {
+                        let _ = write!(s, "    s = s + {add};");
+                    } else {
+                        let _ = write!(s, "{head}{{\n      s = s + {add};\n    }}");
+                    }
+                }
+                let _ = writeln!(
+                    s,
+                    "\n    i = i + 1;\n  }}\n  if (s == {}) {{\n    assert(0);\n  }}\n  return s;\n}}",
+                    2 * n + 1
+                );
+            }
+        }
+        s
+    }
+}
+
+/// One member of a family, measured.
+pub struct ScaleRow {
+    pub family: Family,
+    pub n: usize,
+    /// Median build time of φ̂ (fresh database per run).
+    pub build: Duration,
+    pub dag_nodes: usize,
+    /// Bytes of φ̂'s SMT-LIB query (declarations and assertion).
+    pub smt_bytes: usize,
+    /// Median time of `apc check` after the build, its answer and method.
+    pub solve: Duration,
+    pub answer: &'static str,
+    pub method: String,
+    /// Whether the answer is the one the family is built to have (an
+    /// `unknown` is not wrong, only undecided).
+    pub expected: bool,
+}
+
+/// Measures one member: builds (`runs` times), sizes, then decides.
+pub fn measure(
+    family: Family,
+    n: usize,
+    solver: &Profile,
+    runs: usize,
+    timeout: Duration,
+) -> Result<ScaleRow, String> {
+    let name = format!("{}-{n}.mc", family.name());
+    let source = family.program(n);
+    let opts = check::engine_options(&check_options(solver, false, timeout));
+    let mut builds = Vec::new();
+    let mut last = None;
+    for _ in 0..runs.max(1) {
+        // From the source: parsing and lowering count too.
+        let start = Instant::now();
+        let db = Database::default();
+        let file = SourceFile::new(&db, name.clone(), source.clone());
+        let target = check::targets(&db, file)
+            .into_iter()
+            .find(|t| t.kind == TargetKind::Assert)
+            .ok_or_else(|| format!("{name}: the generated program has no assert"))?;
+        db::necessary_condition(&db, file, target.function.clone(), target.id, opts.clone());
+        builds.push(start.elapsed());
+        last = Some(Loaded { db, file, target });
+    }
+    let l = last.expect("at least one run");
+    let t = &l.target;
+    let nc = db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts);
+    let dag_nodes = nc.terms.dag_size(&[nc.value]);
+    let smt_bytes = crate::term::smtlib_query(&nc.terms, &[nc.value]).len();
+    let mut solves = Vec::new();
+    let mut verdict = None;
+    for _ in 0..runs.max(1) {
+        let (v, time, method) = solve(&l, solver, true, timeout);
+        solves.push(time);
+        verdict = Some((v, method));
+        if time >= timeout {
+            break;
+        }
+    }
+    let (v, method) = verdict.expect("at least one run");
+    let answer = answer(&v);
+    let expected = answer == if family.reachable() { "sat" } else { "unsat" };
+    Ok(ScaleRow {
+        family,
+        n,
+        build: median(builds),
+        dag_nodes,
+        smt_bytes,
+        solve: median(solves),
+        answer,
+        method,
+        expected,
+    })
+}
+
+/// The least-squares slope of log y against log x over the points with
+/// positive coordinates; `None` with fewer than two such points.
+pub fn log_log_slope(points: &[(f64, f64)]) -> Option<f64> {
+    let logs: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(x, y)| *x > 0.0 && *y > 0.0)
+        .map(|(x, y)| (x.ln(), y.ln()))
+        .collect();
+    if logs.len() < 2 {
+        return None;
+    }
+    let k = logs.len() as f64;
+    let mx = logs.iter().map(|p| p.0).sum::<f64>() / k;
+    let my = logs.iter().map(|p| p.1).sum::<f64>() / k;
+    let sxx: f64 = logs.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = logs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slopes_of_power_laws() {
+        let line: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0].iter().map(|&x| (x, 3.0 * x)).collect();
+        assert!((log_log_slope(&line).unwrap() - 1.0).abs() < 1e-9);
+        let square: Vec<(f64, f64)> = [1.0, 2.0, 4.0].iter().map(|&x| (x, x * x)).collect();
+        assert!((log_log_slope(&square).unwrap() - 2.0).abs() < 1e-9);
+        assert_eq!(log_log_slope(&[(1.0, 1.0)]), None);
+    }
+
+    /// Every generated member parses, type-checks, and runs as designed on
+    /// the interpreter: the witness the family is built around hits the
+    /// assert (and `loops`, whose assert is unreachable, returns).
+    #[test]
+    fn generated_programs_run_as_designed() {
+        use crate::interp::{ArgValue, Limits, Outcome, Witness};
+        let int = |v: usize| ArgValue::Int(v.into());
+        let list = |vs: &[usize]| ArgValue::List(vs.iter().map(|&v| int(v)).collect());
+        for family in Family::ALL {
+            for &n in family.default_sizes().iter().take(4) {
+                let source = family.program(n);
+                let (program, errors) = crate::syntax::parse(&source);
+                assert!(errors.is_empty(), "{source}");
+                let args: Vec<(String, ArgValue)> = match family {
+                    Family::Ifs => vec![("a".into(), list(&(1..=n).collect::<Vec<_>>()))],
+                    Family::Loops => (0..n).map(|k| (format!("x{k}"), int(1))).collect(),
+                    Family::Nested => vec![("m".into(), int(1))],
+                    // Two iterations on the last path (2n), one on path 0
+                    // (+1): a = [n-1, n-1, 0], m = 3.
+                    Family::Paths => {
+                        vec![("a".into(), list(&[n - 1, n - 1, 0])), ("m".into(), int(3))]
+                    }
+                };
+                let w = Witness {
+                    args,
+                    input: vec![],
+                };
+                let r = crate::interp::run(&program, &w, Limits::default()).unwrap();
+                let hit = matches!(
+                    r.outcome,
+                    Outcome::Error {
+                        kind: TargetKind::Assert,
+                        ..
+                    }
+                );
+                assert_eq!(
+                    hit,
+                    family.reachable(),
+                    "{} {n}: {:?}\n{source}",
+                    family.name(),
+                    r.outcome
+                );
+            }
+        }
+    }
+}
