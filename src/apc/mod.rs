@@ -100,6 +100,8 @@ pub struct Engine<'a> {
     summaries: HashMap<LoopId, Rc<Summary>>,
     loop_at: HashMap<ir::NodeId, LoopId>,
     next_counter: u32,
+    /// The helper solver process of this run (pruning, inference).
+    pub(crate) solver: crate::smt::Helper,
 }
 
 impl<'a> Engine<'a> {
@@ -117,6 +119,7 @@ impl<'a> Engine<'a> {
             summaries: HashMap::default(),
             loop_at,
             next_counter: 1,
+            solver: crate::smt::Helper::default(),
         }
     }
 

@@ -171,7 +171,13 @@ fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
         .map(|r| super::unfold(&mut eng.terms, r.pc, 1))
         .collect();
     let script = crate::term::to_smtlib_batch(&eng.terms, &checks);
-    let answers = smt::run_helper_batch(&helper, &script, checks.len(), eng.opts.solver_timeout);
+    let answers = smt::run_helper_batch(
+        &mut eng.solver,
+        &helper,
+        &script,
+        checks.len(),
+        eng.opts.solver_timeout,
+    );
     let before = runs.len();
     let kept: Vec<Run> = runs
         .into_iter()
@@ -1222,7 +1228,7 @@ fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
     let Some(helper) = eng.opts.helper.clone() else {
         return Point::Unknown;
     };
-    match smt::run_helper(&helper, &script, eng.opts.solver_timeout) {
+    match smt::run_helper(&mut eng.solver, &helper, &script, eng.opts.solver_timeout) {
         Answer::Unsat => Point::Unsat,
         Answer::Unknown(_) => Point::Unknown,
         Answer::Sat(model) => {

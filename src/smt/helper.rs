@@ -1,20 +1,25 @@
-//! Warm solver processes for the engine's helper queries (pruning of
+//! A warm solver process for the engine's helper queries (pruning of
 //! infeasible loop-body backbones, counter inference): many small scripts,
 //! each answered in about a millisecond, where starting a solver costs
-//! 20–30 ms. Building HWM's condition asked 61 of them, 1.8 s of process
-//! starts; with warm processes the build is bounded by the engine itself.
+//! 20–30 ms. Building HWM's condition asked 60 of them: 1.8 s of process
+//! starts, ~0.1 s in one process.
 //!
-//! A script runs in a `push`/`pop` scope of its own (so nothing of an
-//! earlier one survives; `(reset)` would do too, but costs Z3 6–9 ms, a
-//! scope 0.3 ms), and is followed by an `echo` of a marker: the answer is
-//! everything the solver prints before the marker. A process that misses
-//! its deadline is killed and forgotten, one that printed an error is not
-//! reused; one that answered goes back to the pool.
+//! One process per engine run ([`Helper`]), started at its first script
+//! and killed when the run ends. Its scripts run one after another, each in
+//! a `push`/`pop` scope of its own, followed by an `echo` of a marker: the
+//! answer is everything the solver prints before the marker. `(reset)`
+//! would isolate scripts too, but costs Z3 6–9 ms, a scope 0.3 ms. A scope
+//! does not reset the solver's heuristics, so a model depends on the
+//! scripts asked before it in the same process: one process per run (not
+//! a pool shared by all) keeps every condition a function of its program
+//! — a pool made the printed conditions depend on which targets ran first.
+//! A process that misses its deadline, or prints an error, is dropped; the
+//! next script starts a fresh one.
 //!
 //! Processes are started by one long-lived thread, so that the kernel's
 //! parent-death signal (which fires when the *thread* that forked the
 //! solver ends) kills them exactly when apc ends — also on SIGKILL — and
-//! not when the worker thread that first asked for one is done.
+//! not when the worker thread that asked for one is done.
 
 use super::profile::Profile;
 use std::io::{BufRead, BufReader, Write};
@@ -24,10 +29,6 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const MARKER: &str = "apc-helper-done";
-
-/// Idle processes kept per solver configuration (one per worker is the
-/// most ever in use at once, `--jobs` at a time).
-const MAX_IDLE: usize = 4;
 
 /// What makes two processes interchangeable: binary, arguments, timeout.
 type Key = (String, Vec<String>);
@@ -44,11 +45,6 @@ impl Drop for Warm {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn pool() -> &'static Mutex<Vec<(Key, Warm)>> {
-    static POOL: OnceLock<Mutex<Vec<(Key, Warm)>>> = OnceLock::new();
-    POOL.get_or_init(|| Mutex::new(Vec::new()))
 }
 
 type SpawnRequest = (Key, Sender<Result<Warm, String>>);
@@ -110,13 +106,7 @@ fn spawn(key: &Key) -> Result<Warm, String> {
     })
 }
 
-fn checkout(key: &Key) -> Result<Warm, String> {
-    {
-        let mut idle = pool().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = idle.iter().position(|(k, _)| k == key) {
-            return Ok(idle.swap_remove(i).1);
-        }
-    }
+fn start(key: &Key) -> Result<Warm, String> {
     let (tx, rx) = mpsc::channel();
     spawner()
         .lock()
@@ -127,46 +117,66 @@ fn checkout(key: &Key) -> Result<Warm, String> {
         .map_err(|_| "the solver-spawner thread is gone".to_string())?
 }
 
-fn checkin(key: Key, warm: Warm) {
-    let mut idle = pool().lock().unwrap_or_else(|e| e.into_inner());
-    if idle.iter().filter(|(k, _)| *k == key).count() < MAX_IDLE {
-        idle.push((key, warm));
+/// The helper process of one engine run (none until the first script).
+#[derive(Default)]
+pub struct Helper {
+    warm: Option<(Key, Warm)>,
+}
+
+impl std::fmt::Debug for Helper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.warm.is_some() {
+            "Helper(running)"
+        } else {
+            "Helper(idle)"
+        })
     }
 }
 
-/// Runs `script` on a warm `profile` solver: what it prints, as a fresh
-/// process would print it. The solver's own limit is `timeout` per check;
-/// past it plus a grace period the process is killed.
-pub fn run(profile: &Profile, script: &str, timeout: Duration) -> Result<String, String> {
-    let ms = timeout.as_millis().max(1);
-    let mut args = profile.args.clone();
-    args.push(profile.timeout_arg(ms));
-    let key: Key = (profile.command.clone(), args);
-    // A process that died since it was pooled (its answer stream ended)
-    // is replaced once.
-    for attempt in 0..2 {
-        let mut warm = checkout(&key)?;
-        match ask(&mut warm, script, timeout) {
+impl Helper {
+    /// Runs `script` on the run's `profile` solver: what it prints, as a
+    /// fresh process would print it. The solver's own limit is `timeout`
+    /// per check; past it plus a grace period the process is killed.
+    pub fn run(
+        &mut self,
+        profile: &Profile,
+        script: &str,
+        timeout: Duration,
+    ) -> Result<String, String> {
+        let ms = timeout.as_millis().max(1);
+        let mut args = profile.args.clone();
+        args.push(profile.timeout_arg(ms));
+        let key: Key = (profile.command.clone(), args);
+        if self.warm.as_ref().is_some_and(|(k, _)| *k != key) {
+            self.warm = None;
+        }
+        let (_, warm) = match self.warm.take() {
+            Some(w) => self.warm.insert(w),
+            None => self.warm.insert((key.clone(), start(&key)?)),
+        };
+        match ask(warm, script, timeout) {
             Ok(text) => {
                 // A solver that complained may be left in a state of its
-                // own (a scope not popped): not pooled again.
-                if !text.contains("(error") {
-                    checkin(key, warm);
+                // own (a scope not popped): the next script gets a new one.
+                if text.contains("(error") {
+                    self.warm = None;
                 }
-                return Ok(text);
+                Ok(text)
             }
-            Err(Failure::Dead) if attempt == 0 => continue,
-            Err(Failure::Dead) => return Err(format!("{} stopped answering", profile.name)),
+            Err(Failure::Dead) => {
+                self.warm = None;
+                Err(format!("{} stopped answering", profile.name))
+            }
             Err(Failure::Timeout) => {
-                return Err(format!(
+                self.warm = None;
+                Err(format!(
                     "{} did not answer within {:.1} s and was stopped",
                     profile.name,
                     timeout.as_secs_f64()
-                ));
+                ))
             }
         }
     }
-    unreachable!("the loop returns on its second attempt")
 }
 
 enum Failure {

@@ -5,8 +5,8 @@
 //!   can kill;
 //! - [`race`]: contenders (query × solver) in parallel, first definite
 //!   answer wins;
-//! - [`helper`]: warm solver processes for the engine's many small helper
-//!   queries (pruning, counter inference);
+//! - [`helper`]: a warm solver process per engine run, for its many small
+//!   helper queries (pruning, counter inference);
 //! - here: one-shot scripts (a fresh process each, or a warm helper).
 
 pub mod helper;
@@ -14,6 +14,7 @@ pub mod profile;
 pub mod race;
 pub mod session;
 
+pub use helper::Helper;
 pub use profile::{Profile, SolverKind, default_z3, locate};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
@@ -95,11 +96,16 @@ pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer 
     answer(profile, solver_stdout(profile, script, timeout))
 }
 
-/// [`run_script`] on a warm solver process (see [`helper`]): for the
+/// [`run_script`] on a run's warm solver process (see [`helper`]): for the
 /// engine's many small queries, where a process start costs more than the
 /// query.
-pub fn run_helper(profile: &Profile, script: &str, timeout: Duration) -> Answer {
-    answer(profile, helper::run(profile, script, timeout))
+pub fn run_helper(
+    helper: &mut Helper,
+    profile: &Profile,
+    script: &str,
+    timeout: Duration,
+) -> Answer {
+    answer(profile, helper.run(profile, script, timeout))
 }
 
 /// The first line is the answer; a `sat`'s further lines are its values.
@@ -129,12 +135,13 @@ pub fn run_z3(script: &str, timeout: Duration) -> Answer {
 /// Runs a script with several `(check-sat)`s on a warm solver process;
 /// one answer per check.
 pub fn run_helper_batch(
+    helper: &mut Helper,
     profile: &Profile,
     script: &str,
     checks: usize,
     timeout: Duration,
 ) -> Vec<Answer> {
-    let text = helper::run(profile, script, timeout).unwrap_or_default();
+    let text = helper.run(profile, script, timeout).unwrap_or_default();
     let mut answers: Vec<Answer> = text
         .lines()
         .map(str::trim)
