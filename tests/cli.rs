@@ -120,6 +120,8 @@ fn every_subcommand_has_help() {
         vec!["bench", "--help"],
         vec!["bench", "apc", "--help"],
         vec!["bench", "simplify", "--help"],
+        vec!["bench", "ksweep", "--help"],
+        vec!["bench", "scale", "--help"],
     ] {
         let out = apc(&cmd);
         assert_eq!(out.status.code(), Some(0), "{cmd:?}");
@@ -131,6 +133,8 @@ fn every_subcommand_has_help() {
         vec!["bench", "apc", "--runs", "0"],
         vec!["bench", "simplify", "--timeout", "0"],
         vec!["bench", "apc", "--query-timeout", "nan"],
+        vec!["bench", "ksweep", "--k-max", "0"],
+        vec!["bench", "scale", "--sizes", "0"],
     ] {
         let out = apc(&bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
@@ -140,6 +144,51 @@ fn every_subcommand_has_help() {
             "{bad:?}"
         );
     }
+}
+
+/// The rows scripts read: every row names the benchmark, solver, answer,
+/// build and total time; the generated programs get the answers they are
+/// built to have, and the slopes are printed in the table.
+#[test]
+fn bench_rows_for_scripts() {
+    let out = apc(&[
+        "bench", "scale", "--family", "ifs", "--family", "loops", "--sizes", "1,2", "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        for key in [
+            "benchmark",
+            "solver",
+            "answer",
+            "build_ms",
+            "total_ms",
+            "dag_nodes",
+        ] {
+            assert!(!r[key].is_null(), "{key} in {r}");
+        }
+        let expected = if r["family"] == "ifs" { "sat" } else { "unsat" };
+        assert_eq!(r["answer"], expected, "{r}");
+    }
+    let table = apc(&["bench", "scale", "--family", "paths", "--sizes", "1,2,4"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("growth (log–log slope in n)"), "{text}");
+
+    let out = apc(&["bench", "ksweep", "--k-max", "1", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let head = text.lines().next().unwrap();
+    for key in ["benchmark", "solver", "k", "answer", "build_ms", "total_ms"] {
+        assert!(head.split(',').any(|h| h == key), "{key} in {head}");
+    }
+    assert_eq!(text.lines().count(), 1 + 8, "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("OneLoop,z3,1,unsat")),
+        "{text}"
+    );
 }
 
 #[test]
