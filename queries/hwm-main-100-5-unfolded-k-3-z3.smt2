@@ -1,3 +1,4 @@
+(set-option :smt.arith.solver 2)
 (set-logic ALL)
 (declare-fun A0!0 (Int) Int)
 (declare-fun k7!48 () Int)

@@ -1,3 +1,4 @@
+(set-option :smt.arith.solver 2)
 (set-logic ALL)
 (declare-fun n0!1 () Int)
 (declare-fun A0!0 (Int) Int)

@@ -1,3 +1,4 @@
+(set-option :smt.arith.solver 2)
 (set-logic ALL)
 (declare-fun m0!1 () Int)
 (declare-fun n0!2 () Int)

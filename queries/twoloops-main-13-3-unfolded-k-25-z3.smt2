@@ -1,3 +1,4 @@
+(set-option :smt.arith.solver 2)
 (set-logic ALL)
 (declare-fun n0!0 () Int)
 (declare-fun k2!14 () Int)
