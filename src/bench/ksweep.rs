@@ -6,7 +6,7 @@
 //! replayed). The smallest such K is what the ISSTA paper's K = 25 is a
 //! guess of.
 
-use super::{Benchmark, answer, check_options, median};
+use super::{Benchmark, answer, check_options, timed};
 use crate::check::{self, Mode};
 use crate::db;
 use crate::smt::Profile;
@@ -67,22 +67,13 @@ pub fn sweep(
             k,
             ..base.clone()
         };
-        let mut times = Vec::new();
-        let mut last = None;
-        for _ in 0..runs.max(1) {
-            let r = check::check_target(&l.db, l.file, t, &opts);
-            times.push(r.time);
-            let timed_out = r.time >= timeout;
-            last = Some(r);
-            if timed_out {
-                break;
-            }
-        }
-        let r = last.expect("at least one run");
+        let (time, r) = timed(runs, timeout, || {
+            check::check_target(&l.db, l.file, t, &opts)
+        });
         points.push(KPoint {
             k,
             answer: answer(&r.verdict),
-            time: median(times),
+            time,
             method: r.method.unwrap_or_default(),
             reason: match r.verdict {
                 check::Verdict::Unknown(why) => Some(why),

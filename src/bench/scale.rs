@@ -12,7 +12,7 @@
 //! takes to decide the assert after the build. Growth is summarised by the
 //! least-squares slope on a log–log scale (1 = linear, 2 = quadratic).
 
-use super::{Loaded, answer, check_options, median, solve};
+use super::{Loaded, answer, check_options, median, solve, timed};
 use crate::check;
 use crate::db::{self, Database, SourceFile};
 use crate::smt::Profile;
@@ -192,17 +192,10 @@ pub fn measure(
     let nc = db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts);
     let dag_nodes = nc.terms.dag_size(&[nc.value]);
     let smt_bytes = crate::term::smtlib_query(&nc.terms, &[nc.value]).len();
-    let mut solves = Vec::new();
-    let mut verdict = None;
-    for _ in 0..runs.max(1) {
-        let (v, time, method) = solve(&l, solver, true, timeout);
-        solves.push(time);
-        verdict = Some((v, method));
-        if time >= timeout {
-            break;
-        }
-    }
-    let (v, method) = verdict.expect("at least one run");
+    let (solve, (v, method)) = timed(runs, timeout, || {
+        let (v, _, method) = solve(&l, solver, true, timeout);
+        (v, method)
+    });
     let answer = answer(&v);
     let expected = answer == if family.reachable() { "sat" } else { "unsat" };
     Ok(ScaleRow {
@@ -211,7 +204,7 @@ pub fn measure(
         build: median(builds),
         dag_nodes,
         smt_bytes,
-        solve: median(solves),
+        solve,
         answer,
         method,
         expected,

@@ -14,7 +14,10 @@
 //! a pool shared by all) keeps every condition a function of its program
 //! — a pool made the printed conditions depend on which targets ran first.
 //! A process that misses its deadline, or prints an error, is dropped; the
-//! next script starts a fresh one.
+//! next script starts a fresh one. Scripts with quantifiers run in a fresh
+//! process each, as before: instantiation depends most on the history (a
+//! nested-loop inference query, 30 ms fresh, took 3–6 s and `unknown`
+//! after thirty others in the same process).
 //!
 //! Processes are started by one long-lived thread, so that the kernel's
 //! parent-death signal (which fires when the *thread* that forked the
@@ -143,6 +146,13 @@ impl Helper {
         script: &str,
         timeout: Duration,
     ) -> Result<String, String> {
+        if script.contains("(forall") || script.contains("(exists") {
+            // Quantifier instantiation is where a solver's history shows
+            // most: a nested-loop inference query Z3 answers in 30 ms
+            // fresh took it 3–6 s (and `unknown`) after thirty others in
+            // the same process. Quantified scripts get a process of their own.
+            return super::solver_stdout(profile, script, timeout);
+        }
         let ms = timeout.as_millis().max(1);
         let mut args = profile.args.clone();
         args.push(profile.timeout_arg(ms));
