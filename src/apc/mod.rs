@@ -109,6 +109,7 @@ impl<'a> Engine<'a> {
         let mut terms = Terms::new();
         let slots = Rc::new(Slots::new(&mut terms, body));
         let loop_at = body.loops.iter().map(|l| (l.header, l.id)).collect();
+        let solver = crate::smt::Helper::new(opts.helper.clone(), opts.solver_timeout);
         Engine {
             body,
             source: None,
@@ -119,7 +120,7 @@ impl<'a> Engine<'a> {
             summaries: HashMap::default(),
             loop_at,
             next_counter: 1,
-            solver: crate::smt::Helper::default(),
+            solver,
         }
     }
 

@@ -160,10 +160,7 @@ fn run_path(eng: &mut Engine, start: &State, path: &Path, header: ir::NodeId) ->
 /// solver process for all of a loop's checks. Unknown answers keep the
 /// backbone.
 fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
-    let Some(helper) = eng.opts.helper.clone() else {
-        return runs;
-    };
-    if !eng.opts.prune_with_solver || runs.len() < 2 {
+    if !eng.solver.is_available() || !eng.opts.prune_with_solver || runs.len() < 2 {
         return runs;
     }
     let checks: Vec<TermId> = runs
@@ -171,13 +168,7 @@ fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
         .map(|r| super::unfold(&mut eng.terms, r.pc, 1))
         .collect();
     let script = crate::term::to_smtlib_batch(&eng.terms, &checks);
-    let answers = smt::run_helper_batch(
-        &mut eng.solver,
-        &helper,
-        &script,
-        checks.len(),
-        eng.opts.solver_timeout,
-    );
+    let answers = eng.solver.run_batch(&script, checks.len());
     let before = runs.len();
     let kept: Vec<Run> = runs
         .into_iter()
@@ -1203,6 +1194,10 @@ fn model_at(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Option<Vec<BigIn
 }
 
 fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
+    eng.stats.inference_queries += 1;
+    if !eng.solver.is_available() {
+        return Point::Unknown;
+    }
     let mut script = crate::term::to_smtlib(&eng.terms, &[formula]);
     let names: Vec<String> = vars
         .iter()
@@ -1224,11 +1219,7 @@ fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
     if !names.is_empty() {
         script.push_str(&format!("(get-value ({}))\n", names.join(" ")));
     }
-    eng.stats.inference_queries += 1;
-    let Some(helper) = eng.opts.helper.clone() else {
-        return Point::Unknown;
-    };
-    match smt::run_helper(&mut eng.solver, &helper, &script, eng.opts.solver_timeout) {
+    match eng.solver.run(&script) {
         Answer::Unsat => Point::Unsat,
         Answer::Unknown(_) => Point::Unknown,
         Answer::Sat(model) => {

@@ -10,7 +10,7 @@ use super::{Benchmark, answer, check_options, timed};
 use crate::check::{self, Mode};
 use crate::db;
 use crate::smt::Profile;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One K on one benchmark.
 pub struct KPoint {
@@ -52,13 +52,12 @@ pub fn sweep(
     timeout: Duration,
     tick: &dyn Fn(),
 ) -> Result<KSweep, String> {
-    let l = b.load()?;
-    let t = &l.target;
     let base = check_options(solver, true, timeout);
-    let start = Instant::now();
     let engine = check::engine_options(&base);
-    db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, engine.clone());
-    let build = start.elapsed();
+    let (build, l) = timed(1, Duration::MAX, || b.build(&engine));
+    let l = l?;
+    let t = &l.target;
+    // Simplified before the sweep, so that each K times the solving only.
     db::simplified_condition(&l.db, l.file, t.function.clone(), t.id, engine);
     let mut points = Vec::new();
     for k in 1..=k_max {

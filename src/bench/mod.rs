@@ -6,6 +6,7 @@
 pub mod ksweep;
 pub mod scale;
 
+use crate::apc::Options;
 use crate::check::{self, CheckOptions, Target, Verdict};
 use crate::db::{self, Database, SourceFile};
 use crate::smt::Profile;
@@ -125,8 +126,8 @@ pub struct Loaded {
 }
 
 impl Benchmark {
-    /// The target: the first `// @target` annotation of the program's
-    /// source (the one the paper asks about).
+    /// Loaded with its target: the first `// @target` annotation of the
+    /// program's source (the one the paper asks about).
     pub fn load(&self) -> Result<Loaded, String> {
         let (line, col) = self
             .source
@@ -137,13 +138,43 @@ impl Benchmark {
                 Some((v["line"].as_u64()? as u32, v["col"].as_u64()? as u32))
             })
             .ok_or_else(|| format!("{}: no @target annotation", self.file))?;
+        Loaded::new(self.file, self.source, |t| (t.line, t.col) == (line, col))
+            .map_err(|e| format!("{e} at {line}:{col}"))
+    }
+
+    /// [`Benchmark::load`] and its condition built: what every bench times
+    /// as "build φ̂".
+    pub fn build(&self, opts: &Options) -> Result<Loaded, String> {
+        let l = self.load()?;
+        l.condition(opts);
+        Ok(l)
+    }
+}
+
+impl Loaded {
+    /// A program in a fresh database, with the first target `select` picks.
+    pub fn new(
+        file: &str,
+        source: &str,
+        select: impl Fn(&Target) -> bool,
+    ) -> Result<Loaded, String> {
         let db = Database::default();
-        let file = SourceFile::new(&db, self.file.to_string(), self.source.to_string());
-        let target = check::targets(&db, file)
+        let file_id = SourceFile::new(&db, file.to_string(), source.to_string());
+        let target = check::targets(&db, file_id)
             .into_iter()
-            .find(|t| (t.line, t.col) == (line, col))
-            .ok_or_else(|| format!("{}: no target at {line}:{col}", self.file))?;
-        Ok(Loaded { db, file, target })
+            .find(select)
+            .ok_or_else(|| format!("{file}: no such target"))?;
+        Ok(Loaded {
+            db,
+            file: file_id,
+            target,
+        })
+    }
+
+    /// The target's necessary condition (computed once per database).
+    pub fn condition(&self, opts: &Options) -> &crate::apc::Portable<crate::term::TermId> {
+        let t = &self.target;
+        db::necessary_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
 }
 
@@ -224,7 +255,7 @@ pub fn simplify_row(
         // Computed once here (per solver: the engine's helper queries use
         // it), so that the runs below time only the solving.
         let opts = check::engine_options(&check_options(solver, true, timeout));
-        db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts.clone());
+        l.condition(&opts);
         let s = db::simplified_condition(&l.db, l.file, t.function.clone(), t.id, opts);
         stats.get_or_insert_with(|| s.value.1.clone());
         let measure = |simplify: bool| {
@@ -313,23 +344,11 @@ pub fn apc_row(
 ) -> Result<ApcRow, String> {
     let opts = check::engine_options(&check_options(solver, false, race_timeout));
     let k = 25;
-    let l = b.load()?;
-    let t = &l.target;
     // Each build in a database of its own (nothing cached); the last one
     // stays for the measurements below.
-    let (build, fresh) = timed(runs, Duration::MAX, || {
-        let db = Database::default();
-        let file = SourceFile::new(&db, b.file.to_string(), b.source.to_string());
-        db::necessary_condition(&db, file, t.function.clone(), t.id, opts.clone());
-        (db, file)
-    });
-    let l = Loaded {
-        db: fresh.0,
-        file: fresh.1,
-        target: l.target.clone(),
-    };
-    let t = &l.target;
-    let nc = db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts);
+    let (build, l) = timed(runs, Duration::MAX, || b.build(&opts));
+    let l = l?;
+    let nc = l.condition(&opts);
     let (unfold, unfolded_phi) = timed(runs, Duration::MAX, || {
         let mut own = nc.terms.clone();
         let phik = crate::apc::unfold(&mut own, nc.value, k);

@@ -12,13 +12,12 @@
 //! takes to decide the assert after the build. Growth is summarised by the
 //! least-squares slope on a log–log scale (1 = linear, 2 = quadratic).
 
-use super::{Loaded, answer, check_options, median, solve, timed};
+use super::{Loaded, answer, check_options, solve, timed};
 use crate::check;
-use crate::db::{self, Database, SourceFile};
 use crate::smt::Profile;
 use crate::target_kind::TargetKind;
 use std::fmt::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A family of generated programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,24 +171,15 @@ pub fn measure(
     let name = format!("{}-{n}.mc", family.name());
     let source = family.program(n);
     let opts = check::engine_options(&check_options(solver, false, timeout));
-    let mut builds = Vec::new();
-    let mut last = None;
-    for _ in 0..runs.max(1) {
-        // From the source: parsing and lowering count too.
-        let start = Instant::now();
-        let db = Database::default();
-        let file = SourceFile::new(&db, name.clone(), source.clone());
-        let target = check::targets(&db, file)
-            .into_iter()
-            .find(|t| t.kind == TargetKind::Assert)
-            .ok_or_else(|| format!("{name}: the generated program has no assert"))?;
-        db::necessary_condition(&db, file, target.function.clone(), target.id, opts.clone());
-        builds.push(start.elapsed());
-        last = Some(Loaded { db, file, target });
-    }
-    let l = last.expect("at least one run");
-    let t = &l.target;
-    let nc = db::necessary_condition(&l.db, l.file, t.function.clone(), t.id, opts);
+    // From the source, a fresh database each run: parsing and lowering
+    // count too.
+    let (build, l) = timed(runs, Duration::MAX, || {
+        let l = Loaded::new(&name, &source, |t| t.kind == TargetKind::Assert)?;
+        l.condition(&opts);
+        Ok::<_, String>(l)
+    });
+    let l = l?;
+    let nc = l.condition(&opts);
     let dag_nodes = nc.terms.dag_size(&[nc.value]);
     let smt_bytes = crate::term::smtlib_query(&nc.terms, &[nc.value]).len();
     let (solve, (v, method)) = timed(runs, timeout, || {
@@ -201,7 +191,7 @@ pub fn measure(
     Ok(ScaleRow {
         family,
         n,
-        build: median(builds),
+        build,
         dag_nodes,
         smt_bytes,
         solve,

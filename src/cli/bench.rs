@@ -116,7 +116,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
 }
 
 fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e5).round() / 1e2
+    super::rounded_ms(d, 2)
 }
 
 /// The progress bar of a benchmark run.
@@ -349,7 +349,7 @@ fn apc(a: ApcArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Milliseconds, short.
+/// A duration, short (see [`secs`]).
 fn short(d: Duration) -> String {
     secs(d.as_secs_f64())
 }

@@ -201,7 +201,7 @@ fn counts(reports: &[Report]) -> [usize; 3] {
 }
 
 fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1e4).round() / 10.0
+    super::rounded_ms(d, 1)
 }
 
 fn show_arg(v: &ArgValue) -> String {

@@ -145,6 +145,12 @@ fn progress(steps: usize, template: &str) -> indicatif::ProgressBar {
     b
 }
 
+/// Milliseconds rounded to `decimals` places (for JSON).
+fn rounded_ms(d: std::time::Duration, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (d.as_secs_f64() * 1e3 * scale).round() / scale
+}
+
 /// A `--timeout`-like flag's value: a positive, finite number of seconds.
 fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, ExitCode> {
     if v.is_finite() && v > 0.0 {

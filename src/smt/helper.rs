@@ -24,17 +24,18 @@
 //! solver ends) kills them exactly when apc ends — also on SIGKILL — and
 //! not when the worker thread that asked for one is done.
 
+use super::Answer;
 use super::profile::Profile;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 const MARKER: &str = "apc-helper-done";
 
-/// What makes two processes interchangeable: binary, arguments, timeout.
-type Key = (String, Vec<String>);
+/// A helper's command line: the binary and its arguments (timeout included).
+type CommandLine = (String, Vec<String>);
 
 struct Warm {
     child: Child,
@@ -50,7 +51,7 @@ impl Drop for Warm {
     }
 }
 
-type SpawnRequest = (Key, Sender<Result<Warm, String>>);
+type SpawnRequest = (CommandLine, Sender<Result<Warm, String>>);
 
 /// The thread that forks every warm solver; it lives as long as apc.
 fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
@@ -60,8 +61,8 @@ fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
         std::thread::Builder::new()
             .name("apc-solver-spawner".into())
             .spawn(move || {
-                for (key, reply) in rx {
-                    let _ = reply.send(spawn(&key));
+                for (line, reply) in rx {
+                    let _ = reply.send(spawn(&line));
                 }
             })
             .expect("spawning the solver-spawner thread");
@@ -69,29 +70,14 @@ fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
     })
 }
 
-fn spawn(key: &Key) -> Result<Warm, String> {
-    use std::os::unix::process::CommandExt;
-    let mut command = Command::new(&key.0);
-    // SAFETY: only an async-signal-safe syscall between fork and exec.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    let mut child = command
-        .args(&key.1)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e} (run solvers/install.sh)", key.0))?;
+fn spawn((command, args): &CommandLine) -> Result<Warm, String> {
+    let mut child = super::spawn_solver(command, command, args)?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     // Every script of the session runs under this logic (scripts are
     // stripped of theirs), in a `push`/`pop` scope of its own.
     stdin
         .write_all(b"(set-logic ALL)\n")
-        .map_err(|e| format!("cannot talk to {}: {e}", key.0))?;
+        .map_err(|e| format!("cannot talk to {command}: {e}"))?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
@@ -109,83 +95,107 @@ fn spawn(key: &Key) -> Result<Warm, String> {
     })
 }
 
-fn start(key: &Key) -> Result<Warm, String> {
+fn start(line: &CommandLine) -> Result<Warm, String> {
     let (tx, rx) = mpsc::channel();
     spawner()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .send((key.clone(), tx))
+        .send((line.clone(), tx))
         .map_err(|_| "the solver-spawner thread is gone".to_string())?;
     rx.recv()
         .map_err(|_| "the solver-spawner thread is gone".to_string())?
 }
 
-/// The helper process of one engine run (none until the first script).
-#[derive(Default)]
+/// The helper solver of one engine run: its profile and per-check limit,
+/// and its process (none until the first script; none at all without a
+/// profile).
 pub struct Helper {
-    warm: Option<(Key, Warm)>,
+    profile: Option<Profile>,
+    timeout: Duration,
+    command: CommandLine,
+    warm: Option<Warm>,
 }
 
 impl std::fmt::Debug for Helper {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.warm.is_some() {
-            "Helper(running)"
+        let name = self.profile.as_ref().map_or("none", |p| p.name.as_str());
+        let state = if self.warm.is_some() {
+            "running"
         } else {
-            "Helper(idle)"
-        })
+            "idle"
+        };
+        write!(f, "Helper({name}, {state})")
     }
 }
 
 impl Helper {
-    /// Runs `script` on the run's `profile` solver: what it prints, as a
-    /// fresh process would print it. The solver's own limit is `timeout`
-    /// per check; past it plus a grace period the process is killed.
-    pub fn run(
-        &mut self,
-        profile: &Profile,
-        script: &str,
-        timeout: Duration,
-    ) -> Result<String, String> {
+    /// A helper on `profile` (none: every script is `unknown`), each check
+    /// limited to `timeout`.
+    pub fn new(profile: Option<Profile>, timeout: Duration) -> Helper {
+        let command = profile.as_ref().map_or_else(Default::default, |p| {
+            let mut args = p.args.clone();
+            args.push(p.timeout_arg(timeout.as_millis().max(1)));
+            (p.command.clone(), args)
+        });
+        Helper {
+            profile,
+            timeout,
+            command,
+            warm: None,
+        }
+    }
+
+    /// Whether there is a solver to ask.
+    pub fn is_available(&self) -> bool {
+        self.profile.is_some()
+    }
+
+    /// Runs a script ending with `(check-sat)` and possibly `(get-value …)`.
+    pub fn run(&mut self, script: &str) -> Answer {
+        let out = self.stdout(script);
+        match &self.profile {
+            Some(p) => super::answer(p, out),
+            None => Answer::Unknown("no helper solver".into()),
+        }
+    }
+
+    /// Runs a script with several `(check-sat)`s: one answer per check.
+    pub fn run_batch(&mut self, script: &str, checks: usize) -> Vec<Answer> {
+        super::batch_answers(&self.stdout(script).unwrap_or_default(), checks)
+    }
+
+    /// What the solver prints for `script`, as a fresh process would print
+    /// it. Past the limit plus a grace period the process is killed.
+    fn stdout(&mut self, script: &str) -> Result<String, String> {
+        let Some(profile) = &self.profile else {
+            return Err("no helper solver".into());
+        };
         if script.contains("(forall") || script.contains("(exists") {
             // Quantifier instantiation is where a solver's history shows
             // most: a nested-loop inference query Z3 answers in 30 ms
             // fresh took it 3–6 s (and `unknown`) after thirty others in
             // the same process. Quantified scripts get a process of their own.
-            return super::solver_stdout(profile, script, timeout);
+            return super::solver_stdout(profile, script, self.timeout);
         }
-        let ms = timeout.as_millis().max(1);
-        let mut args = profile.args.clone();
-        args.push(profile.timeout_arg(ms));
-        let key: Key = (profile.command.clone(), args);
-        if self.warm.as_ref().is_some_and(|(k, _)| *k != key) {
+        let warm = match self.warm.take() {
+            Some(w) => self.warm.insert(w),
+            None => self.warm.insert(start(&self.command)?),
+        };
+        let result = ask(warm, script, self.timeout);
+        // A process that failed is dropped (killed); one that complained
+        // may be left in a state of its own (a scope not popped): the next
+        // script gets a new one.
+        if !matches!(&result, Ok(text) if !text.contains("(error")) {
             self.warm = None;
         }
-        let (_, warm) = match self.warm.take() {
-            Some(w) => self.warm.insert(w),
-            None => self.warm.insert((key.clone(), start(&key)?)),
-        };
-        match ask(warm, script, timeout) {
-            Ok(text) => {
-                // A solver that complained may be left in a state of its
-                // own (a scope not popped): the next script gets a new one.
-                if text.contains("(error") {
-                    self.warm = None;
-                }
-                Ok(text)
-            }
-            Err(Failure::Dead) => {
-                self.warm = None;
-                Err(format!("{} stopped answering", profile.name))
-            }
-            Err(Failure::Timeout) => {
-                self.warm = None;
-                Err(format!(
-                    "{} did not answer within {:.1} s and was stopped",
-                    profile.name,
-                    timeout.as_secs_f64()
-                ))
-            }
-        }
+        result.map_err(|f| match f {
+            Failure::Dead => format!("{} stopped answering", profile.name),
+            Failure::Timeout => format!(
+                "{} did not answer within {:.1} s and was stopped",
+                profile.name,
+                self.timeout.as_secs_f64()
+            ),
+        })
     }
 }
 
@@ -211,7 +221,7 @@ fn ask(warm: &mut Warm, script: &str, timeout: Duration) -> Result<String, Failu
     {
         return Err(Failure::Dead);
     }
-    let deadline = Instant::now() + timeout + Duration::from_millis(500) + timeout / 10;
+    let deadline = Instant::now() + timeout + super::grace(timeout);
     let mut out = String::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

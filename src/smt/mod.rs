@@ -20,7 +20,7 @@ pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,36 +31,42 @@ pub enum Answer {
     Unknown(String),
 }
 
-/// Runs a script in a fresh solver process; its stdout. The solver's own
-/// timeout is soft (Z3 does not always stop), so past the deadline plus a
-/// grace period the process is killed: a hanging solver never hangs apc.
-fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<String, String> {
-    use std::io::Read;
+/// Starts a solver (`name` for messages) with piped stdin and stdout. The
+/// kernel kills it if the thread that started it dies (apc killed): no
+/// orphans.
+fn spawn_solver(name: &str, command: &str, args: &[String]) -> Result<Child, String> {
     use std::os::unix::process::CommandExt;
-    use wait_timeout::ChildExt;
-    let ms = timeout.as_millis().max(1);
-    let mut command = Command::new(&profile.command);
-    // SAFETY: only an async-signal-safe syscall between fork and exec. The
-    // kernel kills the solver if this thread dies (apc killed): no orphans.
+    let mut command = Command::new(command);
+    // SAFETY: only an async-signal-safe syscall between fork and exec.
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             Ok(())
         });
     }
-    let mut child = command
-        .args(&profile.args)
-        .arg(profile.timeout_arg(ms))
+    command
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| {
-            format!(
-                "cannot start {}: {e} (run solvers/install.sh)",
-                profile.name
-            )
-        })?;
+        .map_err(|e| format!("cannot start {name}: {e} (run solvers/install.sh)"))
+}
+
+/// How long past its own limit a solver may take before it is killed (its
+/// limit is soft: Z3 does not always stop).
+fn grace(timeout: Duration) -> Duration {
+    Duration::from_millis(500) + timeout / 10
+}
+
+/// Runs a script in a fresh solver process; its stdout. Past the deadline
+/// plus [`grace`] the process is killed: a hanging solver never hangs apc.
+fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<String, String> {
+    use std::io::Read;
+    use wait_timeout::ChildExt;
+    let mut args = profile.args.clone();
+    args.push(profile.timeout_arg(timeout.as_millis().max(1)));
+    let mut child = spawn_solver(&profile.name, &profile.command, &args)?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
     }
@@ -71,8 +77,7 @@ fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<S
         let _ = stdout.read_to_string(&mut text);
         text
     });
-    let grace = Duration::from_millis(500) + timeout / 10;
-    match child.wait_timeout(timeout + grace) {
+    match child.wait_timeout(timeout + grace(timeout)) {
         Ok(Some(_)) => {}
         _ => {
             let _ = child.kill();
@@ -94,18 +99,6 @@ fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<S
 /// with `(check-sat)` and possibly `(get-value …)`).
 pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
     answer(profile, solver_stdout(profile, script, timeout))
-}
-
-/// [`run_script`] on a run's warm solver process (see [`helper`]): for the
-/// engine's many small queries, where a process start costs more than the
-/// query.
-pub fn run_helper(
-    helper: &mut Helper,
-    profile: &Profile,
-    script: &str,
-    timeout: Duration,
-) -> Answer {
-    answer(profile, helper.run(profile, script, timeout))
 }
 
 /// The first line is the answer; a `sat`'s further lines are its values.
@@ -132,16 +125,8 @@ pub fn run_z3(script: &str, timeout: Duration) -> Answer {
     }
 }
 
-/// Runs a script with several `(check-sat)`s on a warm solver process;
-/// one answer per check.
-pub fn run_helper_batch(
-    helper: &mut Helper,
-    profile: &Profile,
-    script: &str,
-    checks: usize,
-    timeout: Duration,
-) -> Vec<Answer> {
-    let text = helper.run(profile, script, timeout).unwrap_or_default();
+/// The answers of a script with several `(check-sat)`s, one per check.
+fn batch_answers(text: &str, checks: usize) -> Vec<Answer> {
     let mut answers: Vec<Answer> = text
         .lines()
         .map(str::trim)
