@@ -1,3 +1,5 @@
+(set-option :incremental true)
+(set-option :produce-models true)
 (set-option :arith-static-learning false)
 (set-logic ALL)
 (declare-fun A0!0 (Int) Int)

@@ -1,3 +1,5 @@
+(set-option :incremental true)
+(set-option :produce-models true)
 (set-option :mbqi true)
 (set-logic ALL)
 (declare-fun m0!0 () Int)

@@ -61,6 +61,11 @@ pub struct Profile {
     pub quantified_options: Vec<String>,
     /// Commands sent before a quantifier-free query.
     pub quantifier_free_options: Vec<String>,
+    /// Commands that open a standalone script (a dump), so that `solver
+    /// FILE` runs as the session does: the session's arguments that matter
+    /// to the answer, as `set-option`s.
+    #[serde(default)]
+    pub file_options: Vec<String>,
 }
 
 impl Profile {
@@ -85,10 +90,11 @@ impl Profile {
         s
     }
 
-    /// The self-contained script of a check: the preamble, `extra`
+    /// The self-contained script of a check: the file options, the preamble, `extra`
     /// assertions (blocked models), `(check-sat)` — what the dumps hold.
     pub fn script(&self, quantified: bool, query: &str, extra: &[String]) -> String {
-        let mut s = self.preamble(quantified, query);
+        let mut s: String = self.file_options.iter().map(|o| format!("{o}\n")).collect();
+        s.push_str(&self.preamble(quantified, query));
         for b in extra {
             s.push_str(b);
             s.push('\n');
