@@ -20,7 +20,7 @@ use apc::apc::Options;
 use apc::check;
 use apc::db::{self, Database, SourceFile};
 use apc::smt::{Answer, Profile, SolverKind, run_script};
-use apc::term::{Node, TermId, Terms, rebuild_public};
+use apc::term::{Node, TermId, Terms, VarKind, rebuild_public};
 use common::*;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -37,7 +37,7 @@ fn abstracted(
     }
     let node = terms.node(t).clone();
     let r = if let Node::Quant(..) = node {
-        *names.entry(t).or_insert_with(|| terms.fresh_bool())
+        *names.entry(t).or_insert_with(|| proposition(terms))
     } else {
         let kids = terms.children(&node);
         let new: Vec<TermId> = kids
@@ -52,6 +52,15 @@ fn abstracted(
     };
     memo.insert(t, r);
     r
+}
+
+/// A fresh Boolean naming a quantified formula. Not a ⋆ predicate
+/// (`fresh_bool`): an integer `ite` on one of those collapses to ⋆, which
+/// would make the abstraction lose the values that quantified conditions
+/// choose (TR Table 2's ∃p form).
+fn proposition(terms: &mut Terms) -> TermId {
+    let v = terms.new_var(VarKind::Proposition, "q");
+    terms.var(v)
 }
 
 /// The quantifier nodes under `t`, innermost first.
@@ -90,11 +99,14 @@ fn equivalent(z3: &Profile, terms: &mut Terms, raw: TermId, simp: TermId) -> Res
             if (rk, &rvars) != (kind, &vars) || names.contains_key(&r) {
                 continue;
             }
+            // A trial naming: a failed attempt must not name the raw
+            // quantifiers inside (they could not be paired later).
+            let mut trial = names.clone();
             let mut memo = HashMap::new();
-            let b1 = abstracted(terms, rbody, &mut names, &mut memo);
-            let b2 = abstracted(terms, body, &mut names, &mut memo);
+            let b1 = abstracted(terms, rbody, &mut trial, &mut memo);
+            let b2 = abstracted(terms, body, &mut trial, &mut memo);
             if b1 == b2 || valid_equivalence(z3, terms, b1, b2) == Answer::Unsat {
-                let name = terms.fresh_bool();
+                let name = proposition(terms);
                 names.insert(r, name);
                 names.insert(q, name);
                 break;

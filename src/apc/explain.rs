@@ -92,7 +92,7 @@ fn slot_name(eng: &Engine, s: Slot) -> String {
     let name = |v: u32| eng.body.var(v).name.clone();
     match s {
         Slot::Value(v) => name(v),
-        Slot::Len(v) => format!("len({})", name(v)),
+        Slot::Len(v, level) => format!("len({}{})", name(v), "[·]".repeat(level as usize)),
         Slot::Init(v) => format!("init({})", name(v)),
         Slot::Field(v, k) => match &eng.body.var(v).ty {
             crate::types::Type::Record(fs) => format!("{}.{}", name(v), fs[k as usize].0),

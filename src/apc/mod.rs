@@ -73,6 +73,8 @@ pub struct Stats {
     pub pruned_backbones: usize,
     pub inference_queries: usize,
     pub inferred_relations: usize,
+    /// Array values iterated by the general Table 2 form (∃p, last writer).
+    pub region_array_summaries: usize,
 }
 
 /// Where loop summaries come from: computed here, or asked of the salsa

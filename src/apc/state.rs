@@ -2,7 +2,9 @@
 //! evaluation of IR expressions and conditions in a state.
 //!
 //! A *slot* is a variable's value, plus two shadow slots the analysis
-//! needs: an array variable's length (`len(a)`), and whether a variable
+//! needs: an array variable's lengths (`len(a)`, and for nested arrays the
+//! common length of the rows `len(a[·])`, of their rows `len(a[·][·])`, …,
+//! ⋆ once rows of different lengths may exist), and whether a variable
 //! that may be read unassigned holds a value (`init(a)`, 0 or 1). Each slot
 //! has a basic symbol (`a₀`, `len(a)₀`, …): its value where the analysed
 //! (sub)program is entered.
@@ -24,7 +26,10 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Slot {
     Value(VarId),
-    Len(VarId),
+    /// The length of the arrays at a nesting level of an array variable:
+    /// level 0 is the variable's own length, level 1 the common length of
+    /// its rows, and so on.
+    Len(VarId, u8),
     Init(VarId),
     /// A field of a record variable (records are flattened).
     Field(VarId, u32),
@@ -44,6 +49,14 @@ pub struct Slots {
     pub address_taken: Vec<VarId>,
     /// Why parts of the state are ⋆ (shown with the condition).
     pub notes: Vec<String>,
+}
+
+/// How many arrays are nested in a type (`array(array(pointer))` is 2).
+pub fn array_levels(ty: &Type) -> u8 {
+    match ty {
+        Type::Array(t) => 1 + array_levels(t),
+        _ => 0,
+    }
 }
 
 /// The array arity of a type (`array(array(int))` is 2), if an integer array.
@@ -71,10 +84,13 @@ impl Slots {
             let sym = terms.symbol(value_kind, &format!("{name}₀"));
             all.push(Slot::Value(id));
             symbols.insert(Slot::Value(id), sym);
-            if matches!(v.ty, Type::Array(_)) && !v.input_array && v.kind != VarKind::Global {
-                let s = terms.symbol(TVar::Symbol, &format!("len({name})₀"));
-                all.push(Slot::Len(id));
-                symbols.insert(Slot::Len(id), s);
+            if !v.input_array && v.kind != VarKind::Global {
+                for level in 0..array_levels(&v.ty) {
+                    let rows = "[·]".repeat(level as usize);
+                    let s = terms.symbol(TVar::Symbol, &format!("len({name}{rows})₀"));
+                    all.push(Slot::Len(id, level));
+                    symbols.insert(Slot::Len(id, level), s);
+                }
             }
             if matches!(v.kind, VarKind::Local | VarKind::Temp) {
                 let s = terms.symbol(TVar::Symbol, &format!("init({name})₀"));
@@ -242,20 +258,44 @@ impl<'a> Eval<'a> {
             // A record value as a whole is only used through its fields.
             Expr::Record(_) => terms.star(),
             Expr::Array(elems) => {
-                // λx. ite(x = 0, e0, ite(x = 1, e1, … 0))
+                // λx. ite(x = 0, e0, ite(x = 1, e1, … 0)); rows of a nested
+                // literal are λs applied to the remaining arguments y⃗.
+                let vals: Vec<TermId> = elems.iter().map(|el| self.expr(terms, st, el)).collect();
+                let row_arity = match vals.first().map(|v| terms.sort(*v)) {
+                    None | Some(Sort::Int) => 0,
+                    Some(Sort::Array(m)) => m,
+                    Some(_) => return terms.star(),
+                };
+                if vals.iter().any(|v| {
+                    let sort = terms.sort(*v);
+                    sort != if row_arity == 0 {
+                        Sort::Int
+                    } else {
+                        Sort::Array(row_arity)
+                    }
+                }) {
+                    return terms.star();
+                }
                 let x = terms.new_var(TVar::Bound, "x");
                 let xt = terms.var(x);
+                let ys: Vec<Var> = (0..row_arity)
+                    .map(|_| terms.new_var(TVar::Bound, "y"))
+                    .collect();
+                let yts: Vec<TermId> = ys.iter().map(|y| terms.var(*y)).collect();
                 let mut body = terms.int(0);
-                for (k, el) in elems.iter().enumerate().rev() {
-                    let v = self.expr(terms, st, el);
-                    if terms.sort(v) != Sort::Int {
-                        return terms.star();
-                    }
+                for (k, v) in vals.into_iter().enumerate().rev() {
+                    let cell = if row_arity == 0 {
+                        v
+                    } else {
+                        terms.select(v, yts.clone())
+                    };
                     let kt = terms.int(k as i64);
                     let c = terms.eq(xt, kt);
-                    body = terms.ite(c, v, body);
+                    body = terms.ite(c, cell, body);
                 }
-                terms.lambda(vec![x], body)
+                let mut params = vec![x];
+                params.extend(ys);
+                terms.lambda(params, body)
             }
         }
     }
@@ -379,7 +419,7 @@ impl<'a> Eval<'a> {
                 index,
                 positive,
             } => {
-                let Some(len) = self.length(st, array) else {
+                let Some(len) = self.length(terms, st, array, 0) else {
                     // Input arrays are unbounded: never out of bounds.
                     if self.is_input_array(array) {
                         return terms.bool(*positive);
@@ -404,10 +444,57 @@ impl<'a> Eval<'a> {
         }
     }
 
-    fn length(&self, st: &State, e: &Expr) -> Option<TermId> {
+    /// The length of the arrays `level` levels inside the array `e` (0: of
+    /// `e` itself), when the state knows it.
+    fn length(&self, terms: &mut Terms, st: &State, e: &Expr, level: u8) -> Option<TermId> {
         match e {
-            Expr::Var(v) => st.values.get(&Slot::Len(*v)).copied(),
+            Expr::Var(v) => st.values.get(&Slot::Len(*v, level)).copied(),
+            Expr::Index(a, _) => self.length(terms, st, a, level + 1),
+            Expr::Array(xs) if level == 0 => Some(terms.int(xs.len() as i64)),
+            Expr::Array(xs) => {
+                // The rows' common length, if all rows agree.
+                let first = self.length(terms, st, xs.first()?, level - 1)?;
+                for x in &xs[1..] {
+                    if self.length(terms, st, x, level - 1)? != first {
+                        return None;
+                    }
+                }
+                Some(first)
+            }
             _ => None,
+        }
+    }
+
+    /// The length slots of `v` after `v = e` (or, with `depth` > 0, after
+    /// a write of `e` to an element `depth` levels inside `v`): a level
+    /// inside the written element keeps its length only if `e` has the
+    /// same one; ⋆ when unknown.
+    fn assign_lengths(&self, terms: &mut Terms, st: &mut State, v: VarId, depth: u8, e: &Expr) {
+        let levels = array_levels(&self.body.var(v).ty);
+        let mut new = Vec::new();
+        for level in depth..levels {
+            let Some(&old) = st.values.get(&Slot::Len(v, level)) else {
+                continue;
+            };
+            let len = self.length(terms, st, e, level - depth);
+            let len = match len {
+                Some(l) if depth == 0 || l == old => l,
+                _ => terms.star(),
+            };
+            new.push((Slot::Len(v, level), len));
+        }
+        for (slot, len) in new {
+            st.set(slot, len);
+        }
+    }
+
+    /// Every length of `v` becomes ⋆ (its value was replaced by an unknown).
+    fn havoc_lengths(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+        for level in 0..array_levels(&self.body.var(v).ty) {
+            if st.values.contains_key(&Slot::Len(v, level)) {
+                let s = terms.star();
+                st.set(Slot::Len(v, level), s);
+            }
         }
     }
 
@@ -421,19 +508,9 @@ impl<'a> Eval<'a> {
             Place::Var(v) => {
                 let val = self.expr(terms, st, e);
                 let val = self.fit(terms, *v, val);
+                // Lengths first: `e` may read v's own (`a = a`).
+                self.assign_lengths(terms, st, *v, 0, e);
                 st.set(Slot::Value(*v), val);
-                if st.values.contains_key(&Slot::Len(*v)) {
-                    let len = match e {
-                        Expr::Var(w) => st
-                            .values
-                            .get(&Slot::Len(*w))
-                            .copied()
-                            .unwrap_or_else(|| terms.star()),
-                        Expr::Array(xs) => terms.int(xs.len() as i64),
-                        _ => terms.star(),
-                    };
-                    st.set(Slot::Len(*v), len);
-                }
                 self.mark_init(terms, st, *v);
             }
             Place::Index(..) => {
@@ -445,6 +522,9 @@ impl<'a> Eval<'a> {
                 }
                 idx.reverse();
                 let val = self.expr(terms, st, e);
+                if let Place::Var(v) = root {
+                    self.assign_lengths(terms, st, *v, idx.len() as u8, e);
+                }
                 match root {
                     Place::Var(v) if self.is_array_var(*v) => {
                         let old = st.get(Slot::Value(*v));
@@ -586,6 +666,7 @@ impl<'a> Eval<'a> {
         for &v in &self.slots.address_taken {
             let s = self.star_for(terms, v);
             st.set(Slot::Value(v), s);
+            self.havoc_lengths(terms, st, v);
             if st.values.contains_key(&Slot::Init(v)) {
                 let s = terms.star();
                 st.set(Slot::Init(v), s);
@@ -598,6 +679,7 @@ impl<'a> Eval<'a> {
     pub fn call(&self, terms: &mut Terms, st: &mut State, dst: VarId) {
         let s = self.star_for(terms, dst);
         st.set(Slot::Value(dst), s);
+        self.havoc_lengths(terms, st, dst);
         self.mark_init(terms, st, dst);
         if let Some(ic) = self.body.var_id(ir::INPUT_COUNTER) {
             let s = terms.star();

@@ -33,6 +33,8 @@ use num_bigint::BigInt;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 
+mod arrays;
+
 #[derive(Clone, Debug)]
 pub struct Summary {
     /// κ₁ … κₙ, one per backbone of the loop body (in backbone order).
@@ -259,8 +261,10 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         theta.insert(Key::Nu(*u), star);
     }
     let mut inferred = Vec::new();
-    let mut selectors: Vec<Var> = Vec::new();
-    let mut selector_constraints: Vec<TermId> = Vec::new();
+    let mut vars = LoopVars {
+        selectors: Vec::new(),
+        nus: nus.clone(),
+    };
     let pcs: Vec<TermId> = runs.iter().map(|r| r.pc).collect();
     let slots = eng.slots.clone();
     loop {
@@ -277,15 +281,23 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                 Some(Iterated::Chain(writers)) => {
                     let (e, selector, constraint) = chain(eng, sym, &writers, &counters);
                     if !eng.terms.contains_star(e) {
-                        selectors.push(selector);
-                        selector_constraints.push(constraint);
+                        vars.selectors.push((selector, constraint));
                     }
                     e
                 }
-                None => match iterate_array_visits(eng, sym, &vals, &pcs, &theta, &counters) {
-                    Some(e) => e,
-                    None => continue,
-                },
+                None => {
+                    let found =
+                        iterate_array_visits(eng, sym, &vals, &pcs, &theta, &counters, &vars)
+                            .or_else(|| {
+                                arrays::iterate_array_regions(
+                                    eng, sym, &vals, &pcs, &theta, &counters, &vars,
+                                )
+                            });
+                    match found {
+                        Some(e) => e,
+                        None => continue,
+                    }
+                }
             };
             if !eng.terms.contains_star(e) {
                 theta.insert(Key::Slot(s), e);
@@ -297,7 +309,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                 if !eng.terms.is_star(theta[&Key::Nu(u)]) {
                     continue;
                 }
-                if let Some(f) = infer_count(eng, u, &runs, &theta, &counters) {
+                if let Some(f) = infer_count(eng, u, &runs, &theta, &counters, &vars) {
                     theta.insert(Key::Nu(u), f);
                     inferred.push((u, f));
                     changed = true;
@@ -318,14 +330,15 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
             eng.terms.new_var(VarKind::Bound, name)
         })
         .collect();
-    let at_tau = theta_at(eng, &theta, &counters, &taus);
+    let at_tau = theta_at(eng, &theta, &counters, &taus, &vars);
     let zero = eng.terms.int(0);
     let mut gammas = Vec::new();
     let mut psis = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        let g = at_tau.apply(&mut eng.terms, r.pc);
-        // Inner counters differ per iteration: bind them inside.
-        let inner: Vec<Var> = r
+        let g = at_tau.subst.apply(&mut eng.terms, r.pc);
+        // Inner counters differ per iteration: bind them inside; so do the
+        // selectors of the state at τ⃗, with their constraints.
+        let mut inner: Vec<Var> = r
             .inner
             .iter()
             .flat_map(|u| u.counters.iter().copied())
@@ -337,6 +350,13 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                 eng.terms.le(zero, ct)
             })
             .collect();
+        let used: Vec<usize> = (0..at_tau.selectors.len())
+            .filter(|k| eng.terms.mentions(g, at_tau.selectors[*k]))
+            .collect();
+        for k in used {
+            inner.push(at_tau.selectors[k]);
+            nonneg.push(at_tau.constraints[k]);
+        }
         nonneg.push(g);
         let body_i = eng.terms.and(nonneg);
         let gamma = eng.terms.exists(inner, body_i);
@@ -363,7 +383,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         let imp = eng.terms.implies(ante, ex);
         psis.push(eng.terms.forall(vec![taus[i]], imp));
     }
-    psis.extend(selector_constraints);
+    psis.extend(vars.selectors.iter().map(|(_, c)| *c));
     let looping = eng.terms.and(psis);
     let mut st = State {
         values: BTreeMap::new(),
@@ -378,7 +398,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
     }
     Summary {
         counters,
-        selectors,
+        selectors: vars.selectors.iter().map(|(l, _)| *l).collect(),
         theta: st,
         looping,
         taus,
@@ -464,39 +484,83 @@ fn havoc_summary(eng: &mut Engine, lp: &ir::Loop, mut start: State, why: String)
     Summary::trivial(eng, start, unknown, 0, format!("trivial summary: {why}"))
 }
 
-/// θ^κ[κ⃗/τ⃗]⟨·⟩: every slot's symbol ↦ its iterated value after τ⃗
-/// iterations (the state at the start of an iteration).
+/// The state at the start of an iteration, after τ⃗ iterations:
+/// θ^κ[κ⃗/τ⃗]⟨·⟩ (every slot's symbol ↦ its iterated value), plus the
+/// Table 1 selectors that this state speaks of. A selector ℓ names the
+/// backbone that wrote *last*, and the last writer before iteration τ⃗ is
+/// not the last one overall: each selector gets a fresh variable ℓ′ here,
+/// with its constraint at τ⃗. Whoever uses the state must bind the ℓ′
+/// existentially together with their constraints (or reject terms that
+/// mention them); keeping the final ℓ made a reachable assert unreachable
+/// (`tests/programs/selector_at_iteration.mc`).
+struct AtIteration {
+    subst: Subst,
+    selectors: Vec<Var>,
+    constraints: Vec<TermId>,
+}
+
 fn theta_at(
     eng: &mut Engine,
     theta: &BTreeMap<Key, TermId>,
     counters: &[Var],
     taus: &[Var],
-) -> Subst {
+    loop_vars: &LoopVars,
+) -> AtIteration {
+    let LoopVars { selectors, nus } = loop_vars;
     let mut to_tau = Subst::new();
     for (k, t) in counters.iter().zip(taus) {
         let tt = eng.terms.var(*t);
         to_tau.bind(*k, tt);
     }
+    let mut fresh = Vec::new();
+    for (l, _) in selectors {
+        let name = eng.terms.var_name(*l).to_string() + "′";
+        let v = eng.terms.new_var(VarKind::Bound, name);
+        let vt = eng.terms.var(v);
+        to_tau.bind(*l, vt);
+        fresh.push(v);
+    }
+    let constraints = selectors
+        .iter()
+        .map(|(_, c)| to_tau.apply(&mut eng.terms, *c))
+        .collect();
     let mut at_tau = Subst::new();
     for s in &eng.slots.all {
         let v = to_tau.apply(&mut eng.terms, theta[&Key::Slot(*s)]);
         at_tau.bind(eng.slots.symbols[s], v);
     }
-    at_tau
+    for (u, nu) in nus.iter() {
+        let v = to_tau.apply(&mut eng.terms, theta[&Key::Nu(*u)]);
+        at_tau.bind(*nu, v);
+    }
+    AtIteration {
+        subst: at_tau,
+        selectors: fresh,
+        constraints,
+    }
 }
 
-/// Fresh iteration variables τ⃗ and θ^κ[κ⃗/τ⃗]⟨·⟩ over them.
+/// Fresh iteration variables τ⃗ and the state after τ⃗ iterations.
 fn at_fresh_taus(
     eng: &mut Engine,
     theta: &BTreeMap<Key, TermId>,
     counters: &[Var],
-) -> (Vec<Var>, Subst) {
+    loop_vars: &LoopVars,
+) -> (Vec<Var>, AtIteration) {
     let taus: Vec<Var> = counters
         .iter()
         .map(|_| eng.terms.new_var(VarKind::Bound, "τ"))
         .collect();
-    let at = theta_at(eng, theta, counters, &taus);
+    let at = theta_at(eng, theta, counters, &taus, loop_vars);
     (taus, at)
+}
+
+/// The variables of a loop's summary besides its counters: the Table 1
+/// selectors ℓ with their constraints over κ⃗, and the ν of inner loops.
+#[derive(Default)]
+struct LoopVars {
+    selectors: Vec<(Var, TermId)>,
+    nus: BTreeMap<LoopId, Var>,
 }
 
 /// θ⟨·⟩ for the current iterated state: every symbol (and ν) ↦ its value.
@@ -773,6 +837,7 @@ fn iterate_array_visits(
     pcs: &[TermId],
     theta: &BTreeMap<Key, TermId>,
     counters: &[Var],
+    vars: &LoopVars,
 ) -> Option<TermId> {
     let Node::Var(sym_var) = *eng.terms.node(sym) else {
         return None;
@@ -781,14 +846,15 @@ fn iterate_array_visits(
         return None;
     }
     // The state at the start of an iteration, and p for the sum of the τ's.
-    let (taus, at) = at_fresh_taus(eng, theta, counters);
+    let (taus, at) = at_fresh_taus(eng, theta, counters, vars);
     let p = eng.terms.new_var(VarKind::Bound, "p");
     let pt = eng.terms.var(p);
     let in_p = |eng: &mut Engine, t: TermId| -> Option<TermId> {
-        let t = at.apply(&mut eng.terms, t);
+        let t = at.subst.apply(&mut eng.terms, t);
         let t = sigma_subst(&mut eng.terms, t, &taus, Some(pt));
         let bad = eng.terms.contains_star(t)
             || eng.terms.mentions_any(t, &taus)
+            || eng.terms.mentions_any(t, &at.selectors)
             || eng
                 .terms
                 .mentions_kind(t, |k| matches!(k, VarKind::Counter | VarKind::FreshBool));
@@ -1035,6 +1101,7 @@ fn infer_count(
     runs: &[Run],
     theta: &BTreeMap<Key, TermId>,
     counters: &[Var],
+    vars: &LoopVars,
 ) -> Option<TermId> {
     let inner = eng.summary(u);
     if inner.counters.is_empty() {
@@ -1084,8 +1151,11 @@ fn infer_count(
         }
     }
     // In terms of the outer iteration variables τ⃗.
-    let (taus, at_tau) = at_fresh_taus(eng, theta, counters);
-    let iter_tau = at_tau.apply(&mut eng.terms, iter);
+    let (taus, at_tau) = at_fresh_taus(eng, theta, counters, vars);
+    let iter_tau = at_tau.subst.apply(&mut eng.terms, iter);
+    let mut iter_tau_parts = at_tau.constraints.clone();
+    iter_tau_parts.push(iter_tau);
+    let iter_tau = eng.terms.and(iter_tau_parts);
     let iter_tau = abstract_array_reads(&mut eng.terms, iter_tau);
     let scalars: Vec<Var> = eng
         .terms

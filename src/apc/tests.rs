@@ -222,12 +222,12 @@ fn table2_example2_two_writes_per_iteration() {
 
 #[test]
 fn table2_cases_not_covered_are_star() {
-    // A write reading the array (Table 2 cases 1-3); two writing backbones at
-    // different offsets; a writer whose condition depends on another counter
-    // than the visit's (k counts the even cells only).
+    // A write reading the array (Table 2 cases 1-3); a writer whose
+    // condition depends on another counter than the visit's (k counts the
+    // even cells only). (Two writing backbones at different offsets are the
+    // ∃p form's: `table2_writers_at_different_offsets`.)
     for src in [
         "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i] = A[i - 1] + 1; i = i + 1; } return A[0]; }",
-        "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 1; } else { A[i + 1] = 5; } i = i + 1; } return A[0]; }",
         "main(n) { var A, i, k; A = [0, 0, 0, 0]; i = 0; k = 0; while (i < n) { if (k < 2) { A[i] = 1; k = k + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }",
     ] {
         assert!(
@@ -393,4 +393,126 @@ fn table2_example3_writers_chosen_by_their_condition_at_the_visit() {
     assert_eq!(check("A[3] != 5"), Answer::Unsat);
     assert_eq!(check("A[4] != 9"), Answer::Unsat);
     assert!(is_sat(&check("A[4] == 9")));
+}
+
+#[test]
+fn table2_example4_writes_at_a_data_dependent_row() {
+    // TR Example 4 (appendix A.1): the row id comes from the input stream.
+    //   for (i = 0; i < m; ++i) { id = B[i*(n+1)+1];
+    //     for (j = 0; j < n; ++j) A[id][j] = B[id*(n+1)+j+2]; }
+    // The inner loop gives λx1,x2. ite(x1 = id ∧ j₀ ≤ x2 < j₀ + κ, B₀(id·(n+1)+x2+2), A₀)
+    // (monotone in j); the outer one the TR's ∃p form, with the index
+    // equation x1 = id(p) reading the value as B₀(x1·(n+1)+x2+2) and the
+    // inner count ν = max(n, 0) inferred. The TR has no in-bounds checks;
+    // here they are part of the path condition (0 ≤ id < 3 = len(A)).
+    let src = "main(m, n, B) { var A, i, j, id; A = [[0, 0, 0], [0, 0, 0], [0, 0, 0]]; i = 0; while (i < m) { id = B[i * (n + 1) + 1]; j = 0; while (j < n) { A[id][j] = B[id * (n + 1) + j + 2]; j = j + 1; } i = i + 1; } return 0; }";
+    let shown = iterated_array(src, "A");
+    assert!(shown.starts_with("λx1,x2. ite(∃p. "), "{shown}");
+    assert!(
+        shown.ends_with(", B₀(x2 + (n₀ + 1)·x1 + 2), A₀(x1, x2))"),
+        "{shown}"
+    );
+    for part in [
+        "p < κ",
+        "0 ≤ p",
+        "x1 = B₀((n₀ + 1)·(i₀ + p) + 1)",
+        "x2 < max(n₀, 0)",
+        "0 ≤ x2",
+    ] {
+        assert!(shown.contains(part), "{part} in {shown}");
+    }
+}
+
+#[test]
+fn table2_last_writer_condition_orders_writes_at_data_dependent_cells() {
+    // Different values at the cell B[i]: 5 in iteration 0, 9 after. χ says
+    // no later iteration hit x; without it, A[B[0]] = 5 would be possible
+    // after two iterations that both hit B[0].
+    let loop_ = "A = [0, 0, 0, 0]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 4) { if (i == 0) { A[id] = 5; } else { A[id] = 9; } } i = i + 1; }";
+    let src = format!("main(m, B) {{ var A, i, id; {loop_} return 0; }}");
+    let shown = iterated_array(&src, "A");
+    assert!(shown.contains("∀q"), "a last-writer condition: {shown}");
+    assert!(!shown.contains('⋆'), "{shown}");
+    let check = |cond: &str| {
+        let src = format!(
+            "main(m, B) {{ var A, i, id; assume(0 <= m && m <= 4); {loop_} if ({cond}) {{ assert(0); }} return 0; }}"
+        );
+        // The unfolding: its instances of χ decide these.
+        nc(&src, Options::default()).2
+    };
+    assert_eq!(
+        check("m == 2 && B[0] == B[1] && 0 <= B[0] && B[0] < 4 && A[B[0]] == 5"),
+        Answer::Unsat
+    );
+    assert!(is_sat(&check(
+        "m == 2 && B[0] != B[1] && 0 <= B[0] && B[0] < 4 && A[B[0]] == 5"
+    )));
+    assert_eq!(check("A[1] != 0 && A[1] != 5 && A[1] != 9"), Answer::Unsat);
+}
+
+#[test]
+fn table2_data_dependent_cells_outside_the_rule_are_star() {
+    // A value that depends on the iteration (A[B[i]] = i + 1), and a value
+    // reading the array (A[B[i]] = A[0] + 1).
+    for src in [
+        "main(m, B) { var A, i, id; A = [0, 0, 0, 0]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 4) { A[id] = i + 1; } i = i + 1; } return 0; }",
+        "main(m, B) { var A, i, id; A = [0, 0, 0, 0]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 4) { A[id] = A[0] + 1; } i = i + 1; } return 0; }",
+    ] {
+        let shown = iterated_array(src, "A");
+        assert!(shown.contains('⋆'), "{shown}");
+    }
+}
+
+#[test]
+fn rows_of_nested_arrays_have_a_common_length() {
+    // len(A[·]) is 3 after the literal and stays so under element writes:
+    // the column index check of A[id][j] is decided (TR Example 4's loop).
+    let src = "main(m, B) { var A, i, id; A = [[0, 0, 0], [0, 0, 0]]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 2) { A[id][2] = 1; } i = i + 1; } return 0; }";
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    let oob: Vec<ir::TargetId> = body
+        .targets
+        .iter()
+        .filter(|t| t.kind == crate::TargetKind::OutOfBounds)
+        .map(|t| t.id)
+        .collect();
+    assert_eq!(oob.len(), 2, "A[id] and A[id][2]");
+    for t in oob {
+        let phi = eng.condition(t);
+        let shown = eng.terms.show(phi);
+        assert_eq!(solve(&eng.terms, phi), Answer::Unsat, "{shown}");
+    }
+    // A row replaced by a longer one: the rows no longer agree.
+    let src = "main(k) { var A; A = [[0, 0], [0, 0]]; A[0] = [1, 2, 3]; if (k == 2) { A[1][k] = 1; } return 0; }";
+    let body = main_body(src);
+    let mut eng = Engine::new(&body, Options::default());
+    let t = body
+        .targets
+        .iter()
+        .rfind(|t| t.kind == crate::TargetKind::OutOfBounds)
+        .unwrap()
+        .id;
+    let phi = eng.condition(t);
+    assert!(is_sat(&solve(&eng.terms, phi)), "{}", eng.terms.show(phi));
+}
+
+#[test]
+fn table2_writers_at_different_offsets() {
+    // Even iterations write 1 at i, odd ones 5 at i + 1: cell 2 gets 5 in
+    // iteration 1 and 1 in iteration 2. Not one visit per cell (Example 3's
+    // form), so the ∃p form with the last-writer condition.
+    let loop_ = "A = [0, 0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 1; } else { A[i + 1] = 5; } i = i + 1; }";
+    let check = |cond: &str| {
+        let src = format!(
+            "main(n) {{ var A, i; assume(0 <= n && n <= 4); {loop_} if ({cond}) {{ assert(0); }} return 0; }}"
+        );
+        let (_, q, u) = nc(&src, Options::default());
+        (q, u)
+    };
+    let (q, u) = check("n == 3 && A[2] != 1");
+    assert!(q == Answer::Unsat || u == Answer::Unsat, "{q:?} {u:?}");
+    let (q, u) = check("n == 2 && A[2] != 5");
+    assert!(q == Answer::Unsat || u == Answer::Unsat, "{q:?} {u:?}");
+    let (_, u) = check("n == 2 && A[2] == 5");
+    assert!(is_sat(&u), "{u:?}");
 }

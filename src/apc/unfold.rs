@@ -180,7 +180,12 @@ impl Unfolder {
             return b;
         }
         let r = if terms.sort(t) == crate::term::Sort::Bool {
-            let b = terms.fresh_bool();
+            // Not a ⋆ predicate (`fresh_bool`): an integer `ite` on a ⋆
+            // predicate collapses to ⋆, which lost every array value
+            // chosen by a quantified condition (TR Table 2's ∃p form).
+            let v = terms.new_var(VarKind::Proposition, format!("b{}", self.fresh));
+            self.fresh += 1;
+            let b = terms.var(v);
             let pos = self.weaken(terms, t, true);
             let neg = self.weaken(terms, t, false);
             let i1 = terms.implies(b, pos);

@@ -53,6 +53,10 @@ pub enum VarKind {
     FreshBool,
     /// A fresh integer constant (an unfolded instance of a bound variable).
     Fresh,
+    /// A propositional variable that names a quantified subformula in the
+    /// K-unfolding. Unlike a ⋆ predicate it stands for a known formula, so
+    /// an `ite` on it keeps both of its branches.
+    Proposition,
 }
 
 /// A named leaf: its kind and a number unique among all variables.
@@ -213,7 +217,7 @@ impl Terms {
     pub fn var_sort(v: Var) -> Sort {
         match v.kind {
             VarKind::ArraySymbol(n) => Sort::Array(n),
-            VarKind::FreshBool => Sort::Bool,
+            VarKind::FreshBool | VarKind::Proposition => Sort::Bool,
             _ => Sort::Int,
         }
     }
