@@ -76,6 +76,7 @@ fn benchmark_verdicts(solver: &str) {
         "windriver.mc",
         "selector_chain.mc",
         "selector_at_iteration.mc",
+        "tr_example3.mc",
         "tr_example4.mc",
         "table2_data_index.mc",
         "table2_last_writer.mc",

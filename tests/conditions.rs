@@ -235,13 +235,15 @@ fn conditions_of_the_seeds_examples() {
         ("thesis_4_10", 14),
         ("thesis_4_13", 42),
         // TR appendix A.1 Examples 1 and 2 (Table 2), A.2 Examples 5 and 6 (Alg. 8:
-        // inner counts max(0, n) and max(0, n − i₀ − κ)). Example 3's form is a
-        // unit test (`table2_example3_…`). Example 4: the outer A is the TR's
+        // inner counts max(0, n) and max(0, n − i₀ − κ)). Example 3: one visit per
+        // cell, ite(pc(p), w(p), …) at p = x − i₀ (the path conditions keep the
+        // in-bounds checks the TR does not have). Example 4: the outer A is the TR's
         // ite(∃p Ω, W, A₀) with W = B₀(x2 + (n₀+1)·x1 + 2) read through the index
         // equation x1 = id(p); the TR's last-writer χ is dropped because every
         // writer of a cell stores the same W. In Examples 5 and 6 the ∃p is
         // solved away (x1 = i₀ + p, the TR's monotone simplification), giving
         // the TR's ite(i₀ ≤ x1 < i₀ + κ ∧ …, 0, A₀).
+        ("tr_example3", 15),
         ("tr_example4", 16),
         ("tr_example1", 11),
         ("tr_example2", 12),

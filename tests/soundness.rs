@@ -103,11 +103,22 @@ fn stmts(r: &mut Rng, depth: u32, in_loop: bool, out: &mut String, indent: usize
                 let _ = writeln!(out, "{pad}  i = i + 1;");
                 let _ = writeln!(out, "{pad}}}");
             }
+            6 if r.below(3) == 0 => {
+                // A toggle: overwrites chosen by the variable's own value
+                // (Table 1 chains whose writers' guards read the chain).
+                let v = r.pick(VARS);
+                let (a, b, c) = (r.int(-1, 3), r.int(-1, 3), r.int(-1, 3));
+                let _ = writeln!(
+                    out,
+                    "{pad}if ({v} == {a}) {{ {v} = {b}; }} else {{ {v} = {c}; }}"
+                );
+            }
             _ => {
+                // Indices from the input too: writes at data-dependent cells.
                 let _ = writeln!(
                     out,
                     "{pad}B[{}] = {};",
-                    r.pick(&["0", "1", "x", "y", "i"]),
+                    r.pick(&["0", "1", "x", "y", "i", "A[i]", "A[i + 1]"]),
                     expr(r, 1)
                 );
             }

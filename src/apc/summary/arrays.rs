@@ -1,13 +1,20 @@
-//! TR Table 2 for writes at cells that are *not* an invertible function of
-//! the iteration (TR Example 4: `A[id][j] = …` with `id` read from the
-//! input in each iteration). The iterated value is the TR's
-//!   λx⃗. ite(∃p Ω₁, W₁, … ite(∃p Ωₛ, Wₛ, A₀(x⃗)))
-//! with p the iteration (0 ≤ p < Σκ), Ωₘ "iteration p ran write m's
-//! backbone, and write m hit x⃗", and the last-writer condition χₘ: no
-//! later write (in iteration p, or in any later iteration) hit x⃗.
+//! TR Table 2: the iterated value of an array written in a loop body, in
+//! three forms, tried in this order:
+//! - `iterate_array`: one writing backbone whose writes move through the
+//!   array at a monotone, invertible step (TR Examples 1 and 2);
+//! - `iterate_array_visits`: several backbones, each cell visited in one
+//!   iteration only (TR Example 3);
+//! - `iterate_array_regions`: cells that are not an invertible function of
+//!   the iteration (TR Example 4: `A[id][j] = …` with `id` read from the
+//!   input in each iteration), as the TR's
+//!     λx⃗. ite(∃p Ω₁, W₁, … ite(∃p Ωₛ, Wₛ, A₀(x⃗)))
+//!   with p the iteration (0 ≤ p < Σκ), Ωₘ "iteration p ran write m's
+//!   backbone, and write m hit x⃗", and the last-writer condition χₘ: no
+//!   later write (in iteration p, or in any later iteration) hit x⃗.
 //!
 //! The conditions of an `ite` must be exact, not merely necessary, or the
-//! value of an untouched cell would be forced to a written one. So:
+//! value of an untouched cell would be forced to a written one. So, for
+//! the ∃p form:
 //! - everything is taken in the state at the start of iteration p, which
 //!   must depend on the counters only through their sum p;
 //! - "iteration p ran backbone j" is a quantifier-free necessary condition
@@ -20,7 +27,9 @@
 //!   a term over x⃗ alone, as in the TR's Example 4, where
 //!   `B[id*(n+1)+j+2]` becomes B₀(x₁·(n+1) + x₂ + 2);
 //! - when all writes store the same Wₘ, the last-writer condition is
-//!   redundant and dropped (any writer of x⃗ stored the same value).
+//!   redundant and dropped (any writer of x⃗ stored the same value), and
+//!   an index equation that can be solved for p removes the ∃ (the TR's
+//!   monotone-index simplification, TR Examples 5 and 6).
 //!
 //! Anything else (written values that read the array, values depending on
 //! p, guards that are not exclusive) is ⋆.
@@ -358,4 +367,300 @@ fn exclusive(eng: &mut Engine, guards: &[TermId], writes: &[Write]) -> bool {
     let script = crate::term::to_smtlib_batch(&eng.terms, &checks);
     let answers = eng.solver.run_batch(&script, checks.len());
     answers.len() == checks.len() && answers.iter().all(|a| *a == Answer::Unsat)
+}
+
+/// TR Table 2 for one writing backbone πᵢ whose writes all move through
+/// the array at the same monotone, invertible step: in each write m the
+/// moving index component is bₘ + s·κᵢ (s = ±1, the bₘ differing by
+/// constants) and the other components are invariant. Write m hits cell x
+/// in iteration pₘ(x) = s·(xⱼ − bₘ); the last writer of x is the valid
+/// write (0 ≤ pₘ(x) < κᵢ) with the latest iteration, ties going to the
+/// later write of the body. So, with the writes in that priority order:
+///   λx⃗. ite(valid₁, θ⟨w₁⟩[κᵢ/p₁(x)], ite(valid₂, …, A₀(x⃗))).
+/// TR Examples 1 and 2 are such loops. Written values that read the array
+/// (Table 2's cases 1–3), several writing backbones, or indices that are
+/// not of this shape give `None`: the next form is tried.
+pub(super) fn iterate_array(
+    terms: &mut Terms,
+    sym: TermId,
+    vals: &[TermId],
+    theta: &Subst,
+    counters: &[Var],
+) -> Option<TermId> {
+    let Node::Var(sym_var) = *terms.node(sym) else {
+        return None;
+    };
+    let writers: Vec<(usize, TermId)> = vals
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, v)| *v != sym)
+        .collect();
+    let [(i, v)] = writers[..] else { return None };
+    let Node::Lambda(xs, body) = terms.node(v).clone() else {
+        return None;
+    };
+    let xts: Vec<TermId> = xs.iter().map(|x| terms.var(*x)).collect();
+    // The writes, last one outermost: ite(c_r, w_r, … ite(c_1, w_1, A₀(x⃗))).
+    let mut writes: Vec<(TermId, TermId)> = Vec::new();
+    let mut cur = body;
+    let base_read = terms.select(sym, xts.clone());
+    while cur != base_read {
+        let Node::Ite(c, w, rest) = terms.node(cur).clone() else {
+            return None;
+        };
+        writes.push((c, w));
+        cur = rest;
+    }
+    writes.reverse(); // program order
+    let ki = counters[i];
+    let kt = terms.var(ki);
+    let others: Vec<Var> = counters.iter().copied().filter(|c| *c != ki).collect();
+    let mut parsed = Vec::new(); // (index, value) per write, iterated
+    for (c, w) in writes {
+        let index = write_index(terms, c, &xs, &xts, theta)?;
+        let w = theta.apply(terms, w);
+        for t in index.iter().chain(std::iter::once(&w)) {
+            if terms.contains_star(*t)
+                || terms.mentions_any(*t, &others)
+                || terms.mentions(*t, sym_var)
+            {
+                return None;
+            }
+        }
+        parsed.push((index, w));
+    }
+    // One moving component j, the same step s in every write.
+    let moving: Vec<usize> = (0..xs.len())
+        .filter(|k| terms.mentions(parsed[0].0[*k], ki))
+        .collect();
+    let [j] = moving[..] else { return None };
+    let mut step: Option<BigInt> = None;
+    let mut bases = Vec::new();
+    for (index, _) in &parsed {
+        for (k, ix) in index.iter().enumerate() {
+            if k != j && terms.mentions(*ix, ki) {
+                return None;
+            }
+        }
+        let (_, summands) = terms.linear(index[j]);
+        let s = summands
+            .iter()
+            .find(|(_, t)| *t == kt)
+            .map(|(c, _)| c.clone())?;
+        if (s != BigInt::from(1) && s != BigInt::from(-1)) || step.as_ref().is_some_and(|t| *t != s)
+        {
+            return None;
+        }
+        step = Some(s.clone());
+        let sk = terms.scale(s, kt);
+        let base = terms.sub(index[j], sk);
+        if terms.mentions(base, ki) {
+            return None;
+        }
+        bases.push(base);
+    }
+    let s = step?;
+    // Priority: latest iteration first (smallest s·(bₘ − b₀)), then later writes.
+    let mut order: Vec<(BigInt, usize)> = Vec::new();
+    for (m, b) in bases.iter().enumerate() {
+        let d = terms.sub(*b, bases[0]);
+        let off = terms.as_int(d)?.clone();
+        order.push((&s * off, m));
+    }
+    order.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let zero = terms.int(0);
+    let mut acc = base_read;
+    for &(_, m) in order.iter().rev() {
+        let (index, w) = &parsed[m];
+        let diff = terms.sub(xts[j], bases[m]);
+        let p = terms.scale(s.clone(), diff);
+        let mut at_p = Subst::new();
+        at_p.bind(ki, p);
+        let written = at_p.apply(terms, *w);
+        let mut conds = vec![terms.le(zero, p), terms.lt(p, kt)];
+        for (k, ix) in index.iter().enumerate() {
+            if k != j {
+                conds.push(terms.eq(xts[k], *ix));
+            }
+        }
+        let hit = terms.and(conds);
+        acc = terms.ite(hit, written, acc);
+    }
+    Some(terms.lambda(xs.to_vec(), acc))
+}
+
+/// TR Table 2, Example 3's shape: several backbones write the array, each
+/// once per iteration, at an index that advances by the same step in every
+/// iteration, whichever backbone runs (bᵢ + s·Σκ). Then cell x was visited
+/// in exactly one iteration, p(x) = s·(x − b), and the backbone that ran in
+/// it is the one whose path condition holds at that iteration — decidable
+/// when the conditions and written values depend on the counters only
+/// through their sum p:
+///   λx⃗. ite(0 ≤ p(x) < Σκ ∧ x⃗₋ⱼ = ι⃗₋ⱼ, ite(pc₁(p), w₁(p), ite(pc₂(p), w₂(p), … A₀(x⃗))), A₀(x⃗)).
+pub(super) fn iterate_array_visits(
+    eng: &mut Engine,
+    sym: TermId,
+    vals: &[TermId],
+    pcs: &[TermId],
+    theta: &BTreeMap<Key, TermId>,
+    counters: &[Var],
+    vars: &LoopVars,
+) -> Option<TermId> {
+    let Node::Var(sym_var) = *eng.terms.node(sym) else {
+        return None;
+    };
+    if vals.iter().all(|v| *v == sym) || vals.iter().any(|v| eng.terms.contains_star(*v)) {
+        return None;
+    }
+    // The state at the start of an iteration, and p for the sum of the τ's.
+    let (taus, at) = at_fresh_taus(eng, theta, counters, vars);
+    let p = eng.terms.new_var(VarKind::Bound, "p");
+    let pt = eng.terms.var(p);
+    let in_p = |eng: &mut Engine, t: TermId| -> Option<TermId> {
+        let t = at.subst.apply(&mut eng.terms, t);
+        let t = sigma_subst(&mut eng.terms, t, &taus, Some(pt));
+        let bad = eng.terms.contains_star(t)
+            || eng.terms.mentions_any(t, &taus)
+            || eng.terms.mentions_any(t, &at.selectors)
+            || eng
+                .terms
+                .mentions_kind(t, |k| matches!(k, VarKind::Counter | VarKind::FreshBool));
+        (!bad).then_some(t)
+    };
+    let mut xs_all: Option<Vec<Var>> = None;
+    let mut cases = Vec::new(); // (condition at p, value at p) per writing backbone
+    let mut shape: Option<(Vec<TermId>, usize, BigInt)> = None; // index at p, moving dim, step
+    for (j, &v) in vals.iter().enumerate() {
+        if v == sym {
+            continue;
+        }
+        let Node::Lambda(own, body) = eng.terms.node(v).clone() else {
+            return None;
+        };
+        // All writers' λs speak of the first writer's placeholders.
+        let xs: Vec<Var> = xs_all.get_or_insert_with(|| own.to_vec()).clone();
+        if xs.len() != own.len() {
+            return None;
+        }
+        let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
+        let mut rename = Subst::new();
+        for (o, x) in own.iter().zip(&xts) {
+            rename.bind(*o, *x);
+        }
+        let body = rename.apply(&mut eng.terms, body);
+        let Node::Ite(c, w, rest) = eng.terms.node(body).clone() else {
+            return None;
+        };
+        if rest != eng.terms.select(sym, xts.clone()) {
+            return None; // several writes in one iteration
+        }
+        let identity = Subst::new();
+        let index = write_index(&mut eng.terms, c, &xs, &xts, &identity)?;
+        let index: Vec<TermId> = index
+            .into_iter()
+            .map(|t| in_p(eng, t))
+            .collect::<Option<_>>()?;
+        let w = in_p(eng, w)?;
+        let cond = in_p(eng, pcs[j])?;
+        if eng.terms.mentions(w, sym_var) || index.iter().any(|t| eng.terms.mentions(*t, sym_var)) {
+            return None;
+        }
+        let moving: Vec<usize> = (0..index.len())
+            .filter(|k| eng.terms.mentions(index[*k], p))
+            .collect();
+        let [m] = moving[..] else { return None };
+        let (_, summands) = eng.terms.linear(index[m]);
+        let step = summands
+            .iter()
+            .find(|(_, t)| *t == pt)
+            .map(|(c, _)| c.clone())?;
+        if step != BigInt::from(1) && step != BigInt::from(-1) {
+            return None;
+        }
+        match &shape {
+            None => shape = Some((index.clone(), m, step)),
+            Some((ix, mm, st)) if *ix == index && *mm == m && *st == step => {}
+            _ => return None,
+        }
+        cases.push((cond, w));
+    }
+    let (index, m, step) = shape?;
+    let xs = xs_all?;
+    let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
+    // p(x) = s·(x_m − b) with b the index at p = 0.
+    let mut at0 = Subst::new();
+    let zero = eng.terms.int(0);
+    at0.bind(p, zero);
+    let base = at0.apply(&mut eng.terms, index[m]);
+    let diff = eng.terms.sub(xts[m], base);
+    let px = eng.terms.scale(step, diff);
+    let mut to_x = Subst::new();
+    to_x.bind(p, px);
+    let old = eng.terms.select(sym, xts.clone());
+    let mut inner = old;
+    for (cond, w) in cases.into_iter().rev() {
+        let c = to_x.apply(&mut eng.terms, cond);
+        let w = to_x.apply(&mut eng.terms, w);
+        inner = eng.terms.ite(c, w, inner);
+    }
+    let total: Vec<(BigInt, TermId)> = counters
+        .iter()
+        .map(|k| (BigInt::from(1), eng.terms.var(*k)))
+        .collect();
+    let total = eng.terms.sum(BigInt::from(0), total);
+    let mut range = vec![eng.terms.le(zero, px), eng.terms.lt(px, total)];
+    for (k, ix) in index.iter().enumerate() {
+        if k != m {
+            range.push(eng.terms.eq(xts[k], *ix));
+        }
+    }
+    let visited = eng.terms.and(range);
+    let body = eng.terms.ite(visited, inner, old);
+    Some(eng.terms.lambda(xs, body))
+}
+
+/// The index vector of a write `x⃗ = ι⃗` (a conjunction of `d = 0` with
+/// d = ±x_k + r), iterated with θ.
+fn write_index(
+    terms: &mut Terms,
+    c: TermId,
+    xs: &[Var],
+    xts: &[TermId],
+    theta: &Subst,
+) -> Option<Vec<TermId>> {
+    let eqs: Vec<TermId> = match terms.node(c) {
+        Node::And(cs) => cs.to_vec(),
+        _ => vec![c],
+    };
+    let mut index: Vec<Option<TermId>> = vec![None; xs.len()];
+    for e in eqs {
+        let Node::Eq(d, _) = *terms.node(e) else {
+            return None;
+        };
+        let (c0, summands) = terms.linear(d);
+        let k = xts
+            .iter()
+            .position(|x| summands.iter().any(|(_, t)| t == x))?;
+        let coef = summands
+            .iter()
+            .find(|(_, t)| *t == xts[k])
+            .map(|(c, _)| c.clone())?;
+        if coef != BigInt::from(1) && coef != BigInt::from(-1) {
+            return None;
+        }
+        let rest: Vec<(BigInt, TermId)> =
+            summands.into_iter().filter(|(_, t)| *t != xts[k]).collect();
+        let r = terms.sum(c0, rest);
+        let other = if coef == BigInt::from(1) {
+            terms.neg(r)
+        } else {
+            r
+        };
+        if terms.mentions_any(other, xs) {
+            return None;
+        }
+        index[k] = Some(theta.apply(terms, other));
+    }
+    index.into_iter().collect()
 }
