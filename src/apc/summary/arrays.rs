@@ -7,7 +7,7 @@
 //! - `iterate_array_regions`: cells that are not an invertible function of
 //!   the iteration (TR Example 4: `A[id][j] = …` with `id` read from the
 //!   input in each iteration), as the TR's
-//!     λx⃗. ite(∃p Ω₁, W₁, … ite(∃p Ωₛ, Wₛ, A₀(x⃗)))
+//!   λx⃗. ite(∃p Ω₁, W₁, … ite(∃p Ωₛ, Wₛ, A₀(x⃗)))
 //!   with p the iteration (0 ≤ p < Σκ), Ωₘ "iteration p ran write m's
 //!   backbone, and write m hit x⃗", and the last-writer condition χₘ: no
 //!   later write (in iteration p, or in any later iteration) hit x⃗.
