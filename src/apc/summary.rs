@@ -287,13 +287,16 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                     e
                 }
                 None => {
-                    let found =
-                        iterate_array_visits(eng, sym, &vals, &pcs, &theta, &counters, &vars)
-                            .or_else(|| {
-                                arrays::iterate_array_regions(
-                                    eng, sym, &vals, &pcs, &theta, &counters, &vars,
-                                )
-                            });
+                    let writes = arrays::LoopWrites {
+                        sym,
+                        vals: &vals,
+                        pcs: &pcs,
+                        theta: &theta,
+                        counters: &counters,
+                        vars: &vars,
+                    };
+                    let found = iterate_array_visits(eng, &writes)
+                        .or_else(|| arrays::iterate_array_regions(eng, &writes));
                     match found {
                         Some(e) => e,
                         None => continue,

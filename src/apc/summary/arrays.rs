@@ -42,6 +42,78 @@ use num_bigint::BigInt;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 
+/// What a loop's body backbones do to one array slot: its symbol A₀, its
+/// value after each backbone, the backbones' path conditions, and the
+/// iterated state so far.
+#[derive(Clone, Copy)]
+pub(super) struct LoopWrites<'a> {
+    pub sym: TermId,
+    pub vals: &'a [TermId],
+    pub pcs: &'a [TermId],
+    pub theta: &'a BTreeMap<Key, TermId>,
+    pub counters: &'a [Var],
+    pub vars: &'a LoopVars,
+}
+
+impl LoopWrites<'_> {
+    /// A₀'s variable and the state at the start of iteration p, if some
+    /// backbone writes A and no value is ⋆.
+    fn at_iteration_p(&self, eng: &mut Engine) -> Option<(Var, AtIterationP)> {
+        let Node::Var(sym_var) = *eng.terms.node(self.sym) else {
+            return None;
+        };
+        let (sym, vals) = (self.sym, self.vals);
+        if vals.iter().all(|v| *v == sym) || vals.iter().any(|v| eng.terms.contains_star(*v)) {
+            return None;
+        }
+        let at_p = AtIterationP::new(eng, self.theta, self.counters, self.vars);
+        Some((sym_var, at_p))
+    }
+}
+
+/// The state at the start of iteration p (the p-th iteration overall,
+/// whichever backbones ran before): θ^κ after τ⃗ iterations with Στ⃗ = p.
+struct AtIterationP {
+    taus: Vec<Var>,
+    at: super::AtIteration,
+    p: Var,
+    pt: TermId,
+}
+
+impl AtIterationP {
+    fn new(
+        eng: &mut Engine,
+        theta: &BTreeMap<Key, TermId>,
+        counters: &[Var],
+        vars: &LoopVars,
+    ) -> AtIterationP {
+        let (taus, at) = at_fresh_taus(eng, theta, counters, vars);
+        let p = eng.terms.new_var(VarKind::Bound, "p");
+        let pt = eng.terms.var(p);
+        AtIterationP { taus, at, p, pt }
+    }
+
+    /// A term of the body in the state at the start of iteration p; `None`
+    /// when it depends on more than p (a counter on its own, a selector, an
+    /// inner loop), or on something unknown (⋆, a ⋆ predicate).
+    fn term(&self, eng: &mut Engine, t: TermId) -> Option<TermId> {
+        let t = self.at.subst.apply(&mut eng.terms, t);
+        let t = sigma_subst(&mut eng.terms, t, &self.taus, Some(self.pt));
+        let terms = &eng.terms;
+        let bad = terms.contains_star(t)
+            || terms.has_quantifier(t)
+            || terms.mentions_any(t, &self.taus)
+            || terms.mentions_any(t, &self.at.selectors)
+            || terms.mentions_kind(t, |k| {
+                matches!(
+                    k,
+                    VarKind::Counter | VarKind::FreshBool | VarKind::Artificial
+                )
+            });
+        (!bad).then_some(t)
+    }
+}
+
 /// One write of an iteration of backbone `backbone`: the cells it hits
 /// (a condition over x⃗ and p) and the value it stores (over x⃗ only).
 struct Write {
@@ -50,45 +122,14 @@ struct Write {
     value: TermId,
 }
 
-pub(super) fn iterate_array_regions(
-    eng: &mut Engine,
-    sym: TermId,
-    vals: &[TermId],
-    pcs: &[TermId],
-    theta: &BTreeMap<Key, TermId>,
-    counters: &[Var],
-    vars: &LoopVars,
-) -> Option<TermId> {
-    let Node::Var(sym_var) = *eng.terms.node(sym) else {
-        return None;
-    };
+pub(super) fn iterate_array_regions(eng: &mut Engine, lw: &LoopWrites) -> Option<TermId> {
+    let (sym, vals, pcs, counters) = (lw.sym, lw.vals, lw.pcs, lw.counters);
     let Sort::Array(arity) = eng.terms.sort(sym) else {
         return None;
     };
-    if vals.iter().all(|v| *v == sym) || vals.iter().any(|v| eng.terms.contains_star(*v)) {
-        return None;
-    }
-    let (taus, at) = at_fresh_taus(eng, theta, counters, vars);
-    let p = eng.terms.new_var(VarKind::Bound, "p");
-    let pt = eng.terms.var(p);
-    // A term of the body in the state at the start of iteration p; `None`
-    // when it depends on more than p, or on something unknown.
-    let in_p = |eng: &mut Engine, t: TermId| -> Option<TermId> {
-        let t = at.subst.apply(&mut eng.terms, t);
-        let t = sigma_subst(&mut eng.terms, t, &taus, Some(pt));
-        let terms = &eng.terms;
-        let bad = terms.contains_star(t)
-            || terms.has_quantifier(t)
-            || terms.mentions_any(t, &taus)
-            || terms.mentions_any(t, &at.selectors)
-            || terms.mentions_kind(t, |k| {
-                matches!(
-                    k,
-                    VarKind::Counter | VarKind::FreshBool | VarKind::Artificial
-                )
-            });
-        (!bad).then_some(t)
-    };
+    let (sym_var, at_p) = lw.at_iteration_p(eng)?;
+    let (p, pt) = (at_p.p, at_p.pt);
+    let in_p = |eng: &mut Engine, t: TermId| at_p.term(eng, t);
 
     // The writes, per writing backbone in program order, over common x⃗.
     let xs: Vec<Var> = (0..arity)
@@ -498,36 +539,12 @@ pub(super) fn iterate_array(
 /// when the conditions and written values depend on the counters only
 /// through their sum p:
 ///   λx⃗. ite(0 ≤ p(x) < Σκ ∧ x⃗₋ⱼ = ι⃗₋ⱼ, ite(pc₁(p), w₁(p), ite(pc₂(p), w₂(p), … A₀(x⃗))), A₀(x⃗)).
-pub(super) fn iterate_array_visits(
-    eng: &mut Engine,
-    sym: TermId,
-    vals: &[TermId],
-    pcs: &[TermId],
-    theta: &BTreeMap<Key, TermId>,
-    counters: &[Var],
-    vars: &LoopVars,
-) -> Option<TermId> {
-    let Node::Var(sym_var) = *eng.terms.node(sym) else {
-        return None;
-    };
-    if vals.iter().all(|v| *v == sym) || vals.iter().any(|v| eng.terms.contains_star(*v)) {
-        return None;
-    }
+pub(super) fn iterate_array_visits(eng: &mut Engine, lw: &LoopWrites) -> Option<TermId> {
+    let (sym, vals, pcs, counters) = (lw.sym, lw.vals, lw.pcs, lw.counters);
     // The state at the start of an iteration, and p for the sum of the τ's.
-    let (taus, at) = at_fresh_taus(eng, theta, counters, vars);
-    let p = eng.terms.new_var(VarKind::Bound, "p");
-    let pt = eng.terms.var(p);
-    let in_p = |eng: &mut Engine, t: TermId| -> Option<TermId> {
-        let t = at.subst.apply(&mut eng.terms, t);
-        let t = sigma_subst(&mut eng.terms, t, &taus, Some(pt));
-        let bad = eng.terms.contains_star(t)
-            || eng.terms.mentions_any(t, &taus)
-            || eng.terms.mentions_any(t, &at.selectors)
-            || eng
-                .terms
-                .mentions_kind(t, |k| matches!(k, VarKind::Counter | VarKind::FreshBool));
-        (!bad).then_some(t)
-    };
+    let (sym_var, at_p) = lw.at_iteration_p(eng)?;
+    let (p, pt) = (at_p.p, at_p.pt);
+    let in_p = |eng: &mut Engine, t: TermId| at_p.term(eng, t);
     let mut xs_all: Option<Vec<Var>> = None;
     let mut cases = Vec::new(); // (condition at p, value at p) per writing backbone
     let mut shape: Option<(Vec<TermId>, usize, BigInt)> = None; // index at p, moving dim, step
