@@ -34,7 +34,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod arrays;
-use arrays::{iterate_array, iterate_array_visits};
+use arrays::iterate_array;
 
 #[derive(Clone, Debug)]
 pub struct Summary {
@@ -262,15 +262,16 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         theta.insert(Key::Nu(*u), star);
     }
     let mut inferred = Vec::new();
+    // From here on the ν live in `vars` (with the selectors found below).
     let mut vars = LoopVars {
         selectors: Vec::new(),
-        nus: nus.clone(),
+        nus,
     };
     let pcs: Vec<TermId> = runs.iter().map(|r| r.pc).collect();
     let slots = eng.slots.clone();
     loop {
         let mut changed = false;
-        let subst = theta_subst(eng, &theta, &nus);
+        let subst = theta_subst(eng, &theta, &vars.nus);
         for &s in &slots.all {
             if !eng.terms.contains_star(theta[&Key::Slot(s)]) {
                 continue;
@@ -295,9 +296,7 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
                         counters: &counters,
                         vars: &vars,
                     };
-                    let found = iterate_array_visits(eng, &writes)
-                        .or_else(|| arrays::iterate_array_regions(eng, &writes));
-                    match found {
+                    match arrays::iterate_array_writes(eng, &writes) {
                         Some(e) => e,
                         None => continue,
                     }
@@ -309,7 +308,8 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
             }
         }
         if eng.opts.counter_inference {
-            for &u in nus.clone().keys() {
+            let inner: Vec<LoopId> = vars.nus.keys().copied().collect();
+            for u in inner {
                 if !eng.terms.is_star(theta[&Key::Nu(u)]) {
                     continue;
                 }
@@ -561,7 +561,6 @@ fn at_fresh_taus(
 
 /// The variables of a loop's summary besides its counters: the Table 1
 /// selectors ℓ with their constraints over κ⃗, and the ν of inner loops.
-#[derive(Default)]
 struct LoopVars {
     selectors: Vec<(Var, TermId)>,
     nus: BTreeMap<LoopId, Var>,
@@ -1044,22 +1043,31 @@ fn abstract_array_reads(terms: &mut Terms, t: TermId) -> TermId {
 
 /// Replaces subterms by `memo`'s values; `memo` starts as the replacement
 /// map and remembers every node rewritten, so shared subterms (the `ite`
-/// joins) are visited once.
+/// joins) are visited once. Iterative (conditions can be deep).
 fn replace_terms(terms: &mut Terms, t: TermId, memo: &mut HashMap<TermId, TermId>) -> TermId {
-    if let Some(r) = memo.get(&t) {
-        return *r;
+    // Children first; a node already in `memo` (a replacement) is not
+    // entered.
+    let mut stack = vec![(t, false)];
+    while let Some((x, expanded)) = stack.pop() {
+        if memo.contains_key(&x) {
+            continue;
+        }
+        let node = terms.node(x).clone();
+        let kids = terms.children(&node);
+        if !expanded {
+            stack.push((x, true));
+            // Reversed, so children are rebuilt left to right (as fresh
+            // names were numbered before).
+            stack.extend(kids.iter().rev().map(|k| (*k, false)));
+            continue;
+        }
+        let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
+        let r = if new == kids {
+            x
+        } else {
+            crate::term::rebuild_public(terms, &node, &new)
+        };
+        memo.insert(x, r);
     }
-    let node = terms.node(t).clone();
-    let kids = terms.children(&node);
-    let new: Vec<TermId> = kids
-        .iter()
-        .map(|k| replace_terms(terms, *k, memo))
-        .collect();
-    let r = if new == kids {
-        t
-    } else {
-        crate::term::rebuild_public(terms, &node, &new)
-    };
-    memo.insert(t, r);
-    r
+    memo[&t]
 }

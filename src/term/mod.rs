@@ -691,45 +691,43 @@ impl Terms {
     ) -> Vec<TermId> {
         let mut vars: HashMap<Var, Var> = HashMap::default();
         let mut memo: HashMap<TermId, TermId> = HashMap::default();
-        {
-            for t in src.post_order(roots) {
-                let node = src.node(t).clone();
-                let kids = src.children(&node);
-                let mut map_var = |this: &mut Terms, v: Var| -> Var {
-                    if let Some(m) = vars.get(&v) {
-                        return *m;
-                    }
-                    let name = src.var_name(v).to_string();
-                    let m = match v.kind {
-                        VarKind::Symbol | VarKind::ArraySymbol(_) => this.symbol(v.kind, &name),
-                        _ => rename(this, v, &name),
-                    };
-                    vars.insert(v, m);
-                    m
+        for t in src.post_order(roots) {
+            let node = src.node(t).clone();
+            let kids = src.children(&node);
+            let mut map_var = |this: &mut Terms, v: Var| -> Var {
+                if let Some(m) = vars.get(&v) {
+                    return *m;
+                }
+                let name = src.var_name(v).to_string();
+                let m = match v.kind {
+                    VarKind::Symbol | VarKind::ArraySymbol(_) => this.symbol(v.kind, &name),
+                    _ => rename(this, v, &name),
                 };
-                let r = match &node {
-                    Node::Int(n) => self.int(n.clone()),
-                    Node::Bool(b) => self.bool(*b),
-                    Node::Star => self.star(),
-                    Node::Var(v) => {
-                        let m = map_var(self, *v);
-                        self.var(m)
-                    }
-                    Node::Lambda(ps, b) => {
-                        let ps: Vec<Var> = ps.iter().map(|p| map_var(self, *p)).collect();
-                        self.lambda(ps, memo[b])
-                    }
-                    Node::Quant(q, vs, b) => {
-                        let vs: Vec<Var> = vs.iter().map(|p| map_var(self, *p)).collect();
-                        self.quant(*q, vs, memo[b])
-                    }
-                    _ => {
-                        let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
-                        subst::rebuild(self, &node, &new)
-                    }
-                };
-                memo.insert(t, r);
-            }
+                vars.insert(v, m);
+                m
+            };
+            let r = match &node {
+                Node::Int(n) => self.int(n.clone()),
+                Node::Bool(b) => self.bool(*b),
+                Node::Star => self.star(),
+                Node::Var(v) => {
+                    let m = map_var(self, *v);
+                    self.var(m)
+                }
+                Node::Lambda(ps, b) => {
+                    let ps: Vec<Var> = ps.iter().map(|p| map_var(self, *p)).collect();
+                    self.lambda(ps, memo[b])
+                }
+                Node::Quant(q, vs, b) => {
+                    let vs: Vec<Var> = vs.iter().map(|p| map_var(self, *p)).collect();
+                    self.quant(*q, vs, memo[b])
+                }
+                _ => {
+                    let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
+                    subst::rebuild(self, &node, &new)
+                }
+            };
+            memo.insert(t, r);
         }
         roots.iter().map(|r| memo[r]).collect()
     }

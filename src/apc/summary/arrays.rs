@@ -71,6 +71,15 @@ impl LoopWrites<'_> {
     }
 }
 
+/// The iterated value of an array written at cells that are not one
+/// monotone step of a single writer: the visit form, else the ∃p form
+/// (both speak of the same state at the start of iteration p).
+pub(super) fn iterate_array_writes(eng: &mut Engine, lw: &LoopWrites) -> Option<TermId> {
+    let (sym_var, at_p) = lw.at_iteration_p(eng)?;
+    iterate_array_visits(eng, lw, sym_var, &at_p)
+        .or_else(|| iterate_array_regions(eng, lw, sym_var, &at_p))
+}
+
 /// The state at the start of iteration p (the p-th iteration overall,
 /// whichever backbones ran before): θ^κ after τ⃗ iterations with Στ⃗ = p.
 struct AtIterationP {
@@ -122,12 +131,16 @@ struct Write {
     value: TermId,
 }
 
-pub(super) fn iterate_array_regions(eng: &mut Engine, lw: &LoopWrites) -> Option<TermId> {
+fn iterate_array_regions(
+    eng: &mut Engine,
+    lw: &LoopWrites,
+    sym_var: Var,
+    at_p: &AtIterationP,
+) -> Option<TermId> {
     let (sym, vals, pcs, counters) = (lw.sym, lw.vals, lw.pcs, lw.counters);
     let Sort::Array(arity) = eng.terms.sort(sym) else {
         return None;
     };
-    let (sym_var, at_p) = lw.at_iteration_p(eng)?;
     let (p, pt) = (at_p.p, at_p.pt);
     let in_p = |eng: &mut Engine, t: TermId| at_p.term(eng, t);
 
@@ -539,10 +552,13 @@ pub(super) fn iterate_array(
 /// when the conditions and written values depend on the counters only
 /// through their sum p:
 ///   λx⃗. ite(0 ≤ p(x) < Σκ ∧ x⃗₋ⱼ = ι⃗₋ⱼ, ite(pc₁(p), w₁(p), ite(pc₂(p), w₂(p), … A₀(x⃗))), A₀(x⃗)).
-pub(super) fn iterate_array_visits(eng: &mut Engine, lw: &LoopWrites) -> Option<TermId> {
+fn iterate_array_visits(
+    eng: &mut Engine,
+    lw: &LoopWrites,
+    sym_var: Var,
+    at_p: &AtIterationP,
+) -> Option<TermId> {
     let (sym, vals, pcs, counters) = (lw.sym, lw.vals, lw.pcs, lw.counters);
-    // The state at the start of an iteration, and p for the sum of the τ's.
-    let (sym_var, at_p) = lw.at_iteration_p(eng)?;
     let (p, pt) = (at_p.p, at_p.pt);
     let in_p = |eng: &mut Engine, t: TermId| at_p.term(eng, t);
     let mut xs_all: Option<Vec<Var>> = None;
