@@ -996,7 +996,8 @@ fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
     if !names.is_empty() {
         script.push_str(&format!("(get-value ({}))\n", names.join(" ")));
     }
-    match eng.solver.run(&script) {
+    let quantified = eng.terms.has_quantifier(formula);
+    match eng.solver.run(&script, quantified) {
         Answer::Unsat => Point::Unsat,
         Answer::Unknown(_) => Point::Unknown,
         Answer::Sat(model) => {

@@ -6,9 +6,8 @@
 //! replayed). The smallest such K is what the ISSTA paper's K = 25 is a
 //! guess of.
 
-use super::{Benchmark, answer, check_options, timed};
+use super::{Benchmark, answer, check_options, timed, timed_build};
 use crate::check::{self, Mode};
-use crate::db;
 use crate::smt::Profile;
 use std::time::Duration;
 
@@ -54,11 +53,10 @@ pub fn sweep(
 ) -> Result<KSweep, String> {
     let base = check_options(solver, true, timeout);
     let engine = check::engine_options(&base);
-    let (build, l) = timed(1, Duration::MAX, || b.build(&engine));
-    let l = l?;
+    let (build, l) = timed_build(1, &engine, || b.load())?;
     let t = &l.target;
     // Simplified before the sweep, so that each K times the solving only.
-    db::simplified_condition(&l.db, l.file, t.function.clone(), t.id, engine);
+    l.simplified(&engine);
     let mut points = Vec::new();
     for k in 1..=k_max {
         let opts = check::CheckOptions {

@@ -18,8 +18,6 @@ pub struct Benchmark {
     pub name: &'static str,
     pub file: &'static str,
     pub source: &'static str,
-    /// The paper's answer for the target: reachable (SAT) or not (UNSAT).
-    pub paper_reachable: bool,
     /// The paper's row of Table 2, where it has one.
     pub paper: Option<PaperRow>,
 }
@@ -39,12 +37,11 @@ pub struct PaperRow {
 }
 
 macro_rules! program {
-    ($name:literal, $file:literal, $reachable:literal, $paper:expr) => {
+    ($name:literal, $file:literal, $paper:expr) => {
         Benchmark {
             name: $name,
             file: $file,
             source: include_str!(concat!("../../tests/programs/", $file)),
-            paper_reachable: $reachable,
             paper: $paper,
         }
     };
@@ -76,46 +73,39 @@ pub const TABLE2: &[Benchmark] = &[
     program!(
         "Hello",
         "hello.mc",
-        true,
         row(0.181, 0.021, 0.290, 0.060, "sat", Some(0.160), "sat")
     ),
     program!(
         "HW",
         "hw.mc",
-        true,
         row(0.941, 0.073, 0.698, 0.170, "sat", Some(13.84), "sat")
     ),
     program!(
         "HWM",
         "hwm.mc",
-        true,
         row(4.660, 1.715, 2.135, 0.810, "sat", None, "out of memory")
     ),
     program!(
         "MatrIR",
         "matrir.mc",
-        true,
         row(0.035, 0.015, 0.491, 70.80, "sat", Some(0.020), "sat")
     ),
     program!(
         "WinDriver",
         "windriver.mc",
-        true,
         row(0.627, 0.178, 0.369, 0.080, "sat", Some(4.860), "unknown")
     ),
     program!(
         "OneLoop",
         "oneloop.mc",
-        false,
         row(0.003, 0.001, 0.001, 0.001, "unsat", Some(0.010), "unsat")
     ),
     program!(
         "TwoLoops",
         "twoloops.mc",
-        false,
         row(0.003, 0.002, 0.004, 0.010, "unsat", Some(0.001), "unsat")
     ),
-    program!("running example", "issta_running.mc", true, None),
+    program!("running example", "issta_running.mc", None),
 ];
 
 /// A benchmark loaded into a database of its own, with its target.
@@ -141,14 +131,22 @@ impl Benchmark {
         Loaded::new(self.file, self.source, |t| (t.line, t.col) == (line, col))
             .map_err(|e| format!("{e} at {line}:{col}"))
     }
+}
 
-    /// [`Benchmark::load`] and its condition built: what every bench times
-    /// as "build φ̂".
-    pub fn build(&self, opts: &Options) -> Result<Loaded, String> {
-        let l = self.load()?;
+/// What every bench times as "build φ̂": `load` (a fresh database each
+/// run, so nothing is cached) and the target's condition, `runs` times;
+/// the median and the last load.
+pub fn timed_build(
+    runs: usize,
+    opts: &Options,
+    load: impl Fn() -> Result<Loaded, String>,
+) -> Result<(Duration, Loaded), String> {
+    let (build, l) = timed(runs, Duration::MAX, || {
+        let l = load()?;
         l.condition(opts);
-        Ok(l)
-    }
+        Ok::<_, String>(l)
+    });
+    Ok((build, l?))
 }
 
 impl Loaded {
@@ -176,6 +174,16 @@ impl Loaded {
         let t = &self.target;
         db::necessary_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
+
+    /// Its simplified condition, computed before a timed solve so that
+    /// every run times the solving only.
+    pub fn simplified(
+        &self,
+        opts: &Options,
+    ) -> &crate::apc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
+        let t = &self.target;
+        db::simplified_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
+    }
 }
 
 /// The answer of a verdict in the papers' terms.
@@ -195,19 +203,12 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
         .unwrap_or_default()
 }
 
-/// One `apc check` of a loaded benchmark's target, timed; the necessary
-/// condition (and its simplification) are already in the database, so
-/// this is the solving: queries, solver race, witness replay.
-pub fn solve(
-    l: &Loaded,
-    solver: &Profile,
-    simplify: bool,
-    timeout: Duration,
-) -> (Verdict, Duration, String) {
-    let opts = check_options(solver, simplify, timeout);
-    let start = Instant::now();
-    let r = check::check_target(&l.db, l.file, &l.target, &opts);
-    (r.verdict, start.elapsed(), r.method.unwrap_or_default())
+/// One `apc check` of a loaded benchmark's target (time it with
+/// [`timed`]); with the condition (and its simplification) already in the
+/// database, this is the solving: queries, solver race, witness replay.
+pub fn solve(l: &Loaded, opts: &CheckOptions) -> (Verdict, String) {
+    let r = check::check_target(&l.db, l.file, &l.target, opts);
+    (r.verdict, r.method.unwrap_or_default())
 }
 
 /// `apc check`'s defaults, on one solver.
@@ -256,21 +257,19 @@ pub fn simplify_row(
         // it), so that the runs below time only the solving.
         let opts = check::engine_options(&check_options(solver, true, timeout));
         l.condition(&opts);
-        let s = db::simplified_condition(&l.db, l.file, t.function.clone(), t.id, opts);
+        let s = l.simplified(&opts);
         stats.get_or_insert_with(|| s.value.1.clone());
         let measure = |simplify: bool| {
-            let mut times = Vec::new();
-            let mut last = (Verdict::Unknown(String::new()), String::new());
-            for _ in 0..runs.max(1) {
-                let (v, time, method) = solve(&l, solver, simplify, timeout);
-                times.push(time);
-                last = (v, method);
+            let check = check_options(solver, simplify, timeout);
+            let (time, (v, method)) = timed(runs, Duration::MAX, || {
+                let r = solve(&l, &check);
                 tick();
-            }
+                r
+            });
             Solve {
-                answer: answer(&last.0),
-                time: median(times),
-                method: last.1,
+                answer: answer(&v),
+                time,
+                method,
             }
         };
         let with = measure(true);
@@ -298,7 +297,8 @@ pub struct ApcRow {
     pub unfold: Duration,
     pub quantified: (Duration, String),
     pub unfolded: (Duration, String),
-    /// The race as `apc check` runs it (build included) and its answer.
+    /// The race as `apc check --no-simplify` runs it (build included) and
+    /// its answer.
     pub total: Duration,
     pub answer: &'static str,
     pub method: String,
@@ -333,7 +333,8 @@ fn timed<T>(runs: usize, limit: Duration, mut f: impl FnMut() -> T) -> (Duration
 }
 
 /// Table 2 on our implementation: building φ̂ (fresh database each run),
-/// unfolding φ̂^25, each query alone on the solver, and the race.
+/// unfolding φ̂^25, each query alone on the solver, and the race (without
+/// the e-graph simplification: the paper's pipeline has none).
 pub fn apc_row(
     b: &Benchmark,
     solver: &Profile,
@@ -342,12 +343,11 @@ pub fn apc_row(
     race_timeout: Duration,
     tick: &dyn Fn(),
 ) -> Result<ApcRow, String> {
-    let opts = check::engine_options(&check_options(solver, false, race_timeout));
-    let k = 25;
-    // Each build in a database of its own (nothing cached); the last one
-    // stays for the measurements below.
-    let (build, l) = timed(runs, Duration::MAX, || b.build(&opts));
-    let l = l?;
+    let race_opts = check_options(solver, false, race_timeout);
+    let opts = check::engine_options(&race_opts);
+    let k = check::DEFAULT_K;
+    // The last build stays for the measurements below.
+    let (build, l) = timed_build(runs, &opts, || b.load())?;
     let nc = l.condition(&opts);
     let (unfold, unfolded_phi) = timed(runs, Duration::MAX, || {
         let mut own = nc.terms.clone();
@@ -379,10 +379,7 @@ pub fn apc_row(
     tick();
     // The race on the database that already holds the condition: its time
     // plus the build time is what `apc check` takes.
-    let (race, (verdict, method)) = timed(runs, race_timeout, || {
-        let (v, _, m) = solve(&l, solver, false, race_timeout);
-        (v, m)
-    });
+    let (race, (verdict, method)) = timed(runs, race_timeout, || solve(&l, &race_opts));
     tick();
     Ok(ApcRow {
         benchmark: b.name,

@@ -12,7 +12,7 @@
 //! takes to decide the assert after the build. Growth is summarised by the
 //! least-squares slope on a log–log scale (1 = linear, 2 = quadratic).
 
-use super::{Loaded, answer, check_options, solve, timed};
+use super::{Loaded, answer, check_options, solve, timed, timed_build};
 use crate::check;
 use crate::smt::Profile;
 use crate::target_kind::TargetKind;
@@ -170,22 +170,19 @@ pub fn measure(
 ) -> Result<ScaleRow, String> {
     let name = format!("{}-{n}.mc", family.name());
     let source = family.program(n);
-    let opts = check::engine_options(&check_options(solver, false, timeout));
+    let check = check_options(solver, true, timeout);
+    let opts = check::engine_options(&check);
     // From the source, a fresh database each run: parsing and lowering
     // count too.
-    let (build, l) = timed(runs, Duration::MAX, || {
-        let l = Loaded::new(&name, &source, |t| t.kind == TargetKind::Assert)?;
-        l.condition(&opts);
-        Ok::<_, String>(l)
-    });
-    let l = l?;
+    let (build, l) = timed_build(runs, &opts, || {
+        Loaded::new(&name, &source, |t| t.kind == TargetKind::Assert)
+    })?;
     let nc = l.condition(&opts);
     let dag_nodes = nc.terms.dag_size(&[nc.value]);
     let smt_bytes = crate::term::smtlib_query(&nc.terms, &[nc.value]).len();
-    let (solve, (v, method)) = timed(runs, timeout, || {
-        let (v, _, method) = solve(&l, solver, true, timeout);
-        (v, method)
-    });
+    // Simplified before the runs: each run times the solving only.
+    l.simplified(&opts);
+    let (solve, (v, method)) = timed(runs, timeout, || solve(&l, &check));
     let answer = answer(&v);
     let expected = answer == if family.reachable() { "sat" } else { "unsat" };
     Ok(ScaleRow {

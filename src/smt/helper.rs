@@ -116,27 +116,13 @@ pub struct Helper {
     warm: Option<Warm>,
 }
 
-impl std::fmt::Debug for Helper {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = self.profile.as_ref().map_or("none", |p| p.name.as_str());
-        let state = if self.warm.is_some() {
-            "running"
-        } else {
-            "idle"
-        };
-        write!(f, "Helper({name}, {state})")
-    }
-}
-
 impl Helper {
     /// A helper on `profile` (none: every script is `unknown`), each check
     /// limited to `timeout`.
     pub fn new(profile: Option<Profile>, timeout: Duration) -> Helper {
-        let command = profile.as_ref().map_or_else(Default::default, |p| {
-            let mut args = p.args.clone();
-            args.push(p.timeout_arg(timeout.as_millis().max(1)));
-            (p.command.clone(), args)
-        });
+        let command = profile
+            .as_ref()
+            .map_or_else(Default::default, |p| p.command_line(timeout));
         Helper {
             profile,
             timeout,
@@ -150,32 +136,34 @@ impl Helper {
         self.profile.is_some()
     }
 
-    /// Runs a script ending with `(check-sat)` and possibly `(get-value …)`.
-    pub fn run(&mut self, script: &str) -> Answer {
-        let out = self.stdout(script);
+    /// Runs a script ending with `(check-sat)` and possibly `(get-value …)`;
+    /// `quantified` when its formula has quantifiers (see `stdout`).
+    pub fn run(&mut self, script: &str, quantified: bool) -> Answer {
+        let out = self.stdout(script, quantified);
         match &self.profile {
             Some(p) => super::answer(p, out),
             None => Answer::Unknown("no helper solver".into()),
         }
     }
 
-    /// Runs a script with several `(check-sat)`s: one answer per check.
+    /// Runs a script with several quantifier-free `(check-sat)`s: one
+    /// answer per check.
     pub fn run_batch(&mut self, script: &str, checks: usize) -> Vec<Answer> {
-        super::batch_answers(&self.stdout(script).unwrap_or_default(), checks)
+        super::batch_answers(&self.stdout(script, false).unwrap_or_default(), checks)
     }
 
     /// What the solver prints for `script`, as a fresh process would print
     /// it. Past the limit plus a grace period the process is killed.
-    fn stdout(&mut self, script: &str) -> Result<String, String> {
+    fn stdout(&mut self, script: &str, quantified: bool) -> Result<String, String> {
         let Some(profile) = &self.profile else {
             return Err("no helper solver".into());
         };
-        if script.contains("(forall") || script.contains("(exists") {
+        if quantified {
             // Quantifier instantiation is where a solver's history shows
             // most: a nested-loop inference query Z3 answers in 30 ms
             // fresh took it 3–6 s (and `unknown`) after thirty others in
             // the same process. Quantified scripts get a process of their own.
-            return super::solver_stdout(profile, script, self.timeout);
+            return super::solver_stdout(&profile.name, &self.command, script, self.timeout);
         }
         let warm = match self.warm.take() {
             Some(w) => self.warm.insert(w),
@@ -190,11 +178,7 @@ impl Helper {
         }
         result.map_err(|f| match f {
             Failure::Dead => format!("{} stopped answering", profile.name),
-            Failure::Timeout => format!(
-                "{} did not answer within {:.1} s and was stopped",
-                profile.name,
-                self.timeout.as_secs_f64()
-            ),
+            Failure::Timeout => super::timed_out(&profile.name, self.timeout),
         })
     }
 }
@@ -207,12 +191,15 @@ enum Failure {
 fn ask(warm: &mut Warm, script: &str, timeout: Duration) -> Result<String, Failure> {
     // The logic was set when the process started; the script's own
     // declarations and assertions live in a scope of their own.
-    let body: String = script
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("(set-logic"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let text = format!("(push 1)\n{body}(pop 1)\n(echo \"{MARKER}\")\n");
+    let mut text = String::with_capacity(script.len() + 64);
+    text.push_str("(push 1)\n");
+    for line in script.lines() {
+        if !line.trim_start().starts_with("(set-logic") {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!("(pop 1)\n(echo \"{MARKER}\")\n"));
     if warm
         .stdin
         .write_all(text.as_bytes())

@@ -61,12 +61,15 @@ fn grace(timeout: Duration) -> Duration {
 
 /// Runs a script in a fresh solver process; its stdout. Past the deadline
 /// plus [`grace`] the process is killed: a hanging solver never hangs apc.
-fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<String, String> {
+fn solver_stdout(
+    name: &str,
+    (command, args): &(String, Vec<String>),
+    script: &str,
+    timeout: Duration,
+) -> Result<String, String> {
     use std::io::Read;
     use wait_timeout::ChildExt;
-    let mut args = profile.args.clone();
-    args.push(profile.timeout_arg(timeout.as_millis().max(1)));
-    let mut child = spawn_solver(&profile.name, &profile.command, &args)?;
+    let mut child = spawn_solver(name, command, args)?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
     }
@@ -83,22 +86,34 @@ fn solver_stdout(profile: &Profile, script: &str, timeout: Duration) -> Result<S
             let _ = child.kill();
             let _ = child.wait();
             let _ = reader.join();
-            return Err(format!(
-                "{} did not answer within {:.1} s and was stopped",
-                profile.name,
-                timeout.as_secs_f64()
-            ));
+            return Err(timed_out(name, timeout));
         }
     }
     reader
         .join()
-        .map_err(|_| format!("reading {}'s answer failed", profile.name))
+        .map_err(|_| format!("reading {name}'s answer failed"))
+}
+
+/// The message for a solver stopped at its limit.
+fn timed_out(name: &str, timeout: Duration) -> String {
+    format!(
+        "{name} did not answer within {:.1} s and was stopped",
+        timeout.as_secs_f64()
+    )
 }
 
 /// Runs `script` in a fresh solver with a timeout (the script should end
 /// with `(check-sat)` and possibly `(get-value …)`).
 pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
-    answer(profile, solver_stdout(profile, script, timeout))
+    answer(
+        profile,
+        solver_stdout(
+            &profile.name,
+            &profile.command_line(timeout),
+            script,
+            timeout,
+        ),
+    )
 }
 
 /// The first line is the answer; a `sat`'s further lines are its values.

@@ -8,6 +8,7 @@
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The solvers apc knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,6 +102,14 @@ impl Profile {
         }
         s.push_str("(check-sat)\n");
         s
+    }
+
+    /// The command and arguments of a session limited to `timeout` (the
+    /// solver's own limit included).
+    pub fn command_line(&self, timeout: Duration) -> (String, Vec<String>) {
+        let mut args = self.args.clone();
+        args.push(self.timeout_arg(timeout.as_millis().max(1)));
+        (self.command.clone(), args)
     }
 
     /// The solver's own timeout argument for `ms` milliseconds.

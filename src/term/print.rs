@@ -401,15 +401,7 @@ const TDIV: &str = "(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b
 /// A script that checks each root on its own: shared declarations, then
 /// `(push 1) (assert r) (check-sat) (pop 1)` per root.
 pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
-    let mut out = String::from("(set-logic ALL)\n");
-    let mut free: BTreeSet<Var> = BTreeSet::new();
-    for r in roots {
-        free.extend(terms.free_vars(*r));
-    }
-    if roots.iter().any(|r| mentions_div(terms, *r)) {
-        out.push_str(TDIV);
-    }
-    declare(terms, &free, &mut out);
+    let mut out = header(terms, roots);
     for r in roots {
         let _ = writeln!(
             out,
@@ -417,6 +409,22 @@ pub fn to_smtlib_batch(terms: &Terms, roots: &[TermId]) -> String {
             smt_rec(terms, *r, &HashMap::default())
         );
     }
+    out
+}
+
+/// The logic, `tdiv` if some root divides, and the roots' free variables.
+fn header(terms: &Terms, roots: &[TermId]) -> String {
+    let mut out = String::from("(set-logic ALL)\n");
+    // Only when needed: an unused definition with `div` changes Z3's
+    // strategy (it answered `unknown` on the Alg. 8 queries with it).
+    if roots.iter().any(|r| mentions_div(terms, *r)) {
+        out.push_str(TDIV);
+    }
+    let mut free: BTreeSet<Var> = BTreeSet::new();
+    for r in roots {
+        free.extend(terms.free_vars(*r));
+    }
+    declare(terms, &free, &mut out);
     out
 }
 
@@ -453,18 +461,7 @@ pub fn to_smtlib(terms: &Terms, roots: &[TermId]) -> String {
 /// `to_smtlib` without the `(check-sat)`: the query that options go before
 /// and blocking assertions after.
 pub fn smtlib_query(terms: &Terms, roots: &[TermId]) -> String {
-    let mut out = String::new();
-    out.push_str("(set-logic ALL)\n");
-    // Only when needed: an unused definition with `div` changes Z3's
-    // strategy (it answered `unknown` on the Alg. 8 queries with it).
-    if roots.iter().any(|r| mentions_div(terms, *r)) {
-        out.push_str(TDIV);
-    }
-    let mut free: BTreeSet<Var> = BTreeSet::new();
-    for r in roots {
-        free.extend(terms.free_vars(*r));
-    }
-    declare(terms, &free, &mut out);
+    let mut out = header(terms, roots);
     // Shared closed subterms become definitions, so the script stays
     // linear in the size of the DAG.
     let mut names: HashMap<TermId, String> = HashMap::default();
