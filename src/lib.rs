@@ -2,13 +2,13 @@
 //!
 //! See `ARCHITECTURE.md` for the layers and what each may know.
 
-pub mod apc;
 pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod db;
 pub mod interp;
 pub mod ir;
+pub mod nc;
 pub mod simplify;
 pub mod smt;
 pub mod syntax;

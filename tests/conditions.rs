@@ -11,8 +11,8 @@
 //! Solver checks use a plain `z3` process until the `apc check` issue.
 
 mod common;
-use apc::apc::{Engine, Options, unfold};
 use apc::db::{self, Database, SourceFile};
+use apc::nc::{Engine, Options, unfold};
 use apc::smt::{Answer, run_z3};
 use apc::syntax::LineIndex;
 use common::*;
@@ -260,7 +260,7 @@ fn conditions_of_the_seeds_examples() {
             let (l, c) = lines.line_col(&p.text, s.start);
             format!("{l}:{c}")
         };
-        let text = apc::apc::render(
+        let text = apc::nc::render(
             &mut eng,
             &format!("target on line {line} of main"),
             &nodes,

@@ -115,7 +115,7 @@ fn checking_every_target_computes_each_loop_summary_once() {
             file,
             "main".to_string(),
             t,
-            apc::apc::Options::default(),
+            apc::nc::Options::default(),
         );
     }
     assert_eq!(executed(&log, "necessary_condition").len(), targets);

@@ -16,9 +16,9 @@
 //! the quantifiers' true values among them.
 
 mod common;
-use apc::apc::Options;
 use apc::check;
 use apc::db::{self, Database, SourceFile};
+use apc::nc::Options;
 use apc::smt::{Answer, Profile, SolverKind, run_script};
 use apc::term::{Node, TermId, Terms, VarKind, rebuild_public};
 use common::*;

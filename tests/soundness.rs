@@ -14,9 +14,9 @@
 mod common;
 use common::env_or;
 
-use apc::apc::{Engine, Options, unfold};
 use apc::db::{self, Database, SourceFile};
 use apc::interp::{self, ArgValue, Limits, Outcome, Witness};
+use apc::nc::{Engine, Options, unfold};
 use apc::smt::{Answer, run_z3};
 use apc::term::{Terms, VarKind, smt_int, smt_name};
 use num_bigint::BigInt;

@@ -6,9 +6,9 @@
 pub mod ksweep;
 pub mod scale;
 
-use crate::apc::Options;
 use crate::check::{self, CheckOptions, Target, Verdict};
 use crate::db::{self, Database, SourceFile};
+use crate::nc::Options;
 use crate::smt::Profile;
 use std::time::{Duration, Instant};
 
@@ -170,7 +170,7 @@ impl Loaded {
     }
 
     /// The target's necessary condition (computed once per database).
-    pub fn condition(&self, opts: &Options) -> &crate::apc::Portable<crate::term::TermId> {
+    pub fn condition(&self, opts: &Options) -> &crate::nc::Portable<crate::term::TermId> {
         let t = &self.target;
         db::necessary_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
@@ -180,7 +180,7 @@ impl Loaded {
     pub fn simplified(
         &self,
         opts: &Options,
-    ) -> &crate::apc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
+    ) -> &crate::nc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
         let t = &self.target;
         db::simplified_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
@@ -351,7 +351,7 @@ pub fn apc_row(
     let nc = l.condition(&opts);
     let (unfold, unfolded_phi) = timed(runs, Duration::MAX, || {
         let mut own = nc.terms.clone();
-        let phik = crate::apc::unfold(&mut own, nc.value, k);
+        let phik = crate::nc::unfold(&mut own, nc.value, k);
         (own, phik)
     });
     let (own, phik) = unfolded_phi;

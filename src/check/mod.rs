@@ -6,12 +6,12 @@
 //! chosen solvers, and for each model a witness that the interpreter
 //! replays. `reachable` is only ever said of a witness that hit the target.
 
-mod witness;
+mod model;
 
 use crate::TargetKind;
-use crate::apc::{self, Options};
 use crate::db::{self, Database, SourceFile};
 use crate::interp::Witness;
+use crate::nc::{self, Options};
 use crate::smt::{self, Contender, Profile, RaceOutcome, Undecided};
 use crate::syntax::LineIndex;
 use crate::term::Terms;
@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use witness::InputModel;
+use model::InputModel;
 
 /// Which queries run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,7 +224,7 @@ fn queries(
     // --k 10` sends, and gets the same model.
     let unfold = |k: u32| {
         let mut own = terms.clone();
-        let phik = apc::unfold(&mut own, phi, k);
+        let phik = nc::unfold(&mut own, phi, k);
         (own, phik)
     };
     let unfolded = |k: u32| {
@@ -257,7 +257,7 @@ fn queries(
                 // both (the bounds are added after φ̂^14 is printed).
                 let (mut own, phik) = unfold(deepest);
                 let plain = body(&own, phik);
-                let strong = apc::bound_counters(&mut own, phik, deepest);
+                let strong = nc::bound_counters(&mut own, phik, deepest);
                 chain.push(Query {
                     refutes: false,
                     ..Query::new(format!("nc-bounded:k={deepest}"), false, body(&own, strong))

@@ -23,9 +23,9 @@ macro_rules! out {
 mod bench;
 mod cfg;
 mod check;
+mod input_flags;
 mod nc;
 mod run;
-mod witness;
 
 use crate::db::{self, Database, SourceFile};
 use crate::syntax::diagnostic::render;
@@ -34,7 +34,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub use witness::{parse_args, parse_input};
+pub use input_flags::{parse_args, parse_input};
 
 /// Exit status for a bad input or command line (parse/type error, missing
 /// file, …), as in `spec/cli.md`.

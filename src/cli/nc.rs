@@ -1,9 +1,9 @@
 //! `apc nc`: print the necessary condition φ̂ (and φ̂^K) of a target.
 
 use super::{bad, load};
-use crate::apc::{self, Engine, Options};
 use crate::check;
 use crate::db;
+use crate::nc::{self, Engine, Options};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,7 +106,7 @@ pub fn nc(a: NcArgs) -> ExitCode {
         let mut eng = Engine::with_db(
             &prog.body,
             opts.clone(),
-            apc::DbSource {
+            nc::DbSource {
                 db,
                 file: loaded.file,
             },
@@ -123,7 +123,7 @@ pub fn nc(a: NcArgs) -> ExitCode {
         );
         out!(
             "{}",
-            apc::render(&mut eng, &title, &copies, Some(a.k), &loc, !a.raw)
+            nc::render(&mut eng, &title, &copies, Some(a.k), &loc, !a.raw)
         );
         if let Some(dir) = &a.dump_queries
             && let Err(e) = dump(
@@ -159,7 +159,7 @@ fn dump(
     let query = crate::term::smtlib_query(&eng.terms, &[phi]);
     let quantified = z3.script(true, &query, &[]);
     std::fs::write(dir.join(format!("{name}-quantified.smt2")), quantified)?;
-    let phik = apc::unfold(&mut eng.terms, phi, k);
+    let phik = nc::unfold(&mut eng.terms, phi, k);
     let query = crate::term::smtlib_query(&eng.terms, &[phik]);
     let unfolded = z3.script(false, &query, &[]);
     std::fs::write(dir.join(format!("{name}-unfolded-k{k}.smt2")), unfolded)?;

@@ -29,11 +29,11 @@
 //! Input arrays (parameters of `main` that are indexed) are never out of
 //! bounds: an element the witness did not give reads as 0, or as an empty
 //! input array when the elements are arrays. Writes to an input array go to
-//! the written copy only. See `value.rs` and `witness.rs`.
+//! the written copy only. See `value.rs` and `main_args.rs`.
 
 mod exec;
+mod main_args;
 mod value;
-mod witness;
 
 #[cfg(test)]
 mod tests;
@@ -167,7 +167,7 @@ fn run_here(
     let Some(main) = program.functions.iter().position(|f| f.name.name == "main") else {
         return Err(RunError::Internal("the program has no `main`".into()));
     };
-    let args = witness::main_args(program, &program.functions[main], &witness.args)?;
+    let args = main_args::main_args(program, &program.functions[main], &witness.args)?;
     let mut interp = Interp::new(program, main, &witness.input, limits, stack_size);
     let outcome = match interp.run_main(args) {
         Ok(n) => Outcome::Returned(n),

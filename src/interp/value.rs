@@ -46,7 +46,7 @@ impl Value {
 /// yields the default element: `0` if the elements are integers, an empty
 /// input array if they are arrays. Whether they are arrays is `dims > 1`,
 /// where `dims` was fixed from the witness list and from how the program
-/// indexes the parameter (see `witness.rs`); in addition, a read that is
+/// indexes the parameter (see `main_args.rs`); in addition, a read that is
 /// immediately indexed again (`p[i][j]`) always defaults to an empty array,
 /// so a 2-D use is never confused by an empty witness list.
 #[derive(Clone, Debug)]

@@ -166,7 +166,7 @@ pub fn locate(kind: SolverKind, flag: Option<&Path>) -> Result<Profile, String> 
 }
 
 /// The Z3 that `locate` finds without a flag, looked up once per process
-/// (the engine's default helper solver: `apc::Options::default()` is built
+/// (the engine's default helper solver: `nc::Options::default()` is built
 /// per target and per cached query).
 pub fn default_z3() -> Option<Profile> {
     static Z3: std::sync::OnceLock<Option<Profile>> = std::sync::OnceLock::new();

@@ -145,15 +145,15 @@ pub fn loop_summary(
     db: &dyn salsa::Database,
     file: SourceFile,
     l: u32,
-    opts: crate::apc::Options,
-) -> crate::apc::Portable<crate::apc::Summary> {
+    opts: crate::nc::Options,
+) -> crate::nc::Portable<crate::nc::Summary> {
     let body = &program(db, file)
         .as_ref()
         .expect("summaries are asked of programs with main")
         .body;
-    let mut eng = crate::apc::Engine::with_db(body, opts, crate::apc::DbSource { db, file });
+    let mut eng = crate::nc::Engine::with_db(body, opts, crate::nc::DbSource { db, file });
     let value = eng.compute_summary(l);
-    crate::apc::Portable {
+    crate::nc::Portable {
         terms: eng.terms,
         value,
     }
@@ -167,14 +167,14 @@ pub fn necessary_condition(
     file: SourceFile,
     function: String,
     target: u32,
-    opts: crate::apc::Options,
-) -> crate::apc::Portable<crate::term::TermId> {
+    opts: crate::nc::Options,
+) -> crate::nc::Portable<crate::term::TermId> {
     let prog = program(db, file)
         .as_ref()
         .expect("conditions are asked of programs with main");
-    let mut eng = crate::apc::Engine::with_db(&prog.body, opts, crate::apc::DbSource { db, file });
+    let mut eng = crate::nc::Engine::with_db(&prog.body, opts, crate::nc::DbSource { db, file });
     let value = eng.condition_of(&prog.copies_of(&function, target));
-    crate::apc::Portable {
+    crate::nc::Portable {
         terms: eng.terms,
         value,
     }
@@ -190,12 +190,12 @@ pub fn simplified_condition(
     file: SourceFile,
     function: String,
     target: u32,
-    opts: crate::apc::Options,
-) -> crate::apc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
+    opts: crate::nc::Options,
+) -> crate::nc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
     let raw = necessary_condition(db, file, function, target, opts);
     let mut terms = raw.terms.clone();
     let value = crate::simplify::simplify_one(&mut terms, raw.value);
-    crate::apc::Portable { terms, value }
+    crate::nc::Portable { terms, value }
 }
 
 /// Every error and warning of the front end: syntax, then (if the syntax is

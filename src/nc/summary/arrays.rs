@@ -35,7 +35,7 @@
 //! p, guards that are not exclusive) is ⋆.
 
 use super::{Key, LoopVars, at_fresh_taus, replace_terms, sigma_subst};
-use crate::apc::Engine;
+use crate::nc::Engine;
 use crate::smt::Answer;
 use crate::term::{Node, Sort, Subst, TermId, Terms, Var, VarKind};
 use num_bigint::BigInt;
@@ -148,7 +148,7 @@ fn iterate_array_regions(
     let xs: Vec<Var> = (0..arity)
         .map(|k| {
             eng.terms
-                .new_var(VarKind::Bound, crate::apc::state::placeholder(arity, k))
+                .new_var(VarKind::Bound, crate::nc::state::placeholder(arity, k))
         })
         .collect();
     let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
