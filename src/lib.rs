@@ -1,11 +1,18 @@
-//! apc: necessary conditions for reaching targets in microc programs.
+//! apc: reachability of targets in microc programs.
 //!
-//! See `ARCHITECTURE.md` for the layers and what each may know.
+//! One module per layer; ARCHITECTURE.md is the map (entry points, the
+//! path of `apc check`, what each layer may use, a glossary), and a test
+//! (`tests/it/layers.rs`) holds the imports to its table.
 
 pub mod bench;
+pub mod chc;
 pub mod check;
 pub mod cli;
+pub mod compact;
+pub mod compositional;
 pub mod db;
+pub mod explore;
+pub mod generator;
 pub mod interp;
 pub mod ir;
 pub mod nc;

@@ -7,9 +7,10 @@ pub mod ksweep;
 pub mod scale;
 
 use crate::check::{self, CheckOptions, Target, Verdict};
-use crate::db::{self, Database, SourceFile};
-use crate::nc::Options;
+use crate::db::{Database, SourceFile};
+use crate::nc::{Options, query};
 use crate::smt::Profile;
+use crate::smt::Variant;
 use std::time::{Duration, Instant};
 
 /// A benchmark program and the target Table 2 asks about.
@@ -156,8 +157,7 @@ impl Loaded {
         source: &str,
         select: impl Fn(&Target) -> bool,
     ) -> Result<Loaded, String> {
-        let db = Database::default();
-        let file_id = SourceFile::new(&db, file.to_string(), source.to_string());
+        let (db, file_id) = Database::with_file(file, source);
         let target = check::targets(&db, file_id)
             .into_iter()
             .find(select)
@@ -170,9 +170,9 @@ impl Loaded {
     }
 
     /// The target's necessary condition (computed once per database).
-    pub fn condition(&self, opts: &Options) -> &crate::nc::Portable<crate::term::TermId> {
+    pub fn condition(&self, opts: &Options) -> &crate::nc::Portable<crate::nc::Condition> {
         let t = &self.target;
-        db::necessary_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
+        crate::nc::necessary_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
 
     /// Its simplified condition, computed before a timed solve so that
@@ -182,7 +182,7 @@ impl Loaded {
         opts: &Options,
     ) -> &crate::nc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
         let t = &self.target;
-        db::simplified_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
+        crate::nc::simplified_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
 }
 
@@ -349,17 +349,16 @@ pub fn apc_row(
     // The last build stays for the measurements below.
     let (build, l) = timed_build(runs, &opts, || b.load())?;
     let nc = l.condition(&opts);
+    let phi = nc.value.phi;
     let (unfold, unfolded_phi) = timed(runs, Duration::MAX, || {
         let mut own = nc.terms.clone();
-        let phik = crate::nc::unfold(&mut own, nc.value, k);
+        let phik = crate::nc::unfold(&mut own, phi, k);
         (own, phik)
     });
     let (own, phik) = unfolded_phi;
-    let script = |terms: &crate::term::Terms, t, quantified: bool| {
-        solver.script(quantified, &crate::term::smtlib_query(terms, &[t]), &[])
-    };
-    let quantified_query = script(&nc.terms, nc.value, true);
-    let unfolded_query = script(&own, phik, false);
+    let script = |q: crate::smt::Query| q.script(solver, &[]);
+    let quantified_query = script(query::query(Variant::Quantified, &nc.terms, phi));
+    let unfolded_query = script(query::query(Variant::Unfolded(k), &own, phik));
     let alone = |query: &str| {
         let (time, a) = timed(runs, query_timeout, || {
             answer_of(&crate::smt::run_script(solver, query, query_timeout))

@@ -178,8 +178,8 @@ pub fn measure(
         Loaded::new(&name, &source, |t| t.kind == TargetKind::Assert)
     })?;
     let nc = l.condition(&opts);
-    let dag_nodes = nc.terms.dag_size(&[nc.value]);
-    let smt_bytes = crate::term::smtlib_query(&nc.terms, &[nc.value]).len();
+    let dag_nodes = nc.terms.dag_size(&[nc.value.phi]);
+    let smt_bytes = crate::smt::smtlib::query(&nc.terms, &[nc.value.phi]).len();
     // Simplified before the runs: each run times the solving only.
     l.simplified(&opts);
     let (solve, (v, method)) = timed(runs, timeout, || solve(&l, &check));

@@ -8,40 +8,20 @@
 
 mod model;
 
-use crate::TargetKind;
+pub use crate::db::{Target, targets};
+pub use crate::nc::query::{DEFAULT_K, Mode};
+
 use crate::db::{self, Database, SourceFile};
 use crate::interp::Witness;
 use crate::nc::{self, Options};
-use crate::smt::{self, Contender, Profile, RaceOutcome, Undecided};
+use crate::smt::{self, Contender, DumpName, Profile, Query, RaceOutcome, Undecided};
 use crate::syntax::LineIndex;
-use crate::term::Terms;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use model::InputModel;
-
-/// Which queries run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// φ̂ and φ̂^K (and φ̂^k for a small k) in parallel.
-    Race,
-    Quantified,
-    Unfolded,
-}
-
-/// The small unfolding bounds raced next to K, one after the other (an
-/// iterative deepening): many conditions are decided, or give a replayable
-/// model, long before the solver is done with φ̂^25 (MatrIR: φ̂^25 over a
-/// minute in Z3 4.8.12, φ̂^3 in milliseconds); when φ̂^k is too weak for its
-/// models to replay, a deeper one often is. Before the deepest, the chain
-/// tries it with every counter bounded by its k (φ̂^14 ∧ κ ≤ 14), a witness
-/// search: HWM on Z3 gave models of φ̂^14 that run past the unfolded
-/// iterations, five in a row, and φ̂^25 did not finish in 30 s; the bounded
-/// query gives a replayable model in 7–9 s, and HW's witness came 3.3 →
-/// 1.3 s. On the 135 targets of tests/programs no other verdict changed.
-pub const DEEPENING: [u32; 2] = [3, 14];
 
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
@@ -58,16 +38,6 @@ pub struct CheckOptions {
     pub max_models: usize,
     /// Simplify the condition (e-graph) before encoding it.
     pub simplify: bool,
-}
-
-/// A target of the file.
-#[derive(Clone, Debug)]
-pub struct Target {
-    pub function: String,
-    pub id: u32,
-    pub kind: TargetKind,
-    pub line: u32,
-    pub col: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -96,28 +66,6 @@ pub struct Report {
     /// The solver that decided.
     pub solver: Option<String>,
     pub time: Duration,
-}
-
-/// Every target of the file, in source order.
-pub fn targets(db: &Database, file: SourceFile) -> Vec<Target> {
-    let text = file.text(db);
-    let lines = LineIndex::new(text);
-    let mut out = Vec::new();
-    for f in db::functions(db, file) {
-        let offset = f.offset(db);
-        for t in &db::function_body(db, *f).targets {
-            let (line, col) = lines.line_col(text, t.span.shift(offset).start);
-            out.push(Target {
-                function: f.name(db).clone(),
-                id: t.id,
-                kind: t.kind,
-                line,
-                col,
-            });
-        }
-    }
-    out.sort_by_key(|t| (t.line, t.col));
-    out
 }
 
 /// Checks the targets, `opts.jobs` at a time; `done` is told of each
@@ -177,101 +125,6 @@ fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
     }
 }
 
-/// One query of a race.
-struct Query {
-    /// e.g. `nc-unfolded:k=25`.
-    method: String,
-    quantified: bool,
-    /// Whether its `unsat` is a proof (not for a bounded witness search).
-    refutes: bool,
-    /// SMT-LIB without options and `(check-sat)`.
-    text: String,
-}
-
-impl Query {
-    fn new(method: impl Into<String>, quantified: bool, text: String) -> Query {
-        Query {
-            method: method.into(),
-            quantified,
-            refutes: true,
-            text,
-        }
-    }
-}
-
-/// The queries of `mode` for a condition, in chains: the chains race;
-/// within a chain a query runs when the one before it ended undecided.
-///
-/// The quantified φ̂ goes out as computed (`raw`), everything else from
-/// the simplified condition (`simplified`; the same when `--no-simplify`):
-/// quantifier instantiation is at the mercy of the exact shape of the
-/// quantifier bodies, and the simplifier's small changes to them (two
-/// bounds of a body merged) took MatrIR's φ̂ from 0.2 s to a timeout on
-/// cvc5, with nothing to gain (the sizes change by under 1%).
-fn queries(
-    raw: (&Terms, crate::term::TermId),
-    simplified: (&Terms, crate::term::TermId),
-    mode: Mode,
-    k: u32,
-) -> Vec<Vec<Query>> {
-    let (terms, phi) = simplified;
-    let terms_have_quantifier = terms.has_quantifier(phi);
-    let body = |terms: &Terms, t| crate::term::smtlib_query(terms, &[t]);
-    let mut variants = Vec::new();
-    // Each unfolding starts from the condition's own store, so that a
-    // query's text (its fresh names) does not depend on which other
-    // queries were built: φ̂^10 in the race is the query `--mode unfolded
-    // --k 10` sends, and gets the same model.
-    let unfold = |k: u32| {
-        let mut own = terms.clone();
-        let phik = nc::unfold(&mut own, phi, k);
-        (own, phik)
-    };
-    let unfolded = |k: u32| {
-        let (own, phik) = unfold(k);
-        Query::new(format!("nc-unfolded:k={k}"), false, body(&own, phik))
-    };
-    if !terms_have_quantifier {
-        // Nothing to unfold: one exact query.
-        variants.push(vec![Query::new(
-            "nc-quantifier-free",
-            false,
-            body(terms, phi),
-        )]);
-    } else {
-        if mode != Mode::Unfolded {
-            variants.push(vec![Query::new("nc-quantified", true, body(raw.0, raw.1))]);
-        }
-        if mode != Mode::Quantified {
-            variants.push(vec![unfolded(k)]);
-        }
-        if mode == Mode::Race {
-            let small: Vec<u32> = DEEPENING.iter().copied().filter(|d| *d < k).collect();
-            if let Some((&deepest, shallower)) = small.split_last() {
-                let mut chain: Vec<Query> = shallower.iter().map(|&k| unfolded(k)).collect();
-                // φ̂^3 → φ̂^14 ∧ κ ≤ 14 → φ̂^14: the bounded search first,
-                // since its models are the likelier to replay (measured: HWM
-                // 7–9 s this way, 13–14 s after φ̂^14's five misses). It is a
-                // witness search for when φ̂^k's models run past the unfolded
-                // iterations: its `unsat` proves nothing. One unfolding serves
-                // both (the bounds are added after φ̂^14 is printed).
-                let (mut own, phik) = unfold(deepest);
-                let plain = body(&own, phik);
-                let strong = nc::bound_counters(&mut own, phik, deepest);
-                chain.push(Query {
-                    refutes: false,
-                    ..Query::new(format!("nc-bounded:k={deepest}"), false, body(&own, strong))
-                });
-                chain.push(Query::new(format!("nc-unfolded:k={deepest}"), false, plain));
-                variants.push(chain);
-            }
-        }
-    }
-    variants
-}
-
-/// The unfolding bound K of the ISSTA paper, `apc check`'s default.
-pub const DEFAULT_K: u32 = 25;
 /// How many models a query may give by default before `nc-sat-no-witness`.
 pub const DEFAULT_MAX_MODELS: usize = 5;
 
@@ -304,7 +157,8 @@ pub fn engine_options(opts: &CheckOptions) -> Options {
     }
 }
 
-/// Decides one target.
+/// Decides one target: its queries, raced on the solvers, each model
+/// replayed.
 pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
     let start = Instant::now();
     let deadline = start + opts.timeout;
@@ -324,13 +178,7 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         );
     };
     let engine_opts = engine_options(opts);
-    let raw = db::necessary_condition(db, file, t.function.clone(), t.id, engine_opts.clone());
-    let (terms, phi) = if opts.simplify {
-        let s = db::simplified_condition(db, file, t.function.clone(), t.id, engine_opts);
-        (&s.terms, s.value.0)
-    } else {
-        (&raw.terms, raw.value)
-    };
+    let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     if Instant::now() >= deadline {
         return report(
             Verdict::Unknown("timeout (computing the necessary condition)".into()),
@@ -338,37 +186,15 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             None,
         );
     }
-    let inputs = InputModel::new(&parsed.program, &prog.body, terms, phi);
-    let chains = queries((&raw.terms, raw.value), (terms, phi), opts.mode, opts.k);
-    // Named by file, target and variant, so that the dumps of several
-    // programs can share a directory.
-    let stem = std::path::Path::new(file.path(db))
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = format!("{stem}-{}-{}-{}", t.function, t.line, t.col);
-    let mut contenders = Vec::new();
-    for chain in &chains {
-        for profile in &opts.solvers {
-            let mut next: Option<Box<Contender>> = None;
-            for q in chain.iter().rev() {
-                let dump = opts.dump_queries.as_ref().map(|dir| {
-                    let variant = q.method.trim_start_matches("nc-").replace([':', '='], "-");
-                    dir.join(format!("{name}-{variant}-{}", profile.name))
-                });
-                next = Some(Box::new(Contender {
-                    method: q.method.clone(),
-                    profile: profile.clone(),
-                    quantified: q.quantified,
-                    refutes: q.refutes,
-                    query: q.text.clone(),
-                    dump,
-                    then: next.take(),
-                }));
-            }
-            contenders.extend(next.map(|c| *c));
-        }
-    }
+    let inputs = {
+        let (terms, phi) = encoded_condition(db, file, t, &engine_opts, opts.simplify);
+        InputModel::new(&parsed.program, &prog.body, terms, phi)
+    };
+    let dump = opts
+        .dump_queries
+        .as_ref()
+        .map(|dir| DumpName::new(dir, file.path(db), &t.function, t.line, t.col));
+    let contenders = contenders(&chains, &opts.solvers, dump.as_ref());
     let text: &str = file.text(db);
     let lines = LineIndex::new(text);
     let program = &parsed.program;
@@ -393,6 +219,50 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         RaceOutcome::Timeout(why) => undecided(&why, true, report),
         RaceOutcome::Undecided(why) => undecided(&why, false, report),
     }
+}
+
+/// The condition whose terms the queries speak of (for reading models).
+fn encoded_condition<'db>(
+    db: &'db Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &Options,
+    simplify: bool,
+) -> (&'db crate::term::Terms, crate::term::TermId) {
+    let (function, id) = (t.function.clone(), t.id);
+    if simplify {
+        let s = nc::simplified_condition(db, file, function, id, opts.clone());
+        (&s.terms, s.value.0)
+    } else {
+        let raw = nc::necessary_condition(db, file, function, id, opts.clone());
+        (&raw.terms, raw.value.phi)
+    }
+}
+
+/// One contender per chain and solver; a chain's later queries follow on
+/// the same thread.
+fn contenders(
+    chains: &[Vec<Query>],
+    solvers: &[Profile],
+    dump: Option<&DumpName>,
+) -> Vec<Contender> {
+    let mut out = Vec::new();
+    for chain in chains {
+        let shared: Vec<Arc<Query>> = chain.iter().cloned().map(Arc::new).collect();
+        for profile in solvers {
+            let mut next: Option<Box<Contender>> = None;
+            for q in shared.iter().rev() {
+                next = Some(Box::new(Contender {
+                    query: q.clone(),
+                    profile: profile.clone(),
+                    dump: dump.cloned(),
+                    then: next.take(),
+                }));
+            }
+            out.extend(next.map(|c| *c));
+        }
+    }
+    out
 }
 
 /// The verdict when no contender was definite (by the deadline, if

@@ -10,9 +10,10 @@
 
 use crate::interp::{ArgValue, Witness};
 use crate::ir::{Body, INPUT_STREAM};
+use crate::smt::smtlib::{int as smt_int, name as smt_name};
 use crate::smt::{Judgement, Session};
 use crate::syntax::ast::Program;
-use crate::term::{TermId, Terms, smt_int, smt_name};
+use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
 use num_traits::Zero;
 

@@ -1,7 +1,7 @@
 //! `apc bench`: measurements printed as tables (or JSON/CSV for scripts).
 
-use super::bad;
 use super::check::SolverArgs;
+use super::{ExitStatus, bad};
 use crate::bench::{self, SimplifyRow};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
@@ -154,7 +154,7 @@ fn simplify(c: Common) -> ExitCode {
         BenchFormat::Table => simplify_table(&rows, &solvers),
         f => print_rows(&flat(&rows), f),
     }
-    ExitCode::SUCCESS
+    ExitStatus::Ok.into()
 }
 
 /// Rows for scripts: a JSON list, or CSV with the first row's keys.
@@ -346,7 +346,7 @@ fn apc(a: ApcArgs) -> ExitCode {
         BenchFormat::Table => apc_table(&rows),
         f => print_rows(&list, f),
     }
-    ExitCode::SUCCESS
+    ExitStatus::Ok.into()
 }
 
 /// A duration, short (see [`secs`]).
@@ -497,7 +497,7 @@ fn ksweep(a: KsweepArgs) -> ExitCode {
             print_rows(&list, f);
         }
     }
-    ExitCode::SUCCESS
+    ExitStatus::Ok.into()
 }
 
 /// One table per solver: a row per K, a column per benchmark.
@@ -609,7 +609,7 @@ fn scale(a: ScaleArgs) -> ExitCode {
             print_rows(&list, f);
         }
     }
-    ExitCode::SUCCESS
+    ExitStatus::Ok.into()
 }
 
 /// One table per family and solver, with the log–log slopes under it.

@@ -1,6 +1,6 @@
 //! `apc cfg`: the flowgraphs, as text or Graphviz.
 
-use super::load;
+use super::{ExitStatus, load};
 use crate::db;
 use crate::ir;
 use clap::Args;
@@ -35,7 +35,7 @@ pub fn cfg(a: CfgArgs) -> ExitCode {
             "error: no function named `{}`",
             a.function.unwrap_or_default()
         );
-        return ExitCode::from(super::EXIT_BAD_INPUT);
+        return ExitStatus::BadInput.into();
     }
     let loc = |offset: u32, span: crate::syntax::Span| {
         let (l, c) = loaded.loc(span.shift(offset));
@@ -67,5 +67,5 @@ pub fn cfg(a: CfgArgs) -> ExitCode {
             );
         }
     }
-    ExitCode::SUCCESS
+    ExitStatus::Ok.into()
 }

@@ -1,8 +1,8 @@
-//! `apc check`: a verdict per target (see `spec/cli.md`).
+//! `apc check`: a verdict per target (the contract: `docs/cli.md`).
 
-use super::nc::targets_at_places;
+use super::places::targets_at_places;
 use super::run::big;
-use super::{Format, bad, load};
+use super::{ExitStatus, Format, bad, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
@@ -11,9 +11,6 @@ use serde_json::{Map, Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-
-/// Exit status when no target is reachable but some are unknown.
-const EXIT_UNKNOWN: u8 = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SolverChoice {
@@ -98,6 +95,11 @@ impl SolverArgs {
     /// The chosen solvers' profiles, located (flag, env, PATH, solvers/bin);
     /// a missing one is a bad command line.
     pub fn locate(&self) -> Result<Vec<smt::Profile>, ExitCode> {
+        self.locate_quietly().map_err(|e| bad(&e))
+    }
+
+    /// [`SolverArgs::locate`] with the error as a message.
+    pub fn locate_quietly(&self) -> Result<Vec<smt::Profile>, String> {
         let kinds: &[SolverKind] = match self.solver {
             SolverChoice::Z3 => &[SolverKind::Z3],
             SolverChoice::Cvc5 => &[SolverKind::Cvc5],
@@ -110,7 +112,7 @@ impl SolverArgs {
                     SolverKind::Z3 => self.z3.as_deref(),
                     SolverKind::Cvc5 => self.cvc5.as_deref(),
                 };
-                smt::locate(k, flag).map_err(|e| bad(&e))
+                smt::locate(k, flag)
             })
             .collect()
     }
@@ -179,11 +181,11 @@ pub fn check(a: CheckArgs) -> ExitCode {
     }
     let [_, reachable, unknown] = counts(&reports);
     if reachable > 0 {
-        ExitCode::from(1)
+        ExitStatus::Found.into()
     } else if unknown > 0 {
-        ExitCode::from(EXIT_UNKNOWN)
+        ExitStatus::Undecided.into()
     } else {
-        ExitCode::SUCCESS
+        ExitStatus::Ok.into()
     }
 }
 

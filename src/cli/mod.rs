@@ -23,8 +23,10 @@ macro_rules! out {
 mod bench;
 mod cfg;
 mod check;
+mod exit;
 mod input_flags;
 mod nc;
+mod places;
 mod run;
 
 use crate::db::{self, Database, SourceFile};
@@ -34,11 +36,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+pub use exit::ExitStatus;
 pub use input_flags::{parse_args, parse_input};
-
-/// Exit status for a bad input or command line (parse/type error, missing
-/// file, …), as in `spec/cli.md`.
-pub const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -119,7 +118,7 @@ pub fn main() -> ExitCode {
         Ok(Ok(code)) => code,
         _ => {
             eprintln!("apc: internal error (please report it with the input that caused it)");
-            ExitCode::from(70)
+            ExitStatus::Internal.into()
         }
     }
 }
@@ -127,7 +126,7 @@ pub fn main() -> ExitCode {
 /// A bad command line or input: one line on stderr, exit status 2.
 fn bad(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
-    ExitCode::from(EXIT_BAD_INPUT)
+    ExitStatus::BadInput.into()
 }
 
 /// A progress bar on an interactive stderr (hidden otherwise: never in the
@@ -187,16 +186,15 @@ pub fn load(path: &PathBuf) -> Result<Loaded, ExitCode> {
             Ok(t) => t,
             Err(_) => {
                 eprintln!("error: {shown} is not UTF-8 text; microc sources are plain text");
-                return Err(ExitCode::from(EXIT_BAD_INPUT));
+                return Err(ExitStatus::BadInput.into());
             }
         },
         Err(e) => {
             eprintln!("error: cannot read {shown}: {e}");
-            return Err(ExitCode::from(EXIT_BAD_INPUT));
+            return Err(ExitStatus::BadInput.into());
         }
     };
-    let db = Database::default();
-    let file = SourceFile::new(&db, shown.clone(), text.clone());
+    let (db, file) = Database::with_file(&shown, &text);
     let diags = db::diagnostics(&db, file);
     if !diags.is_empty() {
         eprint!("{}", render(&shown, &text, &diags));
@@ -207,7 +205,7 @@ pub fn load(path: &PathBuf) -> Result<Loaded, ExitCode> {
             "error: {shown} was rejected ({errors} error{})",
             if errors == 1 { "" } else { "s" }
         );
-        return Err(ExitCode::from(EXIT_BAD_INPUT));
+        return Err(ExitStatus::BadInput.into());
     }
     let lines = LineIndex::new(&text);
     Ok(Loaded {

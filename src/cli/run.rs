@@ -1,8 +1,9 @@
 //! `apc run`: concrete execution with the reference interpreter.
 
-use super::{Format, bad, load, parse_args, parse_input};
+use super::{ExitStatus, Format, Loaded, bad, load, parse_args, parse_input};
 use crate::db;
-use crate::interp::{self, ArgValue, Limits, Outcome, RunError, Witness};
+use crate::interp::{self, ArgValue, Limits, Outcome, RunError, RunResult, Witness};
+use crate::syntax::Span;
 use crate::syntax::diagnostic::{Diagnostic, render};
 use crate::types::{FunctionTypes, Type};
 use clap::Args;
@@ -32,128 +33,143 @@ pub struct RunArgs {
     pub format: Format,
 }
 
-/// Exit status when a step or call-depth limit stopped the run.
-const EXIT_LIMIT: u8 = 4;
-
 pub fn run(a: RunArgs) -> ExitCode {
     let loaded = match load(&a.file) {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let given = match parse_args(&a.args) {
-        Ok(g) => g,
-        Err(e) => return bad(&format!("--args: {e}")),
+    let witness = match witness(&loaded, &a) {
+        Ok(w) => w,
+        Err(code) => return code,
     };
-    let input = match parse_input(&a.input) {
-        Ok(i) => i,
-        Err(e) => return bad(&format!("--input: {e}")),
-    };
-    let parsed = db::parse(&loaded.db, loaded.file);
-    let types = db::program_types(&loaded.db, loaded.file);
-    let (Some(main), Some(main_types)) = (parsed.program.function("main"), types.function("main"))
-    else {
-        return bad("the program has no `main`");
-    };
-    let params: Vec<String> = main.params.iter().map(|p| p.name.clone()).collect();
-    let args = match complete_args(&params, main_types, given) {
-        Ok((args, notes)) => {
-            for n in notes {
-                eprintln!("note: {n}");
-            }
-            args
-        }
-        Err(e) => return bad(&format!("--args: {e}")),
-    };
-    let witness = Witness { args, input };
     let limits = Limits {
         max_steps: a.max_steps,
         ..Limits::default()
     };
-    let result = match interp::run(&parsed.program, &witness, limits) {
+    let program = &db::parse(&loaded.db, loaded.file).program;
+    let result = match interp::run(program, &witness, limits) {
         Ok(r) => r,
         Err(RunError::BadWitness(e)) => return bad(&e),
         Err(RunError::Internal(e)) => {
             eprintln!("apc: internal error in the interpreter: {e}");
-            return ExitCode::from(70);
+            return ExitStatus::Internal.into();
         }
-    };
-
-    let loc = |span| {
-        let (line, col) = loaded.loc(span);
-        (line, col)
-    };
-    let (ret, error, assume_failed, limit, code) = match &result.outcome {
-        Outcome::Returned(v) => (Some(v.clone()), None, None, None, 0),
-        Outcome::Error { kind, span } => (
-            None,
-            Some((kind.as_str(), loc(*span), *span)),
-            None,
-            None,
-            1,
-        ),
-        Outcome::AssumeFailed { span } => (None, None, Some(loc(*span)), None, 0),
-        Outcome::StepLimit { span } => (None, None, None, Some(("steps", loc(*span))), EXIT_LIMIT),
-        Outcome::CallDepthLimit { span } => (
-            None,
-            None,
-            None,
-            Some(("call-depth", loc(*span))),
-            EXIT_LIMIT,
-        ),
     };
     if result.input_exhausted {
         eprintln!("note: the input stream ran out; the missing inputs were read as 0");
     }
+    let ended = Ended::of(&result.outcome, &loaded);
     match a.format {
-        Format::Json => {
-            let error_json = match &error {
-                Some((kind, (line, col), _)) => json!({"kind": kind, "line": line, "col": col}),
-                None => Value::Null,
-            };
-            let out = json!({
-                "outputs": result.outputs.iter().map(big).collect::<Vec<_>>(),
-                "return": ret.as_ref().map(big).unwrap_or(Value::Null),
-                "error": error_json,
-                "input_exhausted": result.input_exhausted,
-                "assume_failed": assume_failed.is_some(),
-                "limit": limit.map(|(k, _)| Value::from(k)).unwrap_or(Value::Null),
-                "steps": result.steps,
-            });
-            outln!("{out}");
-        }
-        Format::Text => {
-            for o in &result.outputs {
-                outln!("{o}");
-            }
-            if let Some(r) = &ret {
-                outln!("return {r}");
-            }
-            if let Some((kind, (line, col), span)) = &error {
-                outln!("error: {kind} at {}:{line}:{col}", loaded.path);
-                let d = Diagnostic::error(format!("runtime error: {kind}"))
-                    .primary(*span, kind.to_string());
-                eprint!("{}", render(&loaded.path, &loaded.text, &[d]));
-            }
-            if let Some((line, col)) = assume_failed {
-                outln!(
-                    "assume failed at {}:{line}:{col}: the run ends here",
-                    loaded.path
-                );
-            }
-            if let Some((what, (line, col))) = limit {
-                let why = if what == "steps" {
-                    format!(
-                        "step limit ({} steps) reached; raise it with --max-steps",
-                        a.max_steps
-                    )
-                } else {
-                    "call depth limit reached (runaway recursion?)".to_string()
-                };
-                outln!("stopped at {}:{line}:{col}: {why}", loaded.path);
-            }
-        }
+        Format::Json => print_json(&result, &ended),
+        Format::Text => print_text(&result, &ended, &loaded, a.max_steps),
     }
-    ExitCode::from(code)
+    ended.status.into()
+}
+
+/// The witness of `--args` and `--input`, checked against main's
+/// parameters (missing ones are 0 or empty, with a note).
+fn witness(loaded: &Loaded, a: &RunArgs) -> Result<Witness, ExitCode> {
+    let given = parse_args(&a.args).map_err(|e| bad(&format!("--args: {e}")))?;
+    let input = parse_input(&a.input).map_err(|e| bad(&format!("--input: {e}")))?;
+    let parsed = db::parse(&loaded.db, loaded.file);
+    let types = db::program_types(&loaded.db, loaded.file);
+    let (Some(main), Some(main_types)) = (parsed.program.function("main"), types.function("main"))
+    else {
+        return Err(bad("the program has no `main`"));
+    };
+    let params: Vec<String> = main.params.iter().map(|p| p.name.clone()).collect();
+    let (args, notes) =
+        complete_args(&params, main_types, given).map_err(|e| bad(&format!("--args: {e}")))?;
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    Ok(Witness { args, input })
+}
+
+/// How a run ended, with places as (line, col).
+struct Ended {
+    ret: Option<BigInt>,
+    /// The runtime error: its kind, place and span.
+    error: Option<(&'static str, (u32, u32), Span)>,
+    assume_failed: Option<(u32, u32)>,
+    /// The limit that stopped it (`steps`, `call-depth`) and where.
+    limit: Option<(&'static str, (u32, u32))>,
+    status: ExitStatus,
+}
+
+impl Ended {
+    fn of(outcome: &Outcome, loaded: &Loaded) -> Ended {
+        let mut e = Ended {
+            ret: None,
+            error: None,
+            assume_failed: None,
+            limit: None,
+            status: ExitStatus::Ok,
+        };
+        match outcome {
+            Outcome::Returned(v) => e.ret = Some(v.clone()),
+            Outcome::Error { kind, span } => {
+                e.error = Some((kind.as_str(), loaded.loc(*span), *span));
+                e.status = ExitStatus::Found;
+            }
+            Outcome::AssumeFailed { span } => e.assume_failed = Some(loaded.loc(*span)),
+            Outcome::StepLimit { span } => {
+                e.limit = Some(("steps", loaded.loc(*span)));
+                e.status = ExitStatus::Limit;
+            }
+            Outcome::CallDepthLimit { span } => {
+                e.limit = Some(("call-depth", loaded.loc(*span)));
+                e.status = ExitStatus::Limit;
+            }
+        }
+        e
+    }
+}
+
+fn print_json(result: &RunResult, ended: &Ended) {
+    let error_json = match &ended.error {
+        Some((kind, (line, col), _)) => json!({"kind": kind, "line": line, "col": col}),
+        None => Value::Null,
+    };
+    let out = json!({
+        "outputs": result.outputs.iter().map(big).collect::<Vec<_>>(),
+        "return": ended.ret.as_ref().map(big).unwrap_or(Value::Null),
+        "error": error_json,
+        "input_exhausted": result.input_exhausted,
+        "assume_failed": ended.assume_failed.is_some(),
+        "limit": ended.limit.map(|(k, _)| Value::from(k)).unwrap_or(Value::Null),
+        "steps": result.steps,
+    });
+    outln!("{out}");
+}
+
+fn print_text(result: &RunResult, ended: &Ended, loaded: &Loaded, max_steps: u64) {
+    for o in &result.outputs {
+        outln!("{o}");
+    }
+    if let Some(r) = &ended.ret {
+        outln!("return {r}");
+    }
+    if let Some((kind, (line, col), span)) = &ended.error {
+        outln!("error: {kind} at {}:{line}:{col}", loaded.path);
+        let d =
+            Diagnostic::error(format!("runtime error: {kind}")).primary(*span, kind.to_string());
+        eprint!("{}", render(&loaded.path, &loaded.text, &[d]));
+    }
+    if let Some((line, col)) = ended.assume_failed {
+        outln!(
+            "assume failed at {}:{line}:{col}: the run ends here",
+            loaded.path
+        );
+    }
+    if let Some((what, (line, col))) = ended.limit {
+        let why = if what == "steps" {
+            format!("step limit ({max_steps} steps) reached; raise it with --max-steps")
+        } else {
+            "call depth limit reached (runaway recursion?)".to_string()
+        };
+        outln!("stopped at {}:{line}:{col}: {why}", loaded.path);
+    }
 }
 
 /// A JSON number of any size.

@@ -1,5 +1,7 @@
 //! The salsa database at the centre: the source file is an input; parsing,
-//! types and each function's IR are tracked queries.
+//! types and each function's IR are tracked queries. The analyses own
+//! their queries (`nc::queries` for loop summaries and conditions) and
+//! build on these.
 //!
 //! Incrementality: a function's AST is stored in a tracked struct keyed by
 //! (file, name) with function-relative spans and its offset kept apart, so
@@ -9,9 +11,10 @@
 //! untouched function is not recomputed. `tests/incremental.rs` shows it
 //! from salsa's event log.
 
+use crate::TargetKind;
 use crate::ir::{self, Body, DefiniteAssignment};
 use crate::syntax::ast::{Function, Program};
-use crate::syntax::{self, Diagnostic};
+use crate::syntax::{self, Diagnostic, LineIndex};
 use crate::types::{self, FunctionTypes, ProgramTypes};
 use std::sync::{Arc, Mutex};
 
@@ -137,65 +140,37 @@ pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::Inlined
     ir::inline_program(&bodies)
 }
 
-/// The summary of one loop of the whole-program flowgraph (seed 004/001):
-/// computed once per loop and shared by every target's condition.
-/// `opts` are the engine options (counter inference, helper solver, limits).
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn loop_summary(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    l: u32,
-    opts: crate::nc::Options,
-) -> crate::nc::Portable<crate::nc::Summary> {
-    let body = &program(db, file)
-        .as_ref()
-        .expect("summaries are asked of programs with main")
-        .body;
-    let mut eng = crate::nc::Engine::with_db(body, opts, crate::nc::DbSource { db, file });
-    let value = eng.compute_summary(l);
-    crate::nc::Portable {
-        terms: eng.terms,
-        value,
-    }
+/// A target of the file: a place where a run can fail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub function: String,
+    /// Its id in the function's flowgraph.
+    pub id: u32,
+    pub kind: TargetKind,
+    pub line: u32,
+    pub col: u32,
 }
 
-/// The necessary condition φ̂ of a target of a function: reaching any
-/// inlined copy of it in the whole-program flowgraph.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn necessary_condition(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    function: String,
-    target: u32,
-    opts: crate::nc::Options,
-) -> crate::nc::Portable<crate::term::TermId> {
-    let prog = program(db, file)
-        .as_ref()
-        .expect("conditions are asked of programs with main");
-    let mut eng = crate::nc::Engine::with_db(&prog.body, opts, crate::nc::DbSource { db, file });
-    let value = eng.condition_of(&prog.copies_of(&function, target));
-    crate::nc::Portable {
-        terms: eng.terms,
-        value,
+/// Every target of the file, in source order.
+pub fn targets(db: &dyn salsa::Database, file: SourceFile) -> Vec<Target> {
+    let text = file.text(db);
+    let lines = LineIndex::new(text);
+    let mut out = Vec::new();
+    for f in functions(db, file) {
+        let offset = f.offset(db);
+        for t in &function_body(db, *f).targets {
+            let (line, col) = lines.line_col(text, t.span.shift(offset).start);
+            out.push(Target {
+                function: f.name(db).clone(),
+                id: t.id,
+                kind: t.kind,
+                line,
+                col,
+            });
+        }
     }
-}
-
-/// The necessary condition of a target after e-graph simplification
-/// (`simplify`), with what the simplifier did. The raw condition stays
-/// available from `necessary_condition`; this copy adds the simplified terms
-/// to a clone of its store.
-#[salsa::tracked(returns(ref), no_eq)]
-pub fn simplified_condition(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    function: String,
-    target: u32,
-    opts: crate::nc::Options,
-) -> crate::nc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
-    let raw = necessary_condition(db, file, function, target, opts);
-    let mut terms = raw.terms.clone();
-    let value = crate::simplify::simplify_one(&mut terms, raw.value);
-    crate::nc::Portable { terms, value }
+    out.sort_by_key(|t| (t.line, t.col));
+    out
 }
 
 /// Every error and warning of the front end: syntax, then (if the syntax is
@@ -220,6 +195,14 @@ pub struct Database {
 impl salsa::Database for Database {}
 
 impl Database {
+    /// A database holding one source file: what the command line, the
+    /// benchmarks and the tests all start from.
+    pub fn with_file(path: &str, text: &str) -> (Database, SourceFile) {
+        let db = Database::default();
+        let file = SourceFile::new(&db, path.to_string(), text.to_string());
+        (db, file)
+    }
+
     /// A database that records every query execution as
     /// "query_name(key)" (salsa's `WillExecute` events), for tests.
     pub fn with_execution_log() -> (Database, Arc<Mutex<Vec<String>>>) {

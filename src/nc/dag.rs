@@ -39,108 +39,144 @@ pub(crate) fn initial_state(eng: &mut Engine) -> State {
 /// one pass over the skeleton.
 pub(crate) fn reach(eng: &mut Engine, targets: &[NodeId]) -> TermId {
     let body = eng.body;
-    let n = body.node_count as usize;
-    let back = body.back_edge_mask();
-    let forward: Vec<ir::EdgeId> = (0..body.edges.len() as ir::EdgeId)
-        .filter(|e| !back[*e as usize])
-        .collect();
-    // Vertices that can reach the target.
-    let mut relevant = vec![false; n];
-    for &t in targets {
-        relevant[t as usize] = true;
-    }
-    let mut preds: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
-    for &e in &forward {
-        preds[body.edges[e as usize].to as usize].push(e);
-    }
-    let mut stack = targets.to_vec();
-    while let Some(v) = stack.pop() {
-        for &e in &preds[v as usize] {
-            let u = body.edges[e as usize].from;
-            if !relevant[u as usize] {
-                relevant[u as usize] = true;
-                stack.push(u);
-            }
-        }
-    }
-    if !relevant[body.entry as usize] {
+    let skeleton = Skeleton::new(body, targets);
+    if !skeleton.relevant[body.entry as usize] {
         return eng.terms.bool(false);
     }
-    // Topological order of the relevant part (Kahn).
-    let mut indeg = vec![0usize; n];
-    let mut succ: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
-    for &e in &forward {
-        let ed = &body.edges[e as usize];
-        if relevant[ed.from as usize] && relevant[ed.to as usize] {
-            indeg[ed.to as usize] += 1;
-            succ[ed.from as usize].push(e);
+    let order = skeleton.topological_order(body);
+    let guard = propagate(eng, &skeleton, &order, targets);
+    let reached: Vec<TermId> = targets
+        .iter()
+        .filter_map(|t| guard.get(t).copied())
+        .collect();
+    eng.terms.or(reached)
+}
+
+/// The graph without back edges, restricted to the vertices that can
+/// reach a target.
+struct Skeleton {
+    relevant: Vec<bool>,
+    /// Forward in-edges of each vertex.
+    preds: Vec<Vec<ir::EdgeId>>,
+    /// Forward out-edges between relevant vertices.
+    succ: Vec<Vec<ir::EdgeId>>,
+}
+
+impl Skeleton {
+    fn new(body: &ir::Body, targets: &[NodeId]) -> Skeleton {
+        let n = body.node_count as usize;
+        let back = body.back_edge_mask();
+        let forward: Vec<ir::EdgeId> = (0..body.edges.len() as ir::EdgeId)
+            .filter(|e| !back[*e as usize])
+            .collect();
+        let mut relevant = vec![false; n];
+        for &t in targets {
+            relevant[t as usize] = true;
         }
-    }
-    let mut order = Vec::new();
-    let mut queue = vec![body.entry];
-    while let Some(v) = queue.pop() {
-        order.push(v);
-        for &e in &succ[v as usize] {
-            let t = body.edges[e as usize].to as usize;
-            indeg[t] -= 1;
-            if indeg[t] == 0 {
-                queue.push(t as NodeId);
+        let mut preds: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
+        for &e in &forward {
+            preds[body.edges[e as usize].to as usize].push(e);
+        }
+        let mut stack = targets.to_vec();
+        while let Some(v) = stack.pop() {
+            for &e in &preds[v as usize] {
+                let u = body.edges[e as usize].from;
+                if !relevant[u as usize] {
+                    relevant[u as usize] = true;
+                    stack.push(u);
+                }
             }
+        }
+        let mut succ: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
+        for &e in &forward {
+            let ed = &body.edges[e as usize];
+            if relevant[ed.from as usize] && relevant[ed.to as usize] {
+                succ[ed.from as usize].push(e);
+            }
+        }
+        Skeleton {
+            relevant,
+            preds,
+            succ,
         }
     }
 
+    /// A topological order of the relevant part (Kahn's algorithm).
+    fn topological_order(&self, body: &ir::Body) -> Vec<NodeId> {
+        let mut indeg = vec![0usize; self.relevant.len()];
+        for out in &self.succ {
+            for &e in out {
+                indeg[body.edges[e as usize].to as usize] += 1;
+            }
+        }
+        let mut order = Vec::new();
+        let mut queue = vec![body.entry];
+        while let Some(v) = queue.pop() {
+            order.push(v);
+            for &e in &self.succ[v as usize] {
+                let t = body.edges[e as usize].to as usize;
+                indeg[t] -= 1;
+                if indeg[t] == 0 {
+                    queue.push(t as NodeId);
+                }
+            }
+        }
+        order
+    }
+}
+
+/// Guards and states vertex by vertex in `order`: a vertex's guard is the
+/// disjunction of its in-edges', its state their `ite` join, and at a loop
+/// header the loop's summary is applied. A state is dropped once all its
+/// out-edges are taken (targets' states are kept).
+fn propagate(
+    eng: &mut Engine,
+    skeleton: &Skeleton,
+    order: &[NodeId],
+    targets: &[NodeId],
+) -> HashMap<NodeId, TermId> {
+    let body = eng.body;
     let mut guard: HashMap<NodeId, TermId> = HashMap::default();
     let mut state: HashMap<NodeId, State> = HashMap::default();
     let t = eng.terms.bool(true);
     guard.insert(body.entry, t);
     let init = initial_state(eng);
     state.insert(body.entry, init);
-    let mut pending_out: Vec<usize> = succ.iter().map(Vec::len).collect();
-    for &v in &order {
-        if v != body.entry {
-            let mut ins: Vec<(TermId, State)> = Vec::new();
-            for &e in &preds[v as usize] {
-                let ed = &body.edges[e as usize];
-                let Some(&g) = guard.get(&ed.from) else {
-                    continue;
-                };
-                let Some(src) = state.get(&ed.from) else {
-                    continue;
-                };
-                let mut st = src.clone();
-                let c = eng.exec(&mut st, &ed.instr);
-                let g = eng.terms.and2(g, c);
-                pending_out[ed.from as usize] -= 1;
-                if pending_out[ed.from as usize] == 0 && !targets.contains(&ed.from) {
-                    state.remove(&ed.from);
-                }
-                if eng.terms.as_bool(g) == Some(false) {
-                    continue;
-                }
+    let mut pending_out: Vec<usize> = skeleton.succ.iter().map(Vec::len).collect();
+    for &v in order.iter().filter(|v| **v != body.entry) {
+        let mut ins: Vec<(TermId, State)> = Vec::new();
+        for &e in &skeleton.preds[v as usize] {
+            let ed = &body.edges[e as usize];
+            let (Some(&g), Some(src)) = (guard.get(&ed.from), state.get(&ed.from)) else {
+                continue;
+            };
+            let mut st = src.clone();
+            let c = eng.exec(&mut st, &ed.instr);
+            let g = eng.terms.and2(g, c);
+            pending_out[ed.from as usize] -= 1;
+            if pending_out[ed.from as usize] == 0 && !targets.contains(&ed.from) {
+                state.remove(&ed.from);
+            }
+            if eng.terms.as_bool(g) != Some(false) {
                 ins.push((g, st));
             }
-            if ins.is_empty() {
-                let f = eng.terms.bool(false);
-                guard.insert(v, f);
-                continue;
-            }
-            let g = eng.terms.or(ins.iter().map(|(g, _)| *g).collect());
-            let mut st = join(eng, &ins);
-            let mut g = g;
-            if let Some(l) = eng.loop_at(v) {
-                let a = eng.apply_summary(l, &st);
-                g = eng.terms.and2(g, a.guard);
-                st = a.post;
-            }
-            guard.insert(v, g);
-            state.insert(v, st);
         }
+        if ins.is_empty() {
+            let f = eng.terms.bool(false);
+            guard.insert(v, f);
+            continue;
+        }
+        let mut g = eng.terms.or(ins.iter().map(|(g, _)| *g).collect());
+        let mut st = join(eng, &ins);
+        if let Some(l) = eng.loop_at(v) {
+            let a = eng.apply_summary(l, &st);
+            g = eng.terms.and2(g, a.guard);
+            st = a.post;
+        }
+        guard.insert(v, g);
+        state.insert(v, st);
     }
-    let reached: Vec<TermId> = targets
-        .iter()
-        .filter_map(|t| guard.get(t).copied())
-        .collect();
-    eng.terms.or(reached)
+    guard
 }
 
 /// One state for several in-edges: per slot, `ite(g₁, v₁, ite(g₂, v₂, …))`

@@ -22,16 +22,20 @@
 
 mod dag;
 mod explain;
+pub mod query;
 pub mod state;
 mod summary;
+pub mod tracked;
 mod unfold;
 
 pub use explain::render;
 pub use summary::Summary;
+pub use tracked::{Condition, loop_summary, necessary_condition, simplified_condition};
 pub use unfold::{bound_counters, unfold};
 
+use crate::db::{self, SourceFile};
 use crate::ir::{self, Body, EdgeId, Instr, LoopId};
-use crate::term::{TermId, Terms, Var, VarKind};
+use crate::term::{Numbered, TermId, Terms, Var};
 use rustc_hash::FxHashMap as HashMap;
 use state::{Eval, Slots, State};
 use std::collections::BTreeMap;
@@ -66,10 +70,11 @@ impl Default for Options {
     }
 }
 
-/// Counts of the work done, for tests and benchmarks.
+/// Counts of the work behind a condition, for tests and benchmarks. A
+/// summary carries the counts of its own computation (`Summary::stats`);
+/// an engine adds those of every summary it imports to its own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    pub summaries_computed: usize,
     pub pruned_backbones: usize,
     pub inference_queries: usize,
     pub inferred_relations: usize,
@@ -77,12 +82,13 @@ pub struct Stats {
     pub region_array_summaries: usize,
 }
 
-/// Where loop summaries come from: computed here, or asked of the salsa
-/// database (which computes each once and shares it between targets).
-#[derive(Clone, Copy)]
-pub struct DbSource<'a> {
-    pub db: &'a dyn salsa::Database,
-    pub file: crate::db::SourceFile,
+impl Stats {
+    fn add(&mut self, other: &Stats) {
+        self.pruned_backbones += other.pruned_backbones;
+        self.inference_queries += other.inference_queries;
+        self.inferred_relations += other.inferred_relations;
+        self.region_array_summaries += other.region_array_summaries;
+    }
 }
 
 /// A summary (or any result) together with the term store its ids live in,
@@ -92,9 +98,14 @@ pub struct Portable<T> {
     pub value: T,
 }
 
+/// Builds necessary conditions over the whole-program flowgraph of a
+/// file. Loop summaries come from the database (`tracked::loop_summary`,
+/// computed once per loop and shared by every target) and are imported
+/// into this engine's term store.
 pub struct Engine<'a> {
+    db: &'a dyn salsa::Database,
+    file: SourceFile,
     pub body: &'a Body,
-    source: Option<DbSource<'a>>,
     pub terms: Terms,
     pub slots: Rc<Slots>,
     pub opts: Options,
@@ -107,14 +118,22 @@ pub struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    pub fn new(body: &'a Body, opts: Options) -> Engine<'a> {
+    /// An engine over `file`'s whole-program flowgraph (`main` with calls
+    /// inlined); `None` when the program has no `main`.
+    pub fn new(db: &'a dyn salsa::Database, file: SourceFile, opts: Options) -> Option<Engine<'a>> {
+        let body = &db::program(db, file).as_ref()?.body;
         let mut terms = Terms::new();
         let slots = Rc::new(Slots::new(&mut terms, body));
+        // The symbols' terms first, as every condition and summary starts
+        // from them: an imported summary's sums then print symbols before
+        // counters (`k₀ + κ1`), whatever is asked of the engine first.
+        State::general(&mut terms, &slots);
         let loop_at = body.loops.iter().map(|l| (l.header, l.id)).collect();
         let solver = crate::smt::Helper::new(opts.helper.clone(), opts.solver_timeout);
-        Engine {
+        Some(Engine {
+            db,
+            file,
             body,
-            source: None,
             terms,
             slots,
             opts,
@@ -123,19 +142,11 @@ impl<'a> Engine<'a> {
             loop_at,
             next_counter: 1,
             solver,
-        }
+        })
     }
 
-    /// An engine that takes loop summaries from the database.
-    pub fn with_db(body: &'a Body, opts: Options, source: DbSource<'a>) -> Engine<'a> {
-        let mut e = Engine::new(body, opts);
-        e.source = Some(source);
-        e
-    }
-
-    /// Computes a loop's summary here (what the database query runs).
-    pub fn compute_summary(&mut self, l: LoopId) -> Summary {
-        self.stats.summaries_computed += 1;
+    /// Computes a loop's summary here (what `tracked::loop_summary` runs).
+    pub(crate) fn compute_summary(&mut self, l: LoopId) -> Summary {
         summary::compute(self, l)
     }
 
@@ -146,10 +157,11 @@ impl<'a> Engine<'a> {
         }
     }
 
-    pub(crate) fn fresh_counter(&mut self) -> Var {
+    /// A fresh counter κn or selector ℓn, numbered in this engine.
+    pub(crate) fn fresh_numbered(&mut self, what: Numbered) -> Var {
         let n = self.next_counter;
         self.next_counter += 1;
-        self.terms.new_var(VarKind::Counter, format!("κ{n}"))
+        self.terms.new_numbered(what, n)
     }
 
     pub(crate) fn loop_at(&self, v: ir::NodeId) -> Option<LoopId> {
@@ -179,132 +191,16 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// The summary of a loop, computed once.
+    /// The summary of a loop, from the database, imported once.
     pub fn summary(&mut self, l: LoopId) -> Rc<Summary> {
         if let Some(s) = self.summaries.get(&l) {
             return s.clone();
         }
-        let s = match self.source {
-            Some(src) => {
-                let shared = crate::db::loop_summary(src.db, src.file, l, self.opts.clone());
-                self.import_summary(shared)
-            }
-            None => self.compute_summary(l),
-        };
-        let s = Rc::new(s);
+        let shared = tracked::loop_summary(self.db, self.file, l, self.opts.clone());
+        let s = Rc::new(summary::import(self, shared));
+        self.stats.add(&s.stats);
         self.summaries.insert(l, s.clone());
         s
-    }
-
-    /// Brings a cached summary into this engine's store, with its own
-    /// counters (numbered in this engine) and fresh bound variables.
-    fn import_summary(&mut self, p: &Portable<Summary>) -> Summary {
-        let sum = &p.value;
-        let mut roots: Vec<TermId> = sum.theta.values.values().copied().collect();
-        roots.push(sum.looping);
-        roots.extend(sum.gammas.iter().copied());
-        roots.extend(sum.inferred.iter().map(|(_, t)| *t));
-        let counter_terms: Vec<TermId> =
-            sum.counters.iter().map(|c| p.terms.var_const(*c)).collect();
-        let tau_terms: Vec<TermId> = sum.taus.iter().map(|t| p.terms.var_const(*t)).collect();
-        let selector_terms: Vec<TermId> = sum
-            .selectors
-            .iter()
-            .map(|t| p.terms.var_const(*t))
-            .collect();
-        // The selectors too: they are read back below (the soundness run of
-        // `apc check` found them missing).
-        roots.extend(
-            counter_terms
-                .iter()
-                .chain(&tau_terms)
-                .chain(&selector_terms)
-                .copied()
-                .filter(|t| t.0 != u32::MAX),
-        );
-        // Every counter gets a new number here, and the iteration variable
-        // τn of a counter κn the same one: κ17 iterates with τ17.
-        let mut names: HashMap<Var, String> = HashMap::default();
-        let mut next = self.next_counter;
-        let all = all_vars(&p.terms, &roots);
-        let mut renumber: HashMap<String, u32> = HashMap::default();
-        for v in all.iter().filter(|v| v.kind == VarKind::Counter) {
-            let old = p.terms.var_name(*v).trim_start_matches('κ').to_string();
-            renumber.insert(old, next);
-            names.insert(*v, format!("κ{next}"));
-            next += 1;
-        }
-        for v in all.iter().filter(|v| v.kind == VarKind::Bound) {
-            let name = p.terms.var_name(*v);
-            if let Some(n) = name.strip_prefix('τ').and_then(|old| renumber.get(old)) {
-                names.insert(*v, format!("τ{n}"));
-            }
-        }
-        let imported = self.terms.import(
-            &p.terms,
-            &roots,
-            &mut |terms: &mut Terms, v: Var, name: &str| match v.kind {
-                VarKind::FreshBool => {
-                    let t = terms.fresh_bool();
-                    match terms.node(t) {
-                        crate::term::Node::Var(v) => *v,
-                        _ => unreachable!("a fresh Boolean is a variable"),
-                    }
-                }
-                kind => terms.new_var(kind, names.get(&v).map(String::as_str).unwrap_or(name)),
-            },
-        );
-        self.next_counter = next;
-        let mut it = imported.into_iter();
-        let mut theta = State {
-            values: BTreeMap::new(),
-        };
-        for slot in sum.theta.values.keys() {
-            theta.values.insert(*slot, it.next().expect("one per root"));
-        }
-        let looping = it.next().expect("looping");
-        let gammas: Vec<TermId> = (0..sum.gammas.len())
-            .map(|_| it.next().expect("gamma"))
-            .collect();
-        let inferred: Vec<(LoopId, TermId)> = sum
-            .inferred
-            .iter()
-            .map(|(l, _)| (*l, it.next().expect("relation")))
-            .collect();
-        let as_var = |terms: &Terms, t: TermId| match terms.node(t) {
-            crate::term::Node::Var(v) => *v,
-            _ => unreachable!("a counter is a variable"),
-        };
-        let mut counters = Vec::new();
-        for c in &counter_terms {
-            if c.0 != u32::MAX {
-                counters.push(as_var(&self.terms, it.next().expect("counter")));
-            }
-        }
-        let mut taus = Vec::new();
-        for t in &tau_terms {
-            if t.0 != u32::MAX {
-                taus.push(as_var(&self.terms, it.next().expect("tau")));
-            }
-        }
-        let mut selectors = Vec::new();
-        for t in &selector_terms {
-            if t.0 != u32::MAX {
-                selectors.push(as_var(&self.terms, it.next().expect("selector")));
-            }
-        }
-        Summary {
-            counters,
-            selectors,
-            theta,
-            looping,
-            taus,
-            gammas,
-            inferred,
-            unknown: sum.unknown.clone(),
-            backbones: sum.backbones,
-            notes: sum.notes.clone(),
-        }
     }
 
     /// Applies a loop's summary in state `st` (the state at the header):
@@ -313,7 +209,16 @@ impl<'a> Engine<'a> {
     pub(crate) fn apply_summary(&mut self, l: LoopId, st: &State) -> Applied {
         let sum = self.summary(l);
         let own: Vec<Var> = sum.counters.iter().chain(&sum.selectors).copied().collect();
-        let fresh: Vec<Var> = own.iter().map(|_| self.fresh_counter()).collect();
+        let fresh: Vec<Var> = own
+            .iter()
+            .map(|v| {
+                let what = self
+                    .terms
+                    .numbered(*v)
+                    .map_or(Numbered::Counter, |(w, _)| w);
+                self.fresh_numbered(what)
+            })
+            .collect();
         let mut rename = crate::term::Subst::new();
         for (old, new) in own.iter().zip(&fresh) {
             let t = self.terms.var(*new);
@@ -356,29 +261,6 @@ impl<'a> Engine<'a> {
     pub fn condition_of(&mut self, nodes: &[ir::NodeId]) -> TermId {
         dag::reach(self, nodes)
     }
-}
-
-/// Every variable occurring in the terms (free or bound), sorted.
-fn all_vars(terms: &Terms, roots: &[TermId]) -> Vec<Var> {
-    let mut out = std::collections::BTreeSet::new();
-    let mut seen = rustc_hash::FxHashSet::default();
-    let mut stack = roots.to_vec();
-    while let Some(t) = stack.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
-        match terms.node(t) {
-            crate::term::Node::Var(v) => {
-                out.insert(*v);
-            }
-            crate::term::Node::Lambda(vs, _) | crate::term::Node::Quant(_, vs, _) => {
-                out.extend(vs.iter().copied())
-            }
-            _ => {}
-        }
-        stack.extend(terms.children(terms.node(t)));
-    }
-    out.into_iter().collect()
 }
 
 /// The result of applying a summary at a header.

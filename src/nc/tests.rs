@@ -1,15 +1,25 @@
 use super::*;
+use crate::db::Database;
 use crate::smt::{Answer, run_z3};
-use crate::syntax::parse;
-use crate::types::check_program;
 
-fn main_body(src: &str) -> Body {
-    let (p, d) = parse(src);
-    assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
-    let t = check_program(&p);
-    assert!(t.is_ok(), "{:?}", t.diagnostics);
-    let bodies = crate::ir::lower_program(&p, &t);
-    bodies.into_iter().find(|b| b.name == "main").unwrap()
+/// A program in a database of its own: the tests build conditions
+/// through the same queries as `apc check`.
+struct Program {
+    db: Database,
+    file: SourceFile,
+}
+
+fn program(src: &str) -> Program {
+    let (db, file) = Database::with_file("test.mc", src);
+    let diags = db::diagnostics(&db, file);
+    assert!(diags.iter().all(|d| !d.is_error()), "{diags:?}");
+    Program { db, file }
+}
+
+impl Program {
+    fn engine(&self, opts: Options) -> Engine<'_> {
+        Engine::new(&self.db, self.file, opts).expect("the program has main")
+    }
 }
 
 /// The first target of a kind in a flowgraph.
@@ -23,15 +33,16 @@ fn target_of(body: &Body, kind: crate::TargetKind) -> ir::TargetId {
 
 fn solve(terms: &Terms, phi: TermId) -> Answer {
     let mut script = String::from("(set-option :smt.mbqi true)\n");
-    script.push_str(&crate::term::to_smtlib(terms, &[phi]));
+    script.push_str(&crate::smt::smtlib::script(terms, &[phi]));
     run_z3(&script, Duration::from_secs(20))
 }
 
 /// φ̂ and φ̂^K of the only `assert` target of main, and both answers.
 fn nc(src: &str, opts: Options) -> (String, Answer, Answer) {
-    let body = main_body(src);
-    let t = target_of(&body, crate::TargetKind::Assert);
-    let mut eng = Engine::new(&body, opts);
+    let p = program(src);
+    let mut eng = p.engine(opts);
+    let body = eng.body;
+    let t = target_of(body, crate::TargetKind::Assert);
     let phi = eng.condition(t);
     let shown = eng.terms.show(phi);
     let q = solve(&eng.terms, phi);
@@ -68,8 +79,9 @@ fn twoloops_is_unsatisfiable() {
 
 #[test]
 fn running_example_summary_matches_the_paper() {
-    let body = main_body(RUNNING);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(RUNNING);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     let sum = eng.summary(0);
     assert_eq!(sum.counters.len(), 2, "one counter per body backbone");
     let show = |eng: &Engine, name: &str| {
@@ -89,14 +101,18 @@ fn running_example_summary_matches_the_paper() {
 
 #[test]
 fn the_counter_inference_finds_one_relation_for_the_nested_example() {
-    let body = main_body(NESTED);
-    let mut eng = Engine::new(&body, Options::default());
+    let (db, log) = Database::with_execution_log();
+    let file = SourceFile::new(&db, "nested.mc".into(), NESTED.into());
+    let mut eng = Engine::new(&db, file, Options::default()).expect("main");
     eng.summary(0);
     assert_eq!(eng.stats.inferred_relations, 1);
-    assert_eq!(
-        eng.stats.summaries_computed, 2,
-        "outer and inner loop, once each"
-    );
+    let computed = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e.starts_with("loop_summary("))
+        .count();
+    assert_eq!(computed, 2, "outer and inner loop, once each");
     assert!(
         eng.stats.inference_queries >= 2,
         "at least a fit and a validation"
@@ -117,8 +133,9 @@ fn nested_loops_need_the_counter_inference() {
 
 /// θ^κ of a variable after the first loop of main, printed.
 fn iterated(src: &str, var: &str) -> String {
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     let sum = eng.summary(0);
     let v = body.var_id(var).unwrap();
     eng.terms.show(sum.theta.get(state::Slot::Value(v)))
@@ -174,8 +191,9 @@ fn outside_the_rules_the_value_is_star() {
 fn star_predicates_are_fresh_booleans_of_both_polarities() {
     // x is ⋆ after the loop; both branches of `x > 0` stay possible.
     let src = "main(n) { var i, x; i = 0; x = 1; while (i < n) { x = x * x; i = i + 1; } if (x > 0) { assert(0); } else { assert(0); } return 0; }";
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     for t in &body.targets {
         let phi = eng.condition(t.id);
         let phik = unfold(&mut eng.terms, phi, 2);
@@ -185,8 +203,9 @@ fn star_predicates_are_fresh_booleans_of_both_polarities() {
 
 /// θ^κ of an array after the first loop of main (applied to a read at x).
 fn iterated_array(src: &str, var: &str) -> String {
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     let sum = eng.summary(0);
     let v = body.var_id(var).unwrap();
     eng.terms.show(sum.theta.get(state::Slot::Value(v)))
@@ -248,8 +267,9 @@ fn an_array_filled_in_a_loop_is_read_precisely_afterwards() {
 
 /// φ̂^K of every target of one kind in main, as z3 answers.
 fn answers_for(src: &str, kind: crate::TargetKind) -> Vec<Answer> {
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     body.targets
         .iter()
         .filter(|t| t.kind == kind)
@@ -278,9 +298,10 @@ fn aliasing_through_address_of_and_alloc_is_exact() {
 
 /// φ̂ of main's only target of `kind`, printed.
 fn shown_condition(src: &str, kind: crate::TargetKind) -> String {
-    let body = main_body(src);
-    let t = target_of(&body, kind);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
+    let t = target_of(body, kind);
     let phi = eng.condition(t);
     eng.terms.show(phi)
 }
@@ -315,17 +336,15 @@ fn infeasible_body_backbones_are_pruned_with_the_solver() {
     // The branch setting y needs x > 0 and x < 0: with pruning y is unchanged (rule 1).
     let src = "main(n, x) { var i, y; i = 0; y = 0; while (i < n) { if (x > 0) { if (x < 0) { y = 1; } } i = i + 1; } return y; }";
     assert_eq!(iterated(src, "y"), "y₀");
-    let body = main_body(src);
-    let mut pruning = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut pruning = p.engine(Options::default());
+    let body = pruning.body;
     pruning.summary(0);
     assert_eq!(pruning.stats.pruned_backbones, 1);
-    let mut eng = Engine::new(
-        &body,
-        Options {
-            prune_with_solver: false,
-            ..Options::default()
-        },
-    );
+    let mut eng = p.engine(Options {
+        prune_with_solver: false,
+        ..Options::default()
+    });
     let sum = eng.summary(0);
     let y = body.var_id("y").unwrap();
     assert_eq!(
@@ -468,8 +487,9 @@ fn rows_of_nested_arrays_have_a_common_length() {
     // len(A[·]) is 3 after the literal and stays so under element writes:
     // the column index check of A[id][j] is decided (TR Example 4's loop).
     let src = "main(m, B) { var A, i, id; A = [[0, 0, 0], [0, 0, 0]]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 2) { A[id][2] = 1; } i = i + 1; } return 0; }";
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     let oob: Vec<ir::TargetId> = body
         .targets
         .iter()
@@ -484,8 +504,9 @@ fn rows_of_nested_arrays_have_a_common_length() {
     }
     // A row replaced by a longer one: the rows no longer agree.
     let src = "main(k) { var A; A = [[0, 0], [0, 0]]; A[0] = [1, 2, 3]; if (k == 2) { A[1][k] = 1; } return 0; }";
-    let body = main_body(src);
-    let mut eng = Engine::new(&body, Options::default());
+    let p = program(src);
+    let mut eng = p.engine(Options::default());
+    let body = eng.body;
     let t = body
         .targets
         .iter()

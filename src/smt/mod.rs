@@ -7,15 +7,22 @@
 //!   answer wins;
 //! - [`helper`]: a warm solver process per engine run, for its many small
 //!   helper queries (pruning, counter inference);
+//! - [`smtlib`]: the SMT-LIB printer of terms (every script apc writes);
+//! - [`query`]: typed queries, their scripts and their dump names;
+//! - [`reply`]: reading integer values in solver answers;
 //! - here: one-shot scripts (a fresh process each, or a warm helper).
 
 pub mod helper;
 pub mod profile;
+pub mod query;
 pub mod race;
+pub mod reply;
 pub mod session;
+pub mod smtlib;
 
 pub use helper::Helper;
 pub use profile::{Profile, SolverKind, default_z3, locate};
+pub use query::{DumpName, Query, Variant};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
 
@@ -157,60 +164,9 @@ fn batch_answers(text: &str, checks: usize) -> Vec<Answer> {
     answers
 }
 
-/// Parses `((name value) …)` from a `get-value` answer into integers.
-pub fn parse_int_values(text: &str) -> Vec<(String, num_bigint::BigInt)> {
-    // Tokenise parentheses and atoms; values are `5` or `(- 5)`.
-    let mut toks = Vec::new();
-    let mut cur = String::new();
-    for c in text.chars() {
-        match c {
-            '(' | ')' => {
-                if !cur.is_empty() {
-                    toks.push(std::mem::take(&mut cur));
-                }
-                toks.push(c.to_string());
-            }
-            c if c.is_whitespace() => {
-                if !cur.is_empty() {
-                    toks.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + 2 < toks.len() {
-        if toks[i] == "(" && toks[i + 1] != "(" && toks[i + 1] != ")" {
-            let name = toks[i + 1].clone();
-            if let Ok(v) = toks[i + 2].parse() {
-                out.push((name, v));
-                i += 3;
-                continue;
-            }
-            if toks[i + 2] == "("
-                && toks.get(i + 3).map(String::as_str) == Some("-")
-                && let Some(Ok(v)) = toks.get(i + 4).map(|s| s.parse::<num_bigint::BigInt>())
-            {
-                out.push((name, -v));
-                i += 5;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_get_value_answers() {
-        let v = parse_int_values("((a 3)\n (b (- 12)))");
-        assert_eq!(v, vec![("a".into(), 3.into()), ("b".into(), (-12).into())]);
-    }
 
     #[test]
     fn a_solver_that_ignores_its_timeout_is_stopped() {
@@ -236,7 +192,7 @@ mod tests {
         let Answer::Sat(model) = a else {
             panic!("{a:?}")
         };
-        assert!(parse_int_values(&model)[0].1 > 2.into());
+        assert!(reply::int_values(&model).unwrap()[0].1 > 2.into());
         assert_eq!(
             run_z3("(assert false)(check-sat)", Duration::from_secs(10)),
             Answer::Unsat

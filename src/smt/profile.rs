@@ -80,7 +80,7 @@ impl Profile {
     }
 
     /// What a session sends first: the options for the query's kind, then
-    /// the query (`term::smtlib_query`).
+    /// the query (`smtlib::query`).
     pub fn preamble(&self, quantified: bool, query: &str) -> String {
         let mut s = String::new();
         for o in self.options(quantified) {

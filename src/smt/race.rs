@@ -8,42 +8,27 @@
 //! the judge does.
 
 use super::profile::Profile;
+use super::query::{DumpName, Query};
 use super::session::{Cancel, CheckResult, Session};
-use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// One query on one solver.
 #[derive(Clone, Debug)]
 pub struct Contender {
-    /// What the query is, e.g. `nc-quantified` or `nc-unfolded:k=25`.
-    pub method: String,
+    pub query: Arc<Query>,
     pub profile: Profile,
-    /// Whether the query has quantifiers (selects the profile's options).
-    pub quantified: bool,
-    /// Whether `unsat` is a proof: false for a strengthened query (a
-    /// witness search under bounded counters), whose `unsat` only means
-    /// no witness within the bound.
-    pub refutes: bool,
-    /// The query without options and without `(check-sat)`.
-    pub query: String,
-    /// Where to write each query sent (`PATH.smt2`, then `PATH-model2.smt2`
-    /// with the first model blocked, …), if asked.
-    pub dump: Option<PathBuf>,
+    /// Where to write each script sent, if asked.
+    pub dump: Option<DumpName>,
     /// The query to try next, on the same thread, if this one ends
     /// undecided (iterative deepening).
     pub then: Option<Box<Contender>>,
 }
 
 impl Contender {
-    /// What a session is sent first: the options, then the query.
-    fn preamble(&self) -> String {
-        self.profile.preamble(self.quantified, &self.query)
-    }
-
-    /// The self-contained script of a check after `blocks`.
-    pub fn script(&self, blocks: &[String]) -> String {
-        self.profile.script(self.quantified, &self.query, blocks)
+    /// What the query is, e.g. `nc-unfolded:k=25`.
+    pub fn method(&self) -> String {
+        self.query.variant.method()
     }
 }
 
@@ -159,29 +144,22 @@ fn run_contender<W, J>(c: &Contender, judge: &J, max_models: usize, cancel: &Can
 where
     J: Fn(&mut Session) -> Result<Judgement<W>, String>,
 {
-    let undecided = |u: Undecided| Message::Undecided(c.method.clone(), c.profile.name.clone(), u);
+    let undecided = |u: Undecided| Message::Undecided(c.method(), c.profile.name.clone(), u);
     let mut session = match Session::start(&c.profile, cancel) {
         Ok(s) => s,
         Err(e) => return undecided(Undecided::Solver(e)),
     };
     let mut blocks: Vec<String> = Vec::new();
-    if let Err(e) = session.send(&c.preamble()) {
+    if let Err(e) = session.send(&c.query.preamble(&c.profile)) {
         return undecided(Undecided::Solver(e));
     }
     let mut last_miss = String::new();
     for attempt in 0..max_models.max(1) {
-        if let Some(path) = &c.dump {
-            // Appended, not `with_extension`: a stem may hold dots
-            // (`my.prog-main-…` would lose everything after the first).
-            let stem = path.file_name().unwrap_or_default().to_string_lossy();
-            let name = if attempt == 0 {
-                path.with_file_name(format!("{stem}.smt2"))
-            } else {
-                path.with_file_name(format!("{stem}-model{}.smt2", attempt + 1))
-            };
+        if let Some(dump) = &c.dump {
             // A dump that cannot be written is reported by the caller, who
             // creates the directory first; here it is best effort.
-            let _ = std::fs::write(name, c.script(&blocks));
+            let path = dump.path(c.query.variant, &c.profile.name, attempt + 1);
+            let _ = std::fs::write(path, c.query.script(&c.profile, &blocks));
         }
         match session.check() {
             // Unsat once a model is blocked proves nothing: the block
@@ -189,14 +167,14 @@ where
             CheckResult::Unsat if attempt > 0 => {
                 return undecided(Undecided::NoWitness(last_miss));
             }
-            CheckResult::Unsat if !c.refutes => {
+            CheckResult::Unsat if !c.query.variant.refutes() => {
                 return undecided(Undecided::Solver(
                     "unsat within its bound, which proves nothing".into(),
                 ));
             }
             CheckResult::Unsat => {
                 return Message::Definite(RaceOutcome::Unsat {
-                    method: c.method.clone(),
+                    method: c.method(),
                     solver: c.profile.name.clone(),
                 });
             }
@@ -211,7 +189,7 @@ where
             CheckResult::Sat => match judge(&mut session) {
                 Ok(Judgement::Accept(w)) => {
                     return Message::Definite(RaceOutcome::Accepted {
-                        method: c.method.clone(),
+                        method: c.method(),
                         solver: c.profile.name.clone(),
                         witness: w,
                     });
@@ -235,12 +213,18 @@ mod tests {
     use super::*;
 
     fn contender(query: &str, refutes: bool) -> Contender {
+        use super::super::query::Variant;
+        let variant = if refutes {
+            Variant::Unfolded(14)
+        } else {
+            Variant::Bounded(14)
+        };
         Contender {
-            method: "test".into(),
+            query: Arc::new(Query {
+                variant,
+                text: query.into(),
+            }),
             profile: super::super::profile::default_z3().expect("z3 (solvers/install.sh)"),
-            quantified: false,
-            refutes,
-            query: query.into(),
             dump: None,
             then: None,
         }

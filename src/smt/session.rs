@@ -12,6 +12,7 @@
 //! registered process, and the blocked reader sees end of file.
 
 use super::profile::Profile;
+use super::reply::{self, one_line};
 use rsmt2::parse::{ExprParser, ValueParser};
 use rsmt2::{SmtConf, SmtRes, SmtStyle, Solver};
 use std::io::Write;
@@ -242,7 +243,9 @@ impl Session {
         }
         answer
             .iter()
-            .map(|(_, v)| parse_int(v).ok_or_else(|| format!("get-value: `{v}` is not an integer")))
+            .map(|(_, v)| {
+                reply::int(v).ok_or_else(|| format!("get-value: `{v}` is not an integer"))
+            })
             .collect()
     }
 }
@@ -252,38 +255,5 @@ impl Drop for Session {
         // Unregister first: once rsmt2 reaps the process its PID may be reused.
         self.cancel.unregister(self.id);
         drop(self.solver.take());
-    }
-}
-
-fn one_line(s: &str) -> String {
-    let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if s.len() > 200 {
-        format!("{}…", &s[..s.floor_char_boundary(200)])
-    } else {
-        s
-    }
-}
-
-/// An SMT-LIB integer value: `5`, `(- 5)`.
-pub fn parse_int(v: &str) -> Option<num_bigint::BigInt> {
-    let v = v.trim();
-    if let Some(inner) = v.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
-        let inner = inner.trim();
-        let rest = inner.strip_prefix('-')?;
-        return parse_int(rest).map(|n| -n);
-    }
-    v.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_smtlib_integers() {
-        assert_eq!(parse_int("5"), Some(5.into()));
-        assert_eq!(parse_int("(- 12)"), Some((-12).into()));
-        assert_eq!(parse_int("( -  3 )"), Some((-3).into()));
-        assert_eq!(parse_int("x"), None);
     }
 }

@@ -19,7 +19,7 @@
 mod print;
 mod subst;
 
-pub use print::{Printer, smt_int, smt_name, smtlib_query, to_smtlib, to_smtlib_batch};
+pub use print::{Printer, scoped_shared, shared_subterms};
 pub use subst::Subst;
 
 /// Rebuilds a node with new children through the smart constructors.
@@ -57,6 +57,52 @@ pub enum VarKind {
     /// K-unfolding. Unlike a ⋆ predicate it stands for a known formula, so
     /// an `ite` on it keeps both of its branches.
     Proposition,
+}
+
+/// The numbered variables of loop summaries, printed from their number:
+/// a counter κn, a last-writer selector ℓn, and the bound variables that
+/// range alongside them (τn alongside κn, ℓn′ alongside ℓn). Importing a
+/// summary renumbers counters and selectors and carries the number over
+/// to the bound variables that share it, as data, never by reading the
+/// printed names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Numbered {
+    /// κn, a path counter (kind `Counter`).
+    Counter,
+    /// ℓn, a Table 1 last-writer selector (kind `Counter`: existential
+    /// like the counters).
+    Selector,
+    /// τn, the iteration variable of κn (kind `Bound`).
+    Iteration,
+    /// ℓn′, selector ℓn at an iteration (kind `Bound`).
+    SelectorAt,
+}
+
+impl Numbered {
+    fn kind(self) -> VarKind {
+        match self {
+            Numbered::Counter | Numbered::Selector => VarKind::Counter,
+            Numbered::Iteration | Numbered::SelectorAt => VarKind::Bound,
+        }
+    }
+
+    fn name(self, n: u32) -> String {
+        match self {
+            Numbered::Counter => format!("κ{n}"),
+            Numbered::Selector => format!("ℓ{n}"),
+            Numbered::Iteration => format!("τ{n}"),
+            Numbered::SelectorAt => format!("ℓ{n}′"),
+        }
+    }
+
+    /// The bound variable that ranges alongside this free one.
+    pub fn alongside(self) -> Option<Numbered> {
+        match self {
+            Numbered::Counter => Some(Numbered::Iteration),
+            Numbered::Selector => Some(Numbered::SelectorAt),
+            Numbered::Iteration | Numbered::SelectorAt => None,
+        }
+    }
 }
 
 /// A named leaf: its kind and a number unique among all variables.
@@ -119,6 +165,8 @@ pub struct Terms {
     index: HashMap<Node, TermId>,
     /// Names of variables, for printing.
     names: HashMap<Var, String>,
+    /// The numbered variables (see [`Numbered`]).
+    numbers: HashMap<Var, (Numbered, u32)>,
     next_var: u32,
     /// Whether the term (transitively) contains ⋆, fresh Booleans aside.
     has_star: Vec<bool>,
@@ -201,6 +249,30 @@ impl Terms {
         self.names.insert(v, name.into());
         v
     }
+    /// A new numbered variable: `Numbered::Counter` and 3 make κ3.
+    pub fn new_numbered(&mut self, what: Numbered, n: u32) -> Var {
+        let v = self.new_var(what.kind(), what.name(n));
+        self.numbers.insert(v, (what, n));
+        v
+    }
+
+    /// What a numbered variable is, and its number.
+    pub fn numbered(&self, v: Var) -> Option<(Numbered, u32)> {
+        self.numbers.get(&v).copied()
+    }
+
+    /// The bound variable alongside a numbered counter or selector (τn for
+    /// κn, ℓn′ for ℓn), fresh; a plain bound variable `fallback` otherwise.
+    pub fn new_alongside(&mut self, of: Var, fallback: &str) -> Var {
+        match self
+            .numbered(of)
+            .and_then(|(w, n)| Some((w.alongside()?, n)))
+        {
+            Some((what, n)) => self.new_numbered(what, n),
+            None => self.new_var(VarKind::Bound, fallback),
+        }
+    }
+
     /// The variable named `name` of this kind, made on first use: basic
     /// symbols are identified by name.
     pub fn symbol(&mut self, kind: VarKind, name: &str) -> Var {
@@ -691,7 +763,14 @@ impl Terms {
     ) -> Vec<TermId> {
         let mut vars: HashMap<Var, Var> = HashMap::default();
         let mut memo: HashMap<TermId, TermId> = HashMap::default();
-        for t in src.post_order(roots) {
+        // In the source's order of creation (a child is always older than
+        // its parent, so this is a topological order): the copies keep the
+        // originals' relative order, and with it the order in which sums
+        // and conjunctions print. An imported condition reads as it would
+        // had it been computed here.
+        let mut order = src.post_order(roots);
+        order.sort_unstable();
+        for t in order {
             let node = src.node(t).clone();
             let kids = src.children(&node);
             let mut map_var = |this: &mut Terms, v: Var| -> Var {

@@ -137,13 +137,9 @@ fn iterate_array_regions(
     sym_var: Var,
     at_p: &AtIterationP,
 ) -> Option<TermId> {
-    let (sym, vals, pcs, counters) = (lw.sym, lw.vals, lw.pcs, lw.counters);
-    let Sort::Array(arity) = eng.terms.sort(sym) else {
+    let Sort::Array(arity) = eng.terms.sort(lw.sym) else {
         return None;
     };
-    let (p, pt) = (at_p.p, at_p.pt);
-    let in_p = |eng: &mut Engine, t: TermId| at_p.term(eng, t);
-
     // The writes, per writing backbone in program order, over common x⃗.
     let xs: Vec<Var> = (0..arity)
         .map(|k| {
@@ -152,10 +148,37 @@ fn iterate_array_regions(
         })
         .collect();
     let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
-    let untouched = eng.terms.select(sym, xts.clone());
+    let untouched = eng.terms.select(lw.sym, xts.clone());
+    let writes = region_writes(eng, lw, sym_var, at_p, &xs, untouched)?;
+    let guards = iteration_guards(eng, lw.pcs, at_p);
+    if !exclusive(eng, &guards, &writes) {
+        return None;
+    }
+    let r = Regions::new(eng, lw.counters, at_p, &guards, &writes, untouched);
+    let body = if writes.iter().all(|w| w.value == writes[0].value) {
+        r.one_value(eng, &writes, &xs)
+    } else {
+        r.last_writers(eng, &writes, &guards)
+    };
+    eng.stats.region_array_summaries += 1;
+    Some(eng.terms.lambda(xs, body))
+}
+
+/// Every write of every writing backbone, in program order, as a region
+/// over x⃗ and p and a value over x⃗; `None` when a write is outside the
+/// rule (a value reading the array, one depending on p, or on more than p).
+fn region_writes(
+    eng: &mut Engine,
+    lw: &LoopWrites,
+    sym_var: Var,
+    at_p: &AtIterationP,
+    xs: &[Var],
+    untouched: TermId,
+) -> Option<Vec<Write>> {
+    let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
     let mut writes: Vec<Write> = Vec::new();
-    for (j, &v) in vals.iter().enumerate() {
-        if v == sym {
+    for (j, &v) in lw.vals.iter().enumerate() {
+        if v == lw.sym {
             continue;
         }
         let Node::Lambda(own, body) = eng.terms.node(v).clone() else {
@@ -181,9 +204,9 @@ fn iterate_array_regions(
             cur = rest;
         }
         for (c, w) in in_body.into_iter().rev() {
-            let region = in_p(eng, c)?;
-            let value = in_p(eng, w)?;
-            let value = free_of_p(&mut eng.terms, value, region, &xs, p)?;
+            let region = at_p.term(eng, c)?;
+            let value = at_p.term(eng, w)?;
+            let value = free_of_p(&mut eng.terms, value, region, xs, at_p.p)?;
             writes.push(Write {
                 backbone: j,
                 region,
@@ -191,86 +214,121 @@ fn iterate_array_regions(
             });
         }
     }
-    if writes.is_empty() {
-        return None;
-    }
+    (!writes.is_empty()).then_some(writes)
+}
 
-    // Dⱼ(p): what each backbone's path condition says about iteration p.
-    let guards: Vec<TermId> = pcs
-        .iter()
+/// Dⱼ(p): what each backbone's path condition says about iteration p
+/// alone (the conjuncts that speak of more are dropped: still necessary).
+fn iteration_guards(eng: &mut Engine, pcs: &[TermId], at_p: &AtIterationP) -> Vec<TermId> {
+    pcs.iter()
         .map(|&pc| {
             let parts = match eng.terms.node(pc) {
                 Node::And(cs) => cs.to_vec(),
                 _ => vec![pc],
             };
-            let kept: Vec<TermId> = parts.into_iter().filter_map(|c| in_p(eng, c)).collect();
+            let kept: Vec<TermId> = parts
+                .into_iter()
+                .filter_map(|c| at_p.term(eng, c))
+                .collect();
             eng.terms.and(kept)
         })
-        .collect();
-    if !exclusive(eng, &guards, &writes) {
-        return None;
-    }
+        .collect()
+}
 
-    let zero = eng.terms.int(0);
-    let total: Vec<(BigInt, TermId)> = counters
-        .iter()
-        .map(|k| (BigInt::from(1), eng.terms.var(*k)))
-        .collect();
-    let total = eng.terms.sum(BigInt::from(0), total);
-    // Iteration p hits x⃗ (through any write of the backbone that ran).
-    let mut hits = Vec::new();
-    for (j, &guard) in guards.iter().enumerate() {
-        let regions: Vec<TermId> = writes
+/// What the ∃p form is built from: p, the number of iterations Σκ, and
+/// "iteration p hits x⃗" (through any write of the backbone that ran).
+struct Regions {
+    p: Var,
+    pt: TermId,
+    zero: TermId,
+    total: TermId,
+    hit: TermId,
+    untouched: TermId,
+}
+
+impl Regions {
+    fn new(
+        eng: &mut Engine,
+        counters: &[Var],
+        at_p: &AtIterationP,
+        guards: &[TermId],
+        writes: &[Write],
+        untouched: TermId,
+    ) -> Regions {
+        let zero = eng.terms.int(0);
+        let total: Vec<(BigInt, TermId)> = counters
             .iter()
-            .filter(|w| w.backbone == j)
-            .map(|w| w.region)
+            .map(|k| (BigInt::from(1), eng.terms.var(*k)))
             .collect();
-        if !regions.is_empty() {
-            let any = eng.terms.or(regions);
-            hits.push(eng.terms.and2(guard, any));
+        let total = eng.terms.sum(BigInt::from(0), total);
+        let mut hits = Vec::new();
+        for (j, &guard) in guards.iter().enumerate() {
+            let regions: Vec<TermId> = writes
+                .iter()
+                .filter(|w| w.backbone == j)
+                .map(|w| w.region)
+                .collect();
+            if !regions.is_empty() {
+                let any = eng.terms.or(regions);
+                hits.push(eng.terms.and2(guard, any));
+            }
+        }
+        let hit = eng.terms.or(hits);
+        Regions {
+            p: at_p.p,
+            pt: at_p.pt,
+            zero,
+            total,
+            hit,
+            untouched,
         }
     }
-    let hit = eng.terms.or(hits);
-    let in_range = |terms: &mut Terms, q: TermId| {
-        let lo = terms.le(zero, q);
-        let hi = terms.lt(q, total);
+
+    /// 0 ≤ q < Σκ.
+    fn in_range(&self, terms: &mut Terms, q: TermId) -> TermId {
+        let lo = terms.le(self.zero, q);
+        let hi = terms.lt(q, self.total);
         terms.and2(lo, hi)
-    };
-    let fresh_p = |terms: &mut Terms, t: TermId, name: &str| {
+    }
+
+    /// A fresh copy q of p and `t` with p renamed to q.
+    fn fresh_p(&self, terms: &mut Terms, t: TermId, name: &str) -> (Var, TermId, TermId) {
         let q = terms.new_var(VarKind::Bound, name);
         let qt = terms.var(q);
         let mut s = Subst::new();
-        s.bind(p, qt);
+        s.bind(self.p, qt);
         (q, qt, s.apply(terms, t))
-    };
+    }
 
-    let same_value = writes.iter().all(|w| w.value == writes[0].value);
-    let body = if same_value {
-        // Any writer of x⃗ stored W(x⃗): no last-writer condition needed.
-        // When an index equation of the only write gives p as a function
-        // of x⃗ (a monotone index: the TR's simplification), that p is the
-        // only candidate and the ∃ goes.
-        let range = in_range(&mut eng.terms, pt);
-        let omega = eng.terms.and2(range, hit);
-        let solved = match &writes[..] {
-            [w] => solve_for_p(&mut eng.terms, w.region, &xs, p),
+    /// Every write stores the same W(x⃗): ite(∃p. 0 ≤ p < Σκ ∧ hit, W, A₀),
+    /// with no last-writer condition (any writer of x⃗ stored W). When an
+    /// index equation of the only write gives p as a function of x⃗ (a
+    /// monotone index: the TR's simplification), that p is the only
+    /// candidate and the ∃ goes.
+    fn one_value(&self, eng: &mut Engine, writes: &[Write], xs: &[Var]) -> TermId {
+        let range = self.in_range(&mut eng.terms, self.pt);
+        let omega = eng.terms.and2(range, self.hit);
+        let solved = match writes {
+            [w] => solve_for_p(&mut eng.terms, w.region, xs, self.p),
             _ => None,
         };
         let written = match solved {
             Some(px) => {
                 let mut s = Subst::new();
-                s.bind(p, px);
+                s.bind(self.p, px);
                 s.apply(&mut eng.terms, omega)
             }
             None => {
-                let (q, _, omega) = fresh_p(&mut eng.terms, omega, "p");
+                let (q, _, omega) = self.fresh_p(&mut eng.terms, omega, "p");
                 eng.terms.exists(vec![q], omega)
             }
         };
-        eng.terms.ite(written, writes[0].value, untouched)
-    } else {
-        // ite(∃p Ωₘ, Wₘ, …): exactly one write is the last writer of x⃗.
-        let mut acc = untouched;
+        eng.terms.ite(written, writes[0].value, self.untouched)
+    }
+
+    /// ite(∃p Ωₘ, Wₘ, …): exactly one write is the last writer of x⃗.
+    fn last_writers(&self, eng: &mut Engine, writes: &[Write], guards: &[TermId]) -> TermId {
+        let mut acc = self.untouched;
         for (m, w) in writes.iter().enumerate().rev() {
             let later_here: Vec<TermId> = writes[m + 1..]
                 .iter()
@@ -279,15 +337,8 @@ fn iterate_array_regions(
                 .collect();
             let later_here = eng.terms.or(later_here);
             let not_later_here = eng.terms.not(later_here);
-            // χ: ∀q (p < q < Σκ → ¬hit(q, x⃗)).
-            let (q, qt, hit_q) = fresh_p(&mut eng.terms, hit, "q");
-            let after = eng.terms.lt(pt, qt);
-            let before_end = eng.terms.lt(qt, total);
-            let window = eng.terms.and2(after, before_end);
-            let no_hit = eng.terms.not(hit_q);
-            let chi_body = eng.terms.implies(window, no_hit);
-            let chi = eng.terms.forall(vec![q], chi_body);
-            let range = in_range(&mut eng.terms, pt);
+            let chi = self.no_later_hit(&mut eng.terms);
+            let range = self.in_range(&mut eng.terms, self.pt);
             let omega = eng.terms.and(vec![
                 range,
                 guards[w.backbone],
@@ -295,14 +346,23 @@ fn iterate_array_regions(
                 not_later_here,
                 chi,
             ]);
-            let (p_m, _, omega) = fresh_p(&mut eng.terms, omega, "p");
+            let (p_m, _, omega) = self.fresh_p(&mut eng.terms, omega, "p");
             let last = eng.terms.exists(vec![p_m], omega);
             acc = eng.terms.ite(last, w.value, acc);
         }
         acc
-    };
-    eng.stats.region_array_summaries += 1;
-    Some(eng.terms.lambda(xs, body))
+    }
+
+    /// χ: ∀q (p < q < Σκ → ¬hit(q, x⃗)): no later iteration hits x⃗.
+    fn no_later_hit(&self, terms: &mut Terms) -> TermId {
+        let (q, qt, hit_q) = self.fresh_p(terms, self.hit, "q");
+        let after = terms.lt(self.pt, qt);
+        let before_end = terms.lt(qt, self.total);
+        let window = terms.and2(after, before_end);
+        let no_hit = terms.not(hit_q);
+        let chi_body = terms.implies(window, no_hit);
+        terms.forall(vec![q], chi_body)
+    }
 }
 
 /// The written value without p: inside the write's region each index
@@ -418,7 +478,7 @@ fn exclusive(eng: &mut Engine, guards: &[TermId], writes: &[Write]) -> bool {
     if !eng.solver.is_available() {
         return false;
     }
-    let script = crate::term::to_smtlib_batch(&eng.terms, &checks);
+    let script = crate::smt::smtlib::batch(&eng.terms, &checks);
     let answers = eng.solver.run_batch(&script, checks.len());
     answers.len() == checks.len() && answers.iter().all(|a| *a == Answer::Unsat)
 }
@@ -484,37 +544,8 @@ pub(super) fn iterate_array(
         }
         parsed.push((index, w));
     }
-    // One moving component j, the same step s in every write.
-    let moving: Vec<usize> = (0..xs.len())
-        .filter(|k| terms.mentions(parsed[0].0[*k], ki))
-        .collect();
-    let [j] = moving[..] else { return None };
-    let mut step: Option<BigInt> = None;
-    let mut bases = Vec::new();
-    for (index, _) in &parsed {
-        for (k, ix) in index.iter().enumerate() {
-            if k != j && terms.mentions(*ix, ki) {
-                return None;
-            }
-        }
-        let (_, summands) = terms.linear(index[j]);
-        let s = summands
-            .iter()
-            .find(|(_, t)| *t == kt)
-            .map(|(c, _)| c.clone())?;
-        if (s != BigInt::from(1) && s != BigInt::from(-1)) || step.as_ref().is_some_and(|t| *t != s)
-        {
-            return None;
-        }
-        step = Some(s.clone());
-        let sk = terms.scale(s, kt);
-        let base = terms.sub(index[j], sk);
-        if terms.mentions(base, ki) {
-            return None;
-        }
-        bases.push(base);
-    }
-    let s = step?;
+    let (j, step, bases) = monotone_step(terms, &parsed, xs.len(), ki)?;
+    let s = step;
     // Priority: latest iteration first (smallest s·(bₘ − b₀)), then later writes.
     let mut order: Vec<(BigInt, usize)> = Vec::new();
     for (m, b) in bases.iter().enumerate() {
@@ -544,6 +575,49 @@ pub(super) fn iterate_array(
     Some(terms.lambda(xs.to_vec(), acc))
 }
 
+/// The writes' one moving index component j and their common step s = ±1
+/// per iteration, with each write's base index bₘ (its index is
+/// bₘ + s·κ); `None` when the writes do not move that way.
+fn monotone_step(
+    terms: &mut Terms,
+    parsed: &[(Vec<TermId>, TermId)],
+    dims: usize,
+    ki: Var,
+) -> Option<(usize, BigInt, Vec<TermId>)> {
+    let kt = terms.var(ki);
+    // One moving component j, the same step s in every write.
+    let moving: Vec<usize> = (0..dims)
+        .filter(|k| terms.mentions(parsed[0].0[*k], ki))
+        .collect();
+    let [j] = moving[..] else { return None };
+    let mut step: Option<BigInt> = None;
+    let mut bases = Vec::new();
+    for (index, _) in parsed {
+        for (k, ix) in index.iter().enumerate() {
+            if k != j && terms.mentions(*ix, ki) {
+                return None;
+            }
+        }
+        let (_, summands) = terms.linear(index[j]);
+        let s = summands
+            .iter()
+            .find(|(_, t)| *t == kt)
+            .map(|(c, _)| c.clone())?;
+        if (s != BigInt::from(1) && s != BigInt::from(-1)) || step.as_ref().is_some_and(|t| *t != s)
+        {
+            return None;
+        }
+        step = Some(s.clone());
+        let sk = terms.scale(s, kt);
+        let base = terms.sub(index[j], sk);
+        if terms.mentions(base, ki) {
+            return None;
+        }
+        bases.push(base);
+    }
+    Some((j, step?, bases))
+}
+
 /// TR Table 2, Example 3's shape: several backbones write the array, each
 /// once per iteration, at an index that advances by the same step in every
 /// iteration, whichever backbone runs (bᵢ + s·Σκ). Then cell x was visited
@@ -558,9 +632,8 @@ fn iterate_array_visits(
     sym_var: Var,
     at_p: &AtIterationP,
 ) -> Option<TermId> {
-    let (sym, vals, pcs, counters) = (lw.sym, lw.vals, lw.pcs, lw.counters);
-    let (p, pt) = (at_p.p, at_p.pt);
-    let in_p = |eng: &mut Engine, t: TermId| at_p.term(eng, t);
+    let (sym, vals, counters) = (lw.sym, lw.vals, lw.counters);
+    let p = at_p.p;
     let mut xs_all: Option<Vec<Var>> = None;
     let mut cases = Vec::new(); // (condition at p, value at p) per writing backbone
     let mut shape: Option<(Vec<TermId>, usize, BigInt)> = None; // index at p, moving dim, step
@@ -568,55 +641,14 @@ fn iterate_array_visits(
         if v == sym {
             continue;
         }
-        let Node::Lambda(own, body) = eng.terms.node(v).clone() else {
-            return None;
-        };
-        // All writers' λs speak of the first writer's placeholders.
-        let xs: Vec<Var> = xs_all.get_or_insert_with(|| own.to_vec()).clone();
-        if xs.len() != own.len() {
-            return None;
-        }
-        let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
-        let mut rename = Subst::new();
-        for (o, x) in own.iter().zip(&xts) {
-            rename.bind(*o, *x);
-        }
-        let body = rename.apply(&mut eng.terms, body);
-        let Node::Ite(c, w, rest) = eng.terms.node(body).clone() else {
-            return None;
-        };
-        if rest != eng.terms.select(sym, xts.clone()) {
-            return None; // several writes in one iteration
-        }
-        let identity = Subst::new();
-        let index = write_index(&mut eng.terms, c, &xs, &xts, &identity)?;
-        let index: Vec<TermId> = index
-            .into_iter()
-            .map(|t| in_p(eng, t))
-            .collect::<Option<_>>()?;
-        let w = in_p(eng, w)?;
-        let cond = in_p(eng, pcs[j])?;
-        if eng.terms.mentions(w, sym_var) || index.iter().any(|t| eng.terms.mentions(*t, sym_var)) {
-            return None;
-        }
-        let moving: Vec<usize> = (0..index.len())
-            .filter(|k| eng.terms.mentions(index[*k], p))
-            .collect();
-        let [m] = moving[..] else { return None };
-        let (_, summands) = eng.terms.linear(index[m]);
-        let step = summands
-            .iter()
-            .find(|(_, t)| *t == pt)
-            .map(|(c, _)| c.clone())?;
-        if step != BigInt::from(1) && step != BigInt::from(-1) {
-            return None;
-        }
+        let visit = visit_of(eng, lw, j, sym_var, at_p, &mut xs_all)?;
         match &shape {
-            None => shape = Some((index.clone(), m, step)),
-            Some((ix, mm, st)) if *ix == index && *mm == m && *st == step => {}
+            None => shape = Some((visit.index.clone(), visit.moving, visit.step)),
+            Some((ix, mm, st))
+                if *ix == visit.index && *mm == visit.moving && *st == visit.step => {}
             _ => return None,
         }
-        cases.push((cond, w));
+        cases.push((visit.cond, visit.value));
     }
     let (index, m, step) = shape?;
     let xs = xs_all?;
@@ -651,6 +683,81 @@ fn iterate_array_visits(
     let visited = eng.terms.and(range);
     let body = eng.terms.ite(visited, inner, old);
     Some(eng.terms.lambda(xs, body))
+}
+
+/// One writing backbone's visit: the cell it writes in iteration p (its
+/// index, the moving dimension and the step), the condition that the
+/// backbone ran in iteration p, and the value written.
+struct Visit {
+    index: Vec<TermId>,
+    moving: usize,
+    step: BigInt,
+    cond: TermId,
+    value: TermId,
+}
+
+/// Backbone `j`'s visit; `None` outside the form (several writes in one
+/// iteration, a value reading the array, no single moving dimension).
+/// `xs_all` holds the first writer's placeholders, which every λ is read
+/// over.
+fn visit_of(
+    eng: &mut Engine,
+    lw: &LoopWrites,
+    j: usize,
+    sym_var: Var,
+    at_p: &AtIterationP,
+    xs_all: &mut Option<Vec<Var>>,
+) -> Option<Visit> {
+    let (p, pt) = (at_p.p, at_p.pt);
+    let Node::Lambda(own, body) = eng.terms.node(lw.vals[j]).clone() else {
+        return None;
+    };
+    let xs: Vec<Var> = xs_all.get_or_insert_with(|| own.to_vec()).clone();
+    if xs.len() != own.len() {
+        return None;
+    }
+    let xts: Vec<TermId> = xs.iter().map(|x| eng.terms.var(*x)).collect();
+    let mut rename = Subst::new();
+    for (o, x) in own.iter().zip(&xts) {
+        rename.bind(*o, *x);
+    }
+    let body = rename.apply(&mut eng.terms, body);
+    let Node::Ite(c, w, rest) = eng.terms.node(body).clone() else {
+        return None;
+    };
+    if rest != eng.terms.select(lw.sym, xts.clone()) {
+        return None; // several writes in one iteration
+    }
+    let identity = Subst::new();
+    let index = write_index(&mut eng.terms, c, &xs, &xts, &identity)?;
+    let index: Vec<TermId> = index
+        .into_iter()
+        .map(|t| at_p.term(eng, t))
+        .collect::<Option<_>>()?;
+    let value = at_p.term(eng, w)?;
+    let cond = at_p.term(eng, lw.pcs[j])?;
+    if eng.terms.mentions(value, sym_var) || index.iter().any(|t| eng.terms.mentions(*t, sym_var)) {
+        return None;
+    }
+    let moving: Vec<usize> = (0..index.len())
+        .filter(|k| eng.terms.mentions(index[*k], p))
+        .collect();
+    let [moving] = moving[..] else { return None };
+    let (_, summands) = eng.terms.linear(index[moving]);
+    let step = summands
+        .iter()
+        .find(|(_, t)| *t == pt)
+        .map(|(c, _)| c.clone())?;
+    if step != BigInt::from(1) && step != BigInt::from(-1) {
+        return None;
+    }
+    Some(Visit {
+        index,
+        moving,
+        step,
+        cond,
+        value,
+    })
 }
 
 /// The index vector of a write `x⃗ = ι⃗` (a conjunction of `d = 0` with

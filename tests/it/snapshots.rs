@@ -2,18 +2,16 @@
 //! program in `tests/programs/`. A change in parsing or lowering shows up
 //! as a reviewable diff (`cargo insta review`).
 
-mod common;
-use apc::db::{self, Database, SourceFile};
+use crate::common::*;
+use apc::db::{self, Database};
 use apc::syntax::LineIndex;
-use common::*;
 
 #[test]
 fn ast_and_cfg_of_every_program() {
     for path in programs() {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
-        let database = Database::default();
-        let file = SourceFile::new(&database, name.clone(), text.clone());
+        let (database, file) = Database::with_file(&name, &text);
         let diags = db::diagnostics(&database, file);
         assert!(diags.iter().all(|d| !d.is_error()), "{name}: {diags:?}");
         let ast = apc::syntax::pretty::program(&db::parse(&database, file).program);
@@ -27,7 +25,7 @@ fn ast_and_cfg_of_every_program() {
             };
             cfg.push_str(&apc::ir::to_text(db::function_body(&database, *f), &loc));
         }
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("{name}.ast"), ast);
             insta::assert_snapshot!(format!("{name}.cfg"), cfg);
         });

@@ -1,5 +1,4 @@
 //! Shared helpers for the integration tests.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -11,14 +11,14 @@
 //! The default run is small and seeded; `SOUNDNESS_PROGRAMS=10000 cargo test
 //! --release --test soundness -- --ignored` is the long run.
 
-mod common;
-use common::env_or;
+use crate::common::env_or;
 
-use apc::db::{self, Database, SourceFile};
+use apc::db::{self, Database};
 use apc::interp::{self, ArgValue, Limits, Outcome, Witness};
 use apc::nc::{Engine, Options, unfold};
+use apc::smt::smtlib::{int as smt_int, name as smt_name};
 use apc::smt::{Answer, run_z3};
-use apc::term::{Terms, VarKind, smt_int, smt_name};
+use apc::term::{Terms, VarKind};
 use num_bigint::BigInt;
 use std::fmt::Write;
 use std::time::Duration;
@@ -158,7 +158,7 @@ fn witness(r: &mut Rng) -> Witness {
 
 /// φ̂^K with the witness's inputs defined instead of declared.
 fn pinned_script(terms: &mut Terms, phik: apc::term::TermId, w: &Witness) -> String {
-    let mut script = apc::term::to_smtlib(terms, &[phik]);
+    let mut script = apc::smt::smtlib::script(terms, &[phik]);
     let array_fun = |name: &str, xs: &[BigInt]| {
         let mut body = "0".to_string();
         for (k, v) in xs.iter().enumerate().rev() {
@@ -223,8 +223,7 @@ fn check_programs(seed: u64, programs: usize) -> (usize, usize, usize) {
         if verbose {
             eprintln!("program {p}\n{src}");
         }
-        let db = Database::default();
-        let file = SourceFile::new(&db, "gen.mc".into(), src.clone());
+        let (db, file) = Database::with_file("gen.mc", &src);
         let diags = db::diagnostics(&db, file);
         assert!(
             diags.iter().all(|d| !d.is_error()),
@@ -254,7 +253,7 @@ fn check_programs(seed: u64, programs: usize) -> (usize, usize, usize) {
             if !seen.insert((kind, span.start, format!("{:?}", w.args), w.input.clone())) {
                 continue;
             }
-            let mut eng = Engine::new(&prog.body, Options::default());
+            let mut eng = Engine::new(&db, file, Options::default()).expect("main");
             let phi = eng.condition_of(&targets);
             let phik = unfold(&mut eng.terms, phi, 2);
             let script = pinned_script(&mut eng.terms, phik, &w);
@@ -308,8 +307,7 @@ fn check_verdicts(seed: u64, programs: usize) -> (usize, [usize; 3]) {
     let (mut hit_targets, mut verdicts) = (0, [0usize; 3]);
     for p in 0..programs {
         let src = program(&mut r);
-        let db = Database::default();
-        let file = SourceFile::new(&db, "gen.mc".into(), src.clone());
+        let (db, file) = Database::with_file("gen.mc", &src);
         let parsed = db::parse(&db, file);
         let lines = apc::syntax::LineIndex::new(&src);
         let targets = check::targets(&db, file);

@@ -10,12 +10,11 @@
 //!
 //! Solver checks use a plain `z3` process until the `apc check` issue.
 
-mod common;
+use crate::common::*;
 use apc::db::{self, Database, SourceFile};
 use apc::nc::{Engine, Options, unfold};
 use apc::smt::{Answer, run_z3};
 use apc::syntax::LineIndex;
-use common::*;
 use std::time::Duration;
 
 struct Prepared {
@@ -27,8 +26,7 @@ struct Prepared {
 fn prepare(name: &str) -> Prepared {
     let path = programs_dir().join(format!("{name}.mc"));
     let text = std::fs::read_to_string(&path).unwrap();
-    let db = Database::default();
-    let file = SourceFile::new(&db, name.to_string(), text.clone());
+    let (db, file) = Database::with_file(name, &text);
     assert!(db::diagnostics(&db, file).iter().all(|d| !d.is_error()));
     Prepared { db, file, text }
 }
@@ -55,8 +53,7 @@ fn all_targets(p: &Prepared) -> Vec<(String, u32, u32, u32, String)> {
 
 /// An engine over the whole-program flowgraph (calls inlined).
 fn engine_for(p: &Prepared, opts: Options) -> Engine<'_> {
-    let prog = db::program(&p.db, p.file).as_ref().expect("main");
-    Engine::new(&prog.body, opts)
+    Engine::new(&p.db, p.file, opts).expect("main")
 }
 
 fn copies(p: &Prepared, function: &str, target: u32) -> Vec<u32> {
@@ -74,12 +71,15 @@ fn solve(p: &Prepared, target: u32, ks: &[u32], timeout: Duration) -> Vec<Answer
     let phi = eng.condition_of(&nodes);
     let quantified = format!(
         "(set-option :smt.mbqi true)\n(set-option :smt.pull_nested_quantifiers true)\n{}",
-        apc::term::to_smtlib(&eng.terms, &[phi])
+        apc::smt::smtlib::script(&eng.terms, &[phi])
     );
     let mut out = vec![run_z3(&quantified, timeout)];
     for &k in ks {
         let phik = unfold(&mut eng.terms, phi, k);
-        out.push(run_z3(&apc::term::to_smtlib(&eng.terms, &[phik]), timeout));
+        out.push(run_z3(
+            &apc::smt::smtlib::script(&eng.terms, &[phik]),
+            timeout,
+        ));
     }
     out
 }
@@ -91,7 +91,7 @@ fn solve_unfolded(p: &Prepared, function: &str, target: u32, k: u32, opts: Optio
     let phi = eng.condition_of(&nodes);
     let phik = unfold(&mut eng.terms, phi, k);
     run_z3(
-        &apc::term::to_smtlib(&eng.terms, &[phik]),
+        &apc::smt::smtlib::script(&eng.terms, &[phik]),
         Duration::from_secs(20),
     )
 }
@@ -252,23 +252,19 @@ fn conditions_of_the_seeds_examples() {
     ];
     for (name, line) in cases {
         let p = prepare(name);
-        let t = target_at(&p, line);
-        let nodes = copies(&p, "main", t);
-        let mut eng = engine_for(&p, Options::default());
+        let target = db::targets(&p.db, p.file)
+            .into_iter()
+            .find(|t| t.function == "main" && t.line == line)
+            .unwrap_or_else(|| panic!("no target on line {line}"));
         let lines = LineIndex::new(&p.text);
         let loc = |s: apc::syntax::Span| {
             let (l, c) = lines.line_col(&p.text, s.start);
             format!("{l}:{c}")
         };
-        let text = apc::nc::render(
-            &mut eng,
-            &format!("target on line {line} of main"),
-            &nodes,
-            Some(1),
-            &loc,
-            true,
-        );
-        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+        // What `apc nc FILE --target LINE --k 1` prints.
+        let opts = Options::default();
+        let text = apc::nc::render(&p.db, p.file, &target, &opts, Some(1), &loc, true);
+        insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
             insta::assert_snapshot!(format!("{name}.nc"), text);
         });
     }

@@ -110,7 +110,7 @@ fn checking_every_target_computes_each_loop_summary_once() {
     );
     log.lock().unwrap().clear();
     for t in 0..targets as u32 {
-        db::necessary_condition(
+        apc::nc::necessary_condition(
             &db,
             file,
             "main".to_string(),

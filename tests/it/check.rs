@@ -4,8 +4,7 @@
 //! faults (a missing, crashing, babbling, shrugging or hanging solver, and
 //! no orphan solver after apc is killed).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -7,7 +7,6 @@
 //! --test fuzz_frontend -- --ignored` is the long run (see `fuzz/README.md`
 //! for the coverage-guided cargo-fuzz target).
 
-mod common;
 use apc::interp::{self, ArgValue, Limits, Witness};
 use apc::syntax::lexer::{Tok, lex};
 use proptest::prelude::*;
@@ -68,7 +67,7 @@ fn front_end(text: &str) {
 }
 
 fn corpus_tokens() -> Vec<Vec<String>> {
-    common::programs()
+    crate::common::programs()
         .iter()
         .map(|p| {
             let text = std::fs::read_to_string(p).unwrap();
@@ -192,7 +191,7 @@ fn pathological_nesting_is_diagnosed() {
 #[test]
 #[ignore]
 fn long_random_run() {
-    let cases: u32 = common::env_or("FUZZ_CASES", 100_000);
+    let cases: u32 = crate::common::env_or("FUZZ_CASES", 100_000);
     let corpus = corpus_tokens();
     let mut runner = proptest::test_runner::TestRunner::new(config(cases));
     let strategy = (

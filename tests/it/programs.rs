@@ -3,8 +3,7 @@
 //! expect. The expectations were worked out by hand from the seeds and the
 //! semantics in `spec/microc.md`, independently of the interpreter.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn every_listing_runs_as_expected() {

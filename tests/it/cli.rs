@@ -1,8 +1,7 @@
 //! The command-line contract of `spec/cli.md`: exit codes, one clear line
 //! on stderr for bad input, JSON field for field, `--help` everywhere.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn write(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("apc-cli-{}", std::process::id()));

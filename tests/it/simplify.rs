@@ -15,13 +15,12 @@
 //! conditions are equivalent: the fresh Booleans range over every value,
 //! the quantifiers' true values among them.
 
-mod common;
+use crate::common::*;
 use apc::check;
-use apc::db::{self, Database, SourceFile};
+use apc::db::{self, Database};
 use apc::nc::Options;
 use apc::smt::{Answer, Profile, SolverKind, run_script};
 use apc::term::{Node, TermId, Terms, VarKind, rebuild_public};
-use common::*;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -78,7 +77,7 @@ fn quantifiers(terms: &Terms, t: TermId, seen: &mut Vec<TermId>) {
 
 fn valid_equivalence(z3: &Profile, terms: &mut Terms, a: TermId, b: TermId) -> Answer {
     let differ = terms.ne(a, b);
-    let script = apc::term::to_smtlib(terms, &[differ]);
+    let script = apc::smt::smtlib::script(terms, &[differ]);
     run_script(z3, &script, Duration::from_secs(20))
 }
 
@@ -133,26 +132,26 @@ fn simplified_conditions_are_equivalent_to_the_computed_ones() {
     let mut failures = Vec::new();
     for path in programs() {
         let text = std::fs::read_to_string(&path).unwrap();
-        let db = Database::default();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let file = SourceFile::new(&db, name.clone(), text);
+        let (db, file) = Database::with_file(&name, &text);
         if db::program(&db, file).is_none() {
             continue;
         }
         for t in check::targets(&db, file) {
             let opts = Options::default();
-            let raw = db::necessary_condition(&db, file, t.function.clone(), t.id, opts.clone());
-            let simp = db::simplified_condition(&db, file, t.function.clone(), t.id, opts);
+            let raw =
+                apc::nc::necessary_condition(&db, file, t.function.clone(), t.id, opts.clone());
+            let simp = apc::nc::simplified_condition(&db, file, t.function.clone(), t.id, opts);
             checked += 1;
             let (s, _) = simp.value;
-            if s == raw.value {
+            if s == raw.value.phi {
                 continue;
             }
             changed += 1;
             // The simplified store extends a clone of the raw one: both ids
             // are valid in it.
             let mut terms = simp.terms.clone();
-            if let Err(e) = equivalent(&z3, &mut terms, raw.value, s) {
+            if let Err(e) = equivalent(&z3, &mut terms, raw.value.phi, s) {
                 failures.push(format!("{name} {}:{}: {e}", t.line, t.col));
             }
         }

@@ -1,0 +1,130 @@
+//! The SMT queries of a target's necessary condition: the one place that
+//! decides what `apc check` sends, `apc nc --dump-queries` writes and the
+//! benchmarks time.
+//!
+//! The queries come in chains: the chains race each other, and within a
+//! chain a query runs only when the one before it ended undecided (an
+//! iterative deepening).
+
+use super::{Options, tracked, unfold};
+use crate::db::{SourceFile, Target};
+use crate::smt::{Query, Variant, smtlib};
+use crate::term::{TermId, Terms};
+
+/// Which queries run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// φ̂ and φ̂^K (and φ̂^k for small k) in parallel.
+    Race,
+    Quantified,
+    Unfolded,
+}
+
+/// The unfolding bound K of the ISSTA paper, `apc check`'s default.
+pub const DEFAULT_K: u32 = 25;
+
+/// The small unfolding bounds raced next to K, one after the other (an
+/// iterative deepening): many conditions are decided, or give a replayable
+/// model, long before the solver is done with φ̂^25 (MatrIR: φ̂^25 over a
+/// minute in Z3 4.8.12, φ̂^3 in milliseconds); when φ̂^k is too weak for its
+/// models to replay, a deeper one often is. Before the deepest, the chain
+/// tries it with every counter bounded by its k (φ̂^14 ∧ κ ≤ 14), a witness
+/// search: HWM on Z3 gave models of φ̂^14 that run past the unfolded
+/// iterations, five in a row, and φ̂^25 did not finish in 30 s; the bounded
+/// query gives a replayable model in 7–9 s, and HW's witness came 3.3 →
+/// 1.3 s. On the 135 targets of tests/programs no other verdict changed.
+pub const DEEPENING: [u32; 2] = [3, 14];
+
+/// The queries of `mode` for a condition, in chains.
+///
+/// The quantified φ̂ goes out as computed (`raw`), everything else from
+/// the simplified condition (`simplified`; the same when not simplifying):
+/// quantifier instantiation is at the mercy of the exact shape of the
+/// quantifier bodies, and the simplifier's small changes to them (two
+/// bounds of a body merged) took MatrIR's φ̂ from 0.2 s to a timeout on
+/// cvc5, with nothing to gain (the sizes change by under 1%).
+pub fn chains(
+    raw: (&Terms, TermId),
+    simplified: (&Terms, TermId),
+    mode: Mode,
+    k: u32,
+) -> Vec<Vec<Query>> {
+    let (terms, phi) = simplified;
+    if !terms.has_quantifier(phi) {
+        // Nothing to unfold: one exact query.
+        return vec![vec![query(Variant::QuantifierFree, terms, phi)]];
+    }
+    let mut chains = Vec::new();
+    if mode != Mode::Unfolded {
+        chains.push(vec![query(Variant::Quantified, raw.0, raw.1)]);
+    }
+    if mode != Mode::Quantified {
+        chains.push(vec![unfolded(simplified, k)]);
+    }
+    if mode == Mode::Race {
+        chains.extend(deepening(simplified, k));
+    }
+    chains
+}
+
+/// The queries of a target of `file` as `apc check` builds them, from the
+/// database's (simplified, if `simplify`) condition.
+pub fn of_target(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    target: &Target,
+    opts: &Options,
+    simplify: bool,
+    mode: Mode,
+    k: u32,
+) -> Vec<Vec<Query>> {
+    let (function, id) = (target.function.clone(), target.id);
+    let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
+    let raw = (&raw.terms, raw.value.phi);
+    if simplify {
+        let s = tracked::simplified_condition(db, file, function, id, opts.clone());
+        chains(raw, (&s.terms, s.value.0), mode, k)
+    } else {
+        chains(raw, raw, mode, k)
+    }
+}
+
+/// The query of `variant` for the condition `phi` (already in the
+/// variant's form: unfolded, bounded, …).
+pub fn query(variant: Variant, terms: &Terms, phi: TermId) -> Query {
+    Query {
+        variant,
+        text: smtlib::query(terms, &[phi]),
+    }
+}
+
+/// φ̂^k, unfolded in a copy of the condition's own store, so that a
+/// query's text (its fresh names) does not depend on which other queries
+/// were built: φ̂^10 in the race is the query `--mode unfolded --k 10`
+/// sends, and gets the same model.
+fn unfold_in_copy((terms, phi): (&Terms, TermId), k: u32) -> (Terms, TermId) {
+    let mut own = terms.clone();
+    let phik = unfold(&mut own, phi, k);
+    (own, phik)
+}
+
+fn unfolded(condition: (&Terms, TermId), k: u32) -> Query {
+    let (own, phik) = unfold_in_copy(condition, k);
+    query(Variant::Unfolded(k), &own, phik)
+}
+
+/// The deepening chain below K: φ̂^3 → φ̂^14 ∧ κ ≤ 14 → φ̂^14. The bounded
+/// search goes first, since its models are the likelier to replay
+/// (measured: HWM 7–9 s this way, 13–14 s after φ̂^14's five misses). One
+/// unfolding serves both (the bounds are added after φ̂^14 is printed).
+fn deepening(condition: (&Terms, TermId), k: u32) -> Option<Vec<Query>> {
+    let small: Vec<u32> = DEEPENING.iter().copied().filter(|d| *d < k).collect();
+    let (&deepest, shallower) = small.split_last()?;
+    let mut chain: Vec<Query> = shallower.iter().map(|&k| unfolded(condition, k)).collect();
+    let (mut own, phik) = unfold_in_copy(condition, deepest);
+    let plain = query(Variant::Unfolded(deepest), &own, phik);
+    let strong = super::bound_counters(&mut own, phik, deepest);
+    chain.push(query(Variant::Bounded(deepest), &own, strong));
+    chain.push(plain);
+    Some(chain)
+}

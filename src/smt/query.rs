@@ -1,0 +1,132 @@
+//! Typed queries: what a query is (its variant), its SMT-LIB text, the
+//! script a solver profile makes of it, and the one name its dump gets.
+//! `apc check` sends these, `apc nc --dump-queries` writes them and the
+//! benchmarks time them, so a dumped file is byte for byte what was sent.
+
+use super::profile::Profile;
+use std::path::{Path, PathBuf};
+
+/// The variants of a necessary-condition query (see `nc::query`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// φ̂ with its quantifiers.
+    Quantified,
+    /// φ̂ when it has no quantifiers: nothing to unfold, one exact query.
+    QuantifierFree,
+    /// φ̂^K, the quantifier-free weakening.
+    Unfolded(u32),
+    /// φ̂^K ∧ κ ≤ K: a witness search; its `unsat` proves nothing.
+    Bounded(u32),
+}
+
+impl Variant {
+    /// The method a verdict names, e.g. `nc-unfolded:k=25`.
+    pub fn method(self) -> String {
+        match self {
+            Variant::Quantified => "nc-quantified".into(),
+            Variant::QuantifierFree => "nc-quantifier-free".into(),
+            Variant::Unfolded(k) => format!("nc-unfolded:k={k}"),
+            Variant::Bounded(k) => format!("nc-bounded:k={k}"),
+        }
+    }
+
+    /// The variant's part of a dump's file name, e.g. `unfolded-k-25`.
+    pub fn file_part(self) -> String {
+        match self {
+            Variant::Quantified => "quantified".into(),
+            Variant::QuantifierFree => "quantifier-free".into(),
+            Variant::Unfolded(k) => format!("unfolded-k-{k}"),
+            Variant::Bounded(k) => format!("bounded-k-{k}"),
+        }
+    }
+
+    /// Whether the query has quantifiers (selects the profile's options).
+    pub fn is_quantified(self) -> bool {
+        self == Variant::Quantified
+    }
+
+    /// Whether its `unsat` is a proof: not for a bounded witness search,
+    /// whose `unsat` only means "no witness within the bound".
+    pub fn refutes(self) -> bool {
+        !matches!(self, Variant::Bounded(_))
+    }
+}
+
+/// One query: its variant and its SMT-LIB text (declarations,
+/// definitions, assertions; no options, no `(check-sat)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    pub variant: Variant,
+    pub text: String,
+}
+
+impl Query {
+    /// What a session is sent first: the profile's options for this
+    /// variant, then the query.
+    pub fn preamble(&self, profile: &Profile) -> String {
+        profile.preamble(self.variant.is_quantified(), &self.text)
+    }
+
+    /// The self-contained script of a check after the assertions
+    /// `blocks` (blocked models): what a dump holds.
+    pub fn script(&self, profile: &Profile, blocks: &[String]) -> String {
+        profile.script(self.variant.is_quantified(), &self.text, blocks)
+    }
+}
+
+/// Where the dumps of one target's queries go: `DIR/STEM-VARIANT-SOLVER.smt2`,
+/// and `…-modelM.smt2` for the same query asked again with the inputs of
+/// the first M−1 models blocked. The stem names the program, the function
+/// and the target's place, so that the dumps of several programs can share
+/// a directory.
+#[derive(Clone, Debug)]
+pub struct DumpName {
+    pub dir: PathBuf,
+    pub stem: String,
+}
+
+impl DumpName {
+    /// For the target at `line:col` of `function` in the program at `source`.
+    pub fn new(dir: &Path, source: &str, function: &str, line: u32, col: u32) -> DumpName {
+        let program = Path::new(source)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        DumpName {
+            dir: dir.to_path_buf(),
+            stem: format!("{program}-{function}-{line}-{col}"),
+        }
+    }
+
+    /// The file of `variant` on `solver`, the `model`-th time it is asked
+    /// (from 1). Appended, not `with_extension`: a stem may hold dots.
+    pub fn path(&self, variant: Variant, solver: &str, model: usize) -> PathBuf {
+        let base = format!("{}-{}-{solver}", self.stem, variant.file_part());
+        let name = if model <= 1 {
+            format!("{base}.smt2")
+        } else {
+            format!("{base}-model{model}.smt2")
+        };
+        self.dir.join(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dump_names_keep_dotted_stems() {
+        let d = DumpName::new(Path::new("/tmp/q"), "dir/my.prog.mc", "main", 3, 5);
+        assert_eq!(
+            d.path(Variant::Unfolded(25), "z3", 1),
+            Path::new("/tmp/q/my.prog-main-3-5-unfolded-k-25-z3.smt2")
+        );
+        assert_eq!(
+            d.path(Variant::Bounded(14), "cvc5", 3),
+            Path::new("/tmp/q/my.prog-main-3-5-bounded-k-14-cvc5-model3.smt2")
+        );
+        assert_eq!(Variant::Unfolded(3).method(), "nc-unfolded:k=3");
+        assert!(!Variant::Bounded(14).refutes() && Variant::Unfolded(14).refutes());
+    }
+}

@@ -1,0 +1,409 @@
+//! SMT-LIB 2 from terms: the one printer of every script apc sends or
+//! dumps. Commands and terms are built as S-expressions in an easy-smt
+//! arena (no solver attached) and printed by it, so the text is
+//! well-formed by construction: one space between list elements, integer
+//! literals as `5` and `(- 5)`.
+//!
+//! Shared closed subterms become `define-fun`s and subterms shared under a
+//! binder are `let`-bound there, so a script stays linear in the size of
+//! the term DAG.
+
+use crate::term::shared_subterms;
+use crate::term::{Node, Quantifier, Sort, TermId, Terms, Var, VarKind, scoped_shared};
+use easy_smt::{Context, ContextBuilder, SExpr};
+use num_bigint::BigInt;
+use num_traits::{One, Signed, Zero};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// A self-contained script asserting all `roots` (Boolean terms), then
+/// `(check-sat)`: declarations of every free variable (counters with
+/// `(>= κ 0)`), the truncating-division helper if needed.
+pub fn script(terms: &Terms, roots: &[TermId]) -> String {
+    let mut out = query(terms, roots);
+    out.push_str("(check-sat)\n");
+    out
+}
+
+/// [`script`] without the `(check-sat)`: the query that options go
+/// before and blocking assertions after.
+pub fn query(terms: &Terms, roots: &[TermId]) -> String {
+    let p = ScriptPrinter::new(terms);
+    let mut out = p.header(roots, &[]);
+    p.assertions(&mut out, roots);
+    out
+}
+
+/// A script that checks each root on its own: shared declarations, then
+/// `(push 1) (assert r) (check-sat) (pop 1)` per root.
+pub fn batch(terms: &Terms, roots: &[TermId]) -> String {
+    let p = ScriptPrinter::new(terms);
+    let mut out = p.header(roots, &[]);
+    let none = HashMap::default();
+    for r in roots {
+        let a = p.term(*r, &none);
+        let assert = p.command("assert", vec![a]);
+        let _ = writeln!(
+            out,
+            "(push 1)\n{}\n(check-sat)\n(pop 1)",
+            p.ctx.display(assert)
+        );
+    }
+    out
+}
+
+/// A script asking for a model of `formula` with the values of `vars`
+/// (declared even where the formula does not mention them), and the SMT
+/// names of those variables in order.
+pub struct ModelQuery {
+    pub text: String,
+    pub names: Vec<String>,
+}
+
+pub fn model_query(terms: &Terms, formula: TermId, vars: &[Var]) -> ModelQuery {
+    let names: Vec<String> = vars.iter().map(|v| name(terms, *v)).collect();
+    let free = terms.free_vars(formula);
+    let missing: Vec<Var> = vars.iter().copied().filter(|v| !free.contains(v)).collect();
+    let p = ScriptPrinter::new(terms);
+    let mut text = p.header(&[formula], &missing);
+    p.assertions(&mut text, &[formula]);
+    text.push_str("(check-sat)\n");
+    if !names.is_empty() {
+        let atoms: Vec<SExpr> = names.iter().map(|n| p.ctx.atom(n.as_str())).collect();
+        let list = p.ctx.list(atoms);
+        let get = p.command("get-value", vec![list]);
+        p.line(&mut text, get);
+    }
+    ModelQuery { text, names }
+}
+
+/// An SMT-LIB identifier for a variable: its name made safe, plus its id.
+pub fn name(terms: &Terms, v: Var) -> String {
+    let raw = terms.var_name(v);
+    let mut s: String = raw
+        .chars()
+        .map(|c| match c {
+            '₀' => '0',
+            c if c.is_ascii_alphanumeric() || c == '_' => c,
+            'κ' => 'k',
+            'τ' => 't',
+            'ν' => 'n',
+            _ => '_',
+        })
+        .collect();
+    let _ = write!(s, "!{}", v.id);
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, 'v');
+    }
+    s
+}
+
+/// An integer literal in SMT-LIB (`(- 5)` for negatives).
+pub fn int(n: &BigInt) -> String {
+    if n.is_negative() {
+        format!("(- {})", n.abs())
+    } else {
+        n.to_string()
+    }
+}
+
+/// Builds the S-expressions of one script.
+struct ScriptPrinter<'a> {
+    terms: &'a Terms,
+    ctx: Context,
+}
+
+impl<'a> ScriptPrinter<'a> {
+    fn new(terms: &'a Terms) -> ScriptPrinter<'a> {
+        let ctx = ContextBuilder::new()
+            .build()
+            .expect("a context without a solver starts no process");
+        ScriptPrinter { terms, ctx }
+    }
+
+    /// `(op args…)`.
+    fn command(&self, op: &str, args: Vec<SExpr>) -> SExpr {
+        let mut items = vec![self.ctx.atom(op)];
+        items.extend(args);
+        self.ctx.list(items)
+    }
+
+    /// The shared closed subterms of `roots` as definitions, then each
+    /// root asserted.
+    fn assertions(&self, out: &mut String, roots: &[TermId]) {
+        let terms = self.terms;
+        let mut names: HashMap<TermId, SExpr> = HashMap::default();
+        for (i, t) in shared_subterms(terms, roots).into_iter().enumerate() {
+            let sort = match terms.sort(t) {
+                Sort::Int => "Int",
+                Sort::Bool => "Bool",
+                Sort::Array(_) => continue, // λ-terms are never printed whole
+            };
+            let body = self.term(t, &names);
+            let name = self.ctx.atom(format!("s!{}", i + 1));
+            let empty = self.ctx.list(vec![]);
+            let def = self.command("define-fun", vec![name, empty, self.ctx.atom(sort), body]);
+            self.line(out, def);
+            names.insert(t, name);
+        }
+        for r in roots {
+            let a = self.term(*r, &names);
+            let assert = self.command("assert", vec![a]);
+            self.line(out, assert);
+        }
+    }
+
+    fn line(&self, out: &mut String, e: SExpr) {
+        let _ = writeln!(out, "{}", self.ctx.display(e));
+    }
+
+    /// The logic, `tdiv` if some root divides, and the declarations of the
+    /// roots' free variables and of `extra` ones.
+    fn header(&self, roots: &[TermId], extra: &[Var]) -> String {
+        let mut out = String::new();
+        let logic = self.command("set-logic", vec![self.ctx.atom("ALL")]);
+        self.line(&mut out, logic);
+        for v in extra {
+            let d = self.declare_int(*v);
+            self.line(&mut out, d);
+        }
+        // Only when needed: an unused definition with `div` changes Z3's
+        // strategy (it answered `unknown` on the Alg. 8 queries with it).
+        if roots
+            .iter()
+            .any(|r| self.terms.any_node(*r, |n| matches!(n, Node::Div(..))))
+        {
+            let tdiv = self.tdiv();
+            self.line(&mut out, tdiv);
+        }
+        let mut free: BTreeSet<Var> = BTreeSet::new();
+        for r in roots {
+            free.extend(self.terms.free_vars(*r));
+        }
+        for v in free {
+            self.declare(&mut out, v);
+        }
+        out
+    }
+
+    /// C's truncating division (SMT-LIB's `div` rounds towards −∞ for a
+    /// positive divisor):
+    /// `(ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b))))`.
+    fn tdiv(&self) -> SExpr {
+        let c = &self.ctx;
+        let (a, b, zero) = (c.atom("a"), c.atom("b"), c.atom("0"));
+        let params = c.list(vec![
+            c.list(vec![a, c.atom("Int")]),
+            c.list(vec![b, c.atom("Int")]),
+        ]);
+        let same_sign = self.command(
+            "=",
+            vec![
+                self.command(">=", vec![a, zero]),
+                self.command(">", vec![b, zero]),
+            ],
+        );
+        let quotient = self.command(
+            "div",
+            vec![self.command("abs", vec![a]), self.command("abs", vec![b])],
+        );
+        let body = self.command(
+            "ite",
+            vec![same_sign, quotient, self.command("-", vec![quotient])],
+        );
+        self.command(
+            "define-fun",
+            vec![c.atom("tdiv"), params, c.atom("Int"), body],
+        )
+    }
+
+    /// `(declare-fun v () Int)`.
+    fn declare_int(&self, v: Var) -> SExpr {
+        let n = self.ctx.atom(name(self.terms, v));
+        let empty = self.ctx.list(vec![]);
+        self.command("declare-fun", vec![n, empty, self.ctx.atom("Int")])
+    }
+
+    fn declare(&self, out: &mut String, v: Var) {
+        let n = self.ctx.atom(name(self.terms, v));
+        let empty = self.ctx.list(vec![]);
+        match Terms::var_sort(v) {
+            Sort::Int => {
+                self.line(out, self.declare_int(v));
+                if v.kind == VarKind::Counter {
+                    let nonneg = self.command(">=", vec![n, self.ctx.atom("0")]);
+                    let a = self.command("assert", vec![nonneg]);
+                    self.line(out, a);
+                }
+            }
+            Sort::Bool => {
+                let d = self.command("declare-fun", vec![n, empty, self.ctx.atom("Bool")]);
+                self.line(out, d);
+            }
+            Sort::Array(k) => {
+                let args = self.ctx.list(vec![self.ctx.atom("Int"); k as usize]);
+                let d = self.command("declare-fun", vec![n, args, self.ctx.atom("Int")]);
+                self.line(out, d);
+            }
+        }
+    }
+
+    fn int(&self, n: &BigInt) -> SExpr {
+        if n.is_negative() {
+            self.command("-", vec![self.ctx.atom(n.abs().to_string())])
+        } else {
+            self.ctx.atom(n.to_string())
+        }
+    }
+
+    /// An n-ary connective, with SMT-LIB's arity rules (cvc5 rejects
+    /// `(and x)`).
+    fn nary(&self, op: &str, unit: &str, mut parts: Vec<SExpr>) -> SExpr {
+        match parts.len() {
+            0 => self.ctx.atom(unit),
+            1 => parts.pop().expect("one part"),
+            _ => self.command(op, parts),
+        }
+    }
+
+    /// A term; `names` are the subterms already named (definitions, `let`s).
+    fn term(&self, t: TermId, names: &HashMap<TermId, SExpr>) -> SExpr {
+        if let Some(n) = names.get(&t) {
+            return *n;
+        }
+        let tm = self.terms;
+        let r = |x: &TermId| self.term(*x, names);
+        match tm.node(t) {
+            Node::Int(n) => self.int(n),
+            Node::Bool(b) => self.ctx.atom(b.to_string()),
+            Node::Star => self.ctx.atom("0"), // never printed: ⋆ is removed before emission
+            Node::Var(v) => self.ctx.atom(name(tm, *v)),
+            Node::Add(c, xs) => self.sum(c, xs, names),
+            Node::Mul(a, b) => self.command("*", vec![r(a), r(b)]),
+            Node::Div(a, b) => self.command("tdiv", vec![r(a), r(b)]),
+            Node::Max(a, b) => {
+                let (x, y) = (r(a), r(b));
+                let ge = self.command(">=", vec![x, y]);
+                self.command("ite", vec![ge, x, y])
+            }
+            Node::Ite(c, a, b) => self.command("ite", vec![r(c), r(a), r(b)]),
+            Node::Eq(a, b) => self.command("=", vec![r(a), r(b)]),
+            Node::Le(a, b) => self.command("<=", vec![r(a), r(b)]),
+            Node::Not(a) => self.command("not", vec![r(a)]),
+            Node::And(xs) => self.nary("and", "true", xs.iter().map(r).collect()),
+            Node::Or(xs) => self.nary("or", "false", xs.iter().map(r).collect()),
+            Node::Select(a, xs) => {
+                let mut items = vec![r(a)];
+                items.extend(xs.iter().map(r));
+                self.ctx.list(items)
+            }
+            Node::Lambda(..) => self.command("_", vec![self.ctx.atom("lambda-not-applied")]),
+            Node::Quant(q, vs, b) => self.quantifier(*q, vs, *b, names),
+        }
+    }
+
+    /// `c + Σ kᵢ·xᵢ` as `(+ …)`, with SMT-LIB's arity (`+` takes at least
+    /// two arguments: cvc5 insists).
+    fn sum(&self, c: &BigInt, xs: &[(BigInt, TermId)], names: &HashMap<TermId, SExpr>) -> SExpr {
+        let mut parts: Vec<SExpr> = xs
+            .iter()
+            .map(|(k, x)| {
+                let x = self.term(*x, names);
+                if k.is_one() {
+                    x
+                } else {
+                    self.command("*", vec![self.int(k), x])
+                }
+            })
+            .collect();
+        if !c.is_zero() {
+            parts.push(self.int(c));
+        }
+        self.nary("+", "0", parts)
+    }
+
+    /// A quantifier; the subterms shared inside its body are `let`-bound
+    /// there, so the script stays linear in the DAG under binders too.
+    fn quantifier(
+        &self,
+        q: Quantifier,
+        vs: &[Var],
+        b: TermId,
+        names: &HashMap<TermId, SExpr>,
+    ) -> SExpr {
+        let tm = self.terms;
+        let decls: Vec<SExpr> = vs
+            .iter()
+            .map(|v| {
+                let sort = if Terms::var_sort(*v) == Sort::Bool {
+                    "Bool"
+                } else {
+                    "Int"
+                };
+                self.ctx
+                    .list(vec![self.ctx.atom(name(tm, *v)), self.ctx.atom(sort)])
+            })
+            .collect();
+        let mut local = names.clone();
+        let mut lets = Vec::new();
+        for c in scoped_shared(tm, b, vs, names, 2) {
+            let e = self.term(c, &local);
+            let n = self.ctx.atom(format!("l!{}", c.0));
+            lets.push((n, e));
+            local.insert(c, n);
+        }
+        let mut inner = self.term(b, &local);
+        for (n, e) in lets.iter().rev() {
+            let binding = self.ctx.list(vec![self.ctx.list(vec![*n, *e])]);
+            inner = self.command("let", vec![binding, inner]);
+        }
+        let q = if q == Quantifier::Forall {
+            "forall"
+        } else {
+            "exists"
+        };
+        self.command(q, vec![self.ctx.list(decls), inner])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declares_free_variables_and_bounds_counters() {
+        let mut t = Terms::new();
+        let a = t.new_var(VarKind::Symbol, "a₀");
+        let at = t.var(a);
+        let k = t.new_var(VarKind::Counter, "κ1");
+        let kt = t.var(k);
+        let four_k = t.scale(BigInt::from(4), kt);
+        let f = t.eq(four_k, at);
+        let text = script(&t, &[f]);
+        let (a, k) = (name(&t, a), name(&t, k));
+        assert_eq!(
+            text,
+            format!(
+                "(set-logic ALL)\n(declare-fun {a} () Int)\n(declare-fun {k} () Int)\n\
+                 (assert (>= {k} 0))\n(assert (= (+ {a} (* (- 4) {k})) 0))\n(check-sat)\n"
+            )
+        );
+    }
+
+    #[test]
+    fn truncating_division_is_defined_only_when_used() {
+        let mut t = Terms::new();
+        let a = t.new_var(VarKind::Symbol, "a₀");
+        let at = t.var(a);
+        let two = t.int(2);
+        let q = t.div(at, two);
+        let f = t.eq(q, two);
+        assert!(script(&t, &[f]).contains(
+            "(define-fun tdiv ((a Int) (b Int)) Int (ite (= (>= a 0) (> b 0)) \
+             (div (abs a) (abs b)) (- (div (abs a) (abs b)))))"
+        ));
+        let g = t.eq(at, two);
+        assert!(!script(&t, &[g]).contains("tdiv"));
+    }
+}
