@@ -1,4 +1,4 @@
-//! Benchmarks: the programs of ISSTA'12 Table 2 (seed 004 §6), built into
+//! Benchmarks: the programs of ISSTA'12 Table 2 (§6), built into
 //! the binary so that `apc bench` runs anywhere, and the measurements made
 //! on them. Knows the check pipeline (`check`, `db`, `simplify`); prints
 //! nothing (the CLI formats the rows).
@@ -24,7 +24,7 @@ pub struct Benchmark {
 }
 
 /// A row of ISSTA'12 Table 2 (= TR Table 3; seconds; Z3 3.2 on an i7-920,
-/// K = 25; notes/apc.md §4). `None` where the paper has no number (out of
+/// K = 25; `docs/necessary-conditions.md`). `None` where the paper has no number (out of
 /// memory or time).
 #[derive(Clone, Copy, Debug)]
 pub struct PaperRow {

@@ -1,4 +1,5 @@
-//! Backbones: the acyclic paths of a flowgraph (seed 001 §3).
+//! Backbones: the acyclic paths of a flowgraph (the APC technical report,
+//! §3; `docs/necessary-conditions.md` §3).
 //!
 //! microc has only `while`, so every cycle passes through a loop header
 //! and an acyclic path is exactly a path of the graph with the back edges

@@ -1,5 +1,7 @@
 //! The flowgraph IR: one graph per function, edges labelled with
-//! instructions, as in the APC papers' program model (seed 001 §2).
+//! instructions, as in the program model of Strejček and Trtík's technical
+//! report *Abstracting Path Conditions for Effective Symbolic Execution*
+//! (§2; `docs/necessary-conditions.md` §2).
 //!
 //! - Edges carry `assign`, `assume(γ)`, `assert(γ)`, `skip`, plus `alloc`,
 //!   `call` and `output`, which the analyses give their own meaning.

@@ -1,5 +1,5 @@
 //! Necessary conditions (Strejček & Trtík, *Abstracting Path Conditions*,
-//! ISSTA'12 and its technical report; `spec/notes/apc.md`).
+//! ISSTA'12 and its technical report; `docs/necessary-conditions.md`).
 //!
 //! For a target of a flowgraph, [`Engine::condition`] builds φ̂: a formula
 //! over the inputs (basic symbols of main's parameters, the input stream)

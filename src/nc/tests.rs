@@ -89,8 +89,8 @@ fn running_example_summary_matches_the_paper() {
         eng.terms.show(sum.theta.get(state::Slot::Value(v)))
     };
     // θ(k) = k₀ + κ1, θ(i) = i₀ + κ1 + κ2 (the paper's Section 2.1).
-    assert_eq!(show(&eng, "k"), "k₀ + κ1");
-    assert_eq!(show(&eng, "i"), "i₀ + κ1 + κ2");
+    insta::assert_snapshot!(show(&eng, "k"), @"k₀ + κ1");
+    insta::assert_snapshot!(show(&eng, "i"), @"i₀ + κ1 + κ2");
     let (phi, q, u) = nc(RUNNING, Options::default());
     assert!(is_sat(&u), "{phi}: {u:?}");
     assert!(
@@ -143,48 +143,45 @@ fn iterated(src: &str, var: &str) -> String {
 
 #[test]
 fn rule1_unchanged_variables_keep_their_symbol() {
-    assert_eq!(
-        iterated(
+    insta::assert_snapshot!(iterated(
             "main(n) { var i, c; c = 7; i = 0; while (i < n) { i = i + 1; } return c; }",
             "c"
-        ),
-        "c₀"
-    );
+        ), @"c₀");
 }
 
 #[test]
 fn rule2_progressions_sum_over_backbones() {
     // The ISSTA limitation example, left program: j₀ + κ1 + 2κ2.
     let src = "main(n) { var i, j; i = 0; j = 0; while (i < n) { if (i < 0) { j = j + 1; } else { j = j + 2; } i = i + 1; } return j; }";
-    assert_eq!(iterated(src, "j"), "j₀ + κ1 + 2·κ2");
-    assert_eq!(iterated(src, "i"), "i₀ + κ1 + κ2");
+    insta::assert_snapshot!(iterated(src, "j"), @"j₀ + κ1 + 2·κ2");
+    insta::assert_snapshot!(iterated(src, "i"), @"i₀ + κ1 + κ2");
     // An invariant symbolic step: s₀·κ1 (nonlinear, still a progression).
     let src =
         "main(n, s) { var i, x; i = 0; x = 0; while (i < n) { x = x + s; i = i + 1; } return x; }";
-    assert_eq!(iterated(src, "x"), "x₀ + s₀·κ1");
+    insta::assert_snapshot!(iterated(src, "x"), @"x₀ + s₀·κ1");
 }
 
 #[test]
 fn rule3_writers_storing_one_invariant_value_are_a_flag() {
     let src = "main(n, A) { var i, f; i = 0; f = 0; while (i < n) { if (A[i] == 0) { f = 1; } else { if (A[i] < 0) { f = 1; } } i = i + 1; } return f; }";
-    assert_eq!(iterated(src, "f"), "ite(0 < κ1 + κ2, 1, f₀)");
+    insta::assert_snapshot!(iterated(src, "f"), @"ite(0 < κ1 + κ2, 1, f₀)");
 }
 
 #[test]
 fn rule4_a_single_writer_depending_on_its_counter() {
     // j = i in the only backbone: the value at the start of the last iteration.
     let src = "main(n) { var i, j; i = 0; j = 0; while (i < n) { j = i; i = i + 1; } return j; }";
-    assert_eq!(iterated(src, "j"), "ite(0 < κ1, i₀ + κ1 - 1, j₀)");
+    insta::assert_snapshot!(iterated(src, "j"), @"ite(0 < κ1, i₀ + κ1 - 1, j₀)");
 }
 
 #[test]
 fn outside_the_rules_the_value_is_star() {
     // The ISSTA limitation example, right program: j = j * 2 depends on the interleaving.
     let src = "main(n) { var i, j; i = 0; j = 1; while (i < n) { if (i < 0) { j = j + 1; } else { j = j * 2; } i = i + 1; } return j; }";
-    assert_eq!(iterated(src, "j"), "⋆");
+    insta::assert_snapshot!(iterated(src, "j"), @"⋆");
     // Progression in one backbone, overwrite in another.
     let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = x + 1; } else { x = 0; } i = i + 1; } return x; }";
-    assert_eq!(iterated(src, "x"), "⋆");
+    insta::assert_snapshot!(iterated(src, "x"), @"⋆");
 }
 
 #[test]
@@ -215,16 +212,10 @@ fn iterated_array(src: &str, var: &str) -> String {
 fn table2_example1_monotone_writes() {
     // TR Example 1: for (i = 0; i < n; ++i) A[i] = i  ⇒  λx. ite(i₀ ≤ x < i₀ + κ, x, A₀(x)).
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { A[i] = i; i = i + 1; } return A[0]; }";
-    assert_eq!(
-        iterated_array(src, "A"),
-        "λx. ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x))"
-    );
+    insta::assert_snapshot!(iterated_array(src, "A"), @"λx. ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x))");
     // A decreasing index and a value depending on the iteration.
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 3; while (i >= 0) { A[i] = 2 * i + 1; i = i - 1; } return A[0]; }";
-    assert_eq!(
-        iterated_array(src, "A"),
-        "λx. ite(x ≤ i₀ ∧ i₀ < x + κ1, 2·x + 1, A₀(x))"
-    );
+    insta::assert_snapshot!(iterated_array(src, "A"), @"λx. ite(x ≤ i₀ ∧ i₀ < x + κ1, 2·x + 1, A₀(x))");
 }
 
 #[test]
@@ -233,10 +224,7 @@ fn table2_example2_two_writes_per_iteration() {
     // written by A[i-1] = i one iteration later (value x + 1) unless that iteration
     // did not happen; the last cell keeps A[i] = i (value x).
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i - 1] = i; A[i] = i; i = i + 1; } return A[0]; }";
-    assert_eq!(
-        iterated_array(src, "A"),
-        "λx. ite(i₀ ≤ x + 1 ∧ x + 1 < i₀ + κ1, x + 1, ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x)))"
-    );
+    insta::assert_snapshot!(iterated_array(src, "A"), @"λx. ite(i₀ ≤ x + 1 ∧ x + 1 < i₀ + κ1, x + 1, ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x)))");
 }
 
 #[test]
@@ -309,7 +297,7 @@ fn shown_condition(src: &str, kind: crate::TargetKind) -> String {
 #[test]
 fn null_dereference_needs_the_null_path() {
     let src = "main(n) { var x, p, y; x = 5; p = null; if (n > 0) { p = &x; } y = *p; return y; }";
-    assert_eq!(shown_condition(src, crate::TargetKind::NullDeref), "n₀ ≤ 0");
+    insta::assert_snapshot!(shown_condition(src, crate::TargetKind::NullDeref), @"n₀ ≤ 0");
 }
 
 #[test]
@@ -325,17 +313,14 @@ fn records_are_flattened() {
 fn reading_a_never_assigned_variable_through_a_pointer() {
     // p points to x, which is assigned only when n > 0: *p is uninitialized iff n ≤ 0.
     let src = "main(n) { var x, p, y; p = &x; if (n > 0) { x = 1; } y = *p; return y; }";
-    assert_eq!(
-        shown_condition(src, crate::TargetKind::Uninitialized),
-        "n₀ ≤ 0"
-    );
+    insta::assert_snapshot!(shown_condition(src, crate::TargetKind::Uninitialized), @"n₀ ≤ 0");
 }
 
 #[test]
 fn infeasible_body_backbones_are_pruned_with_the_solver() {
     // The branch setting y needs x > 0 and x < 0: with pruning y is unchanged (rule 1).
     let src = "main(n, x) { var i, y; i = 0; y = 0; while (i < n) { if (x > 0) { if (x < 0) { y = 1; } } i = i + 1; } return y; }";
-    assert_eq!(iterated(src, "y"), "y₀");
+    insta::assert_snapshot!(iterated(src, "y"), @"y₀");
     let p = program(src);
     let mut pruning = p.engine(Options::default());
     let body = pruning.body;
@@ -358,7 +343,7 @@ fn infeasible_body_backbones_are_pruned_with_the_solver() {
 fn table1_overwrite_chains_use_an_existential_last_writer() {
     // Two writers storing different values: x is the last writer's value.
     let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = 1; } else { x = 2; } i = i + 1; } return x; }";
-    assert_eq!(iterated(src, "x"), "ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, x₀))");
+    insta::assert_snapshot!(iterated(src, "x"), @"ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, x₀))");
     // After the loop x is 0, 1 or 2, and nothing else.
     let reach = |cond: &str| {
         let src = format!(
@@ -373,13 +358,10 @@ fn table1_overwrite_chains_use_an_existential_last_writer() {
     assert_eq!(reach("x == 0 && n > 0"), Answer::Unsat, "some writer ran");
     // A writer whose value depends on its own counter: the value of its last iteration.
     let src = "main(n, A) { var i, x, c; i = 0; x = 0; c = 0; while (i < n) { if (A[i] > 0) { c = c + 1; x = c; } else { x = 7; } i = i + 1; } return x; }";
-    assert_eq!(
-        iterated(src, "x"),
-        "ite(ℓ3 = 1, c₀ + κ1, ite(ℓ3 = 2, 7, x₀))"
-    );
+    insta::assert_snapshot!(iterated(src, "x"), @"ite(ℓ3 = 1, c₀ + κ1, ite(ℓ3 = 2, 7, x₀))");
     // Depending on another backbone's counter is outside the rules.
     let src = "main(n, A) { var i, x; i = 0; x = 0; while (i < n) { if (A[i] > 0) { x = i; } else { x = 7; } i = i + 1; } return x; }";
-    assert_eq!(iterated(src, "x"), "⋆");
+    insta::assert_snapshot!(iterated(src, "x"), @"⋆");
 }
 
 #[test]
@@ -389,7 +371,7 @@ fn the_issta_incompleteness_example_is_now_decided() {
     // so leaving the loop (i ≥ 3) is impossible: the assert is unreachable,
     // which is right.
     let src = "main() { var i; i = 1; while (i < 3) { if (i == 2) { i = 1; } else { i = 2; } } assert(0); return 0; }";
-    assert_eq!(iterated(src, "i"), "ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, i₀))");
+    insta::assert_snapshot!(iterated(src, "i"), @"ite(ℓ3 = 1, 1, ite(ℓ3 = 2, 2, i₀))");
     let (phi, _, u) = nc(src, Options::default());
     assert_eq!(u, Answer::Unsat, "{phi}");
 }

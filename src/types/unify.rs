@@ -699,10 +699,10 @@ mod tests {
         );
         assert!(t.is_ok(), "{:?}", t.diagnostics);
         let m = t.function("main").unwrap();
-        assert_eq!(m.var("p").unwrap().to_string(), "ptr(int)");
-        assert_eq!(m.var("a").unwrap().to_string(), "array(int)");
-        assert_eq!(m.var("r").unwrap().to_string(), "{f: ptr(int), g: int}");
-        assert_eq!(m.var("A").unwrap().to_string(), "array(array(int))");
+        insta::assert_snapshot!(m.var("p").unwrap().to_string(), @"ptr(int)");
+        insta::assert_snapshot!(m.var("a").unwrap().to_string(), @"array(int)");
+        insta::assert_snapshot!(m.var("r").unwrap().to_string(), @"{f: ptr(int), g: int}");
+        insta::assert_snapshot!(m.var("A").unwrap().to_string(), @"array(array(int))");
     }
 
     #[test]

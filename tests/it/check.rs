@@ -1,6 +1,6 @@
 //! `apc check` end to end, on real Z3 and cvc5 processes: the benchmark
 //! verdicts, witnesses replayed by `apc run`, dumped queries run by both
-//! solvers standalone, the exit codes and JSON of `spec/cli.md`, and the
+//! solvers standalone, the exit codes and JSON of `docs/cli.md`, and the
 //! faults (a missing, crashing, babbling, shrugging or hanging solver, and
 //! no orphan solver after apc is killed).
 
@@ -132,7 +132,7 @@ fn benchmarks_with_cvc5() {
     benchmark_verdicts("cvc5");
 }
 
-/// The JSON of `spec/cli.md`, field for field, and the exit codes.
+/// The JSON of `docs/cli.md`, field for field, and the exit codes.
 #[test]
 fn json_contract_and_exit_codes() {
     let file = program("hello.mc");

@@ -1,4 +1,4 @@
-//! The command-line contract of `spec/cli.md`: exit codes, one clear line
+//! The command-line contract of `docs/cli.md`: exit codes, one clear line
 //! on stderr for bad input, JSON field for field, `--help` everywhere.
 
 use crate::common::*;

@@ -1,12 +1,12 @@
 //! Necessary conditions of the papers' examples and benchmarks.
 //!
-//! - The answers of ISSTA'12 Table 2 (seed 004 §6): OneLoop and TwoLoops
+//! - The answers of ISSTA'12 Table 2 (§6): OneLoop and TwoLoops
 //!   unsatisfiable; Hello, HW, HWM, MatrIR, the running example satisfiable.
 //! - Soundness over the whole corpus: a target that a `// @run` line shows
-//!   to be hit, or that the seeds call reachable, never gets an
+//!   to be hit, or that the papers call reachable, never gets an
 //!   unsatisfiable φ̂^K (that would be an `unreachable` verdict on a
 //!   reachable target).
-//! - Snapshots of the conditions the seeds work through (in `snapshots/`).
+//! - Snapshots of the conditions the papers work through (in `snapshots/`).
 //!
 //! Solver checks use a plain `z3` process until the `apc check` issue.
 
@@ -173,7 +173,7 @@ fn reachable_targets_never_get_an_unsatisfiable_condition() {
     for path in programs() {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&path).unwrap();
-        // Places hit by a concrete run, and places the seeds call reachable.
+        // Places hit by a concrete run, and places the papers call reachable.
         let mut reachable: Vec<(u64, u64, String)> = Vec::new();
         for (_, expected) in annotations(&text, "run") {
             if let Some(e) = expected.and_then(|e| e.get("error").cloned())
@@ -215,7 +215,7 @@ fn reachable_targets_never_get_an_unsatisfiable_condition() {
 
 #[test]
 fn conditions_of_the_seeds_examples() {
-    // (program, target line, what it corresponds to in the seeds)
+    // (program, target line, what it corresponds to in the papers)
     let cases = [
         // ISSTA §2: φ4 ≡ ∃κ1,κ2 ≥ 0 (θ1⟨φ^κ⟩ ∧ κ1+κ2+3 ≥ n ∧ κ1 > 12), with ψ1, ψ2 of §2.1.
         ("issta_running", 12),

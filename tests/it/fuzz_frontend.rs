@@ -1,13 +1,13 @@
 //! Malformed input never panics: random token streams and random mutations
 //! of the corpus programs go through the whole front end (parse, names and
 //! types, IR lowering and printing, and a short interpreter run when the
-//! program is well typed).
+//! program is well typed, which must never end in an internal error).
 //!
 //! The default run is small; `PROPTEST_CASES=200000 cargo test --release
 //! --test fuzz_frontend -- --ignored` is the long run (see `fuzz/README.md`
 //! for the coverage-guided cargo-fuzz target).
 
-use apc::interp::{self, ArgValue, Limits, Witness};
+use apc::interp::{self, ArgValue, Limits, RunError, Witness};
 use apc::syntax::lexer::{Tok, lex};
 use proptest::prelude::*;
 
@@ -18,7 +18,8 @@ const VOCAB: &[&str] = &[
     "{a: 1}", "[1, 2]", "/*", "*/", "//\n",
 ];
 
-/// Runs every stage that applies; panics are the only failure.
+/// Runs every stage that applies; a panic, or an internal error of the
+/// interpreter on a well-typed program, is a failure.
 fn front_end(text: &str) {
     if let Ok(path) = std::env::var("FUZZ_TRACE") {
         let _ = std::fs::write(path, text);
@@ -56,14 +57,15 @@ fn front_end(text: &str) {
         args,
         input: vec![1.into(), 0.into(), (-1).into()],
     };
-    let _ = interp::run(
-        &program,
-        &witness,
-        Limits {
-            max_steps: 2_000,
-            max_call_depth: 50,
-        },
-    );
+    let limits = Limits {
+        max_steps: 2_000,
+        max_call_depth: 50,
+    };
+    // A well-typed program runs to an outcome (a witness of the wrong
+    // shape is the caller's error): never an internal error.
+    if let Err(RunError::Internal(e)) = interp::run(&program, &witness, limits) {
+        panic!("a well-typed program got an internal error: {e}\n{text}");
+    }
 }
 
 fn corpus_tokens() -> Vec<Vec<String>> {

@@ -1,7 +1,7 @@
 //! Every program of `tests/programs/` runs under `apc run` with the outputs,
 //! return value and runtime error (kind and line:col) its `// @run` lines
-//! expect. The expectations were worked out by hand from the seeds and the
-//! semantics in `spec/microc.md`, independently of the interpreter.
+//! expect. The expectations were worked out by hand from the papers and the
+//! semantics in `docs/microc.md`, independently of the interpreter.
 
 use crate::common::*;
 
