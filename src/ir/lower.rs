@@ -32,6 +32,8 @@ pub fn lower_function(
         loop_stack: vec![],
         cur: 0,
         temps: 0,
+        call_free: f.call_free(),
+        address_taken: address_taken(f),
     };
     for p in &f.params {
         let ty = types.var(&p.name).cloned().unwrap_or(Type::Unknown);
@@ -88,6 +90,11 @@ struct Lower<'a> {
     cur: NodeId,
     /// Temporaries made so far (`$t0`, `$t1`, …).
     temps: usize,
+    /// By expression id: whether evaluating it runs no call.
+    call_free: Vec<bool>,
+    /// Variables whose address the function takes (`&x`): a callee may
+    /// change them.
+    address_taken: std::collections::HashSet<String>,
 }
 
 fn int(v: i64) -> Expr {
@@ -289,7 +296,7 @@ impl<'a> Lower<'a> {
                 let c = match &e.kind {
                     ExprKind::Binary(op, a, b) => match cmp_op(*op) {
                         Some(c) => {
-                            let (a, b) = (self.value(a), self.value(b));
+                            let (a, b) = self.operands(a, b);
                             Cond::Cmp(c, a, b)
                         }
                         None => truth(self.value(e)),
@@ -355,7 +362,7 @@ impl<'a> Lower<'a> {
                 Expr::Var(t)
             }
             ExprKind::Binary(op, a, b) => {
-                let (a, b) = (self.value(a), self.value(b));
+                let (a, b) = self.operands(a, b);
                 if let Some(c) = cmp_op(*op) {
                     return Expr::Cmp(c, Box::new(a), Box::new(b));
                 }
@@ -378,7 +385,7 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Index(a, i) => {
                 let unbounded = self.is_input_array(a);
-                let (a, i) = (self.value(a), self.value(i));
+                let (a, i) = self.operands(a, i);
                 if !unbounded {
                     self.check(
                         TargetKind::OutOfBounds,
@@ -404,7 +411,7 @@ impl<'a> Lower<'a> {
                 Expr::Field(Box::new(record), name.name.clone())
             }
             ExprKind::Call(callee, args) => {
-                let args = args.iter().map(|a| self.value(a)).collect();
+                let args = self.in_order(args.iter());
                 let t = self.temp(self.expr_type(e));
                 self.emit(
                     Instr::Call {
@@ -416,16 +423,81 @@ impl<'a> Lower<'a> {
                 );
                 Expr::Var(t)
             }
-            ExprKind::Array(elems) => Expr::Array(elems.iter().map(|x| self.value(x)).collect()),
-            ExprKind::Record(fields) => Expr::Record(
-                fields
-                    .iter()
-                    .map(|(n, x)| (n.name.clone(), self.value(x)))
-                    .collect(),
-            ),
+            ExprKind::Array(elems) => Expr::Array(self.in_order(elems.iter())),
+            ExprKind::Record(fields) => {
+                let values = self.in_order(fields.iter().map(|(_, x)| x));
+                let names = fields.iter().map(|(n, _)| n.name.clone());
+                Expr::Record(names.zip(values).collect())
+            }
             // The parser never hands over error nodes in a program that parsed.
             ExprKind::Error => int(0),
         }
+    }
+
+    /// Two operands, left to right. A pure expression is read where it is
+    /// used, so the left one is saved in a temporary when the right one
+    /// runs a call: the callee may change what it reads (a variable whose
+    /// address it got, a heap cell), and the interpreter reads it first.
+    fn operands(&mut self, a: &ast::Expr, b: &ast::Expr) -> (Expr, Expr) {
+        let va = self.value(a);
+        let va = self.before_call(va, a, b);
+        (va, self.value(b))
+    }
+
+    /// Several operands left to right, each saved when a later one runs a
+    /// call (see `operands`).
+    fn in_order<'e>(&mut self, es: impl Iterator<Item = &'e ast::Expr>) -> Vec<Expr> {
+        let es: Vec<&ast::Expr> = es.collect();
+        let mut out = Vec::with_capacity(es.len());
+        for (k, e) in es.iter().enumerate() {
+            let v = self.value(e);
+            let v = match es[k + 1..].iter().find(|later| !self.runs_no_call(later)) {
+                Some(later) => self.before_call(v, e, later),
+                None => v,
+            };
+            out.push(v);
+        }
+        out
+    }
+
+    fn runs_no_call(&self, e: &ast::Expr) -> bool {
+        self.call_free.get(e.id as usize) == Some(&true)
+    }
+
+    /// `v` (the value of `e`) in a temporary if `later` runs a call that
+    /// may change what `v` reads; as it is otherwise.
+    fn before_call(&mut self, v: Expr, e: &ast::Expr, later: &ast::Expr) -> Expr {
+        if self.runs_no_call(later) || self.no_call_changes(&v) {
+            return v;
+        }
+        let t = self.temp(self.expr_type(e));
+        self.emit(Instr::Assign(Place::Var(t), v), e.span);
+        Expr::Var(t)
+    }
+
+    /// Whether no call can change the value of `v`: it reads only
+    /// temporaries and scalar variables whose address is never taken.
+    /// Arrays, records and memory behind pointers may be reached by a
+    /// callee.
+    fn no_call_changes(&self, v: &Expr) -> bool {
+        let mut stack = vec![v];
+        while let Some(x) = stack.pop() {
+            match x {
+                Expr::Int(_) | Expr::Null | Expr::AddrOf(_) => {}
+                Expr::Var(id) => {
+                    let info = &self.vars[*id as usize];
+                    let scalar = matches!(info.ty, Type::Int | Type::Ptr(_));
+                    let reachable = self.address_taken.contains(&info.name);
+                    if info.kind != VarKind::Temp && (!scalar || reachable) {
+                        return false;
+                    }
+                }
+                Expr::Unary(_, a) => stack.push(a),
+                Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => stack.extend([&**a, &**b]),
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Null check, and (for reads) the uninitialised-cell check, of `*p`.
@@ -489,8 +561,10 @@ impl<'a> Lower<'a> {
             }
             ExprKind::Field(base, name) => {
                 if matches!(self.expr_type(base), Type::Ptr(_)) {
+                    // Writing a field reads the record it is in: that cell
+                    // must hold one (the interpreter fails at the `.`).
                     let p = self.value(base);
-                    self.deref_checks(&p, e.op, false);
+                    self.deref_checks(&p, e.op, true);
                     Place::Field(Box::new(Place::Deref(p)), name.name.clone())
                 } else {
                     let b = self.place_base(base);
@@ -505,12 +579,19 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// The base of `b[i] = …` or `b.f = …`: its current value is read.
+    /// The base of `b[i] = …` or `b.f = …`: its current value is read, so
+    /// a variable must be assigned and a cell behind `*p` must hold a value
+    /// (the interpreter fails at the `*` otherwise).
     fn place_base(&mut self, base: &ast::Expr) -> Place {
-        if let ExprKind::Var(x) = &base.kind {
-            return Place::Var(self.read_var(base, x));
+        match &base.kind {
+            ExprKind::Var(x) => Place::Var(self.read_var(base, x)),
+            ExprKind::Deref(p) => {
+                let p = self.value(p);
+                self.deref_checks(&p, base.op, true);
+                Place::Deref(p)
+            }
+            _ => self.place(base),
         }
-        self.place(base)
     }
 
     /// A read of variable `x` (expression `e`), with the `uninitialized`
@@ -529,6 +610,17 @@ impl<'a> Lower<'a> {
         }
         v
     }
+}
+
+/// The variables whose address the function takes.
+fn address_taken(f: &Function) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    f.walk_exprs(&mut |e| {
+        if let ExprKind::AddrOf(x) = &e.kind {
+            out.insert(x.name.clone());
+        }
+    });
+    out
 }
 
 /// The current value stored at a place.

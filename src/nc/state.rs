@@ -535,7 +535,9 @@ impl<'a> Eval<'a> {
                         let s = terms.star();
                         st.set(Slot::Value(*v), s);
                     }
-                    _ => self.havoc_memory(terms, st),
+                    // An element write through a pointer needs an array in
+                    // the cell: no cell becomes assigned by it.
+                    _ => self.havoc_contents(terms, st),
                 }
             }
             Place::Field(base, f) if matches!(&**base, Place::Var(v) if field_index(self.body, *v, f).is_some()) =>
@@ -562,7 +564,8 @@ impl<'a> Eval<'a> {
                         let s = self.star_for(terms, *v);
                         st.set(Slot::Value(*v), s);
                     }
-                    _ => self.havoc_memory(terms, st),
+                    // Likewise a field write needs a record in the cell.
+                    _ => self.havoc_contents(terms, st),
                 }
             }
             Place::Deref(p) => {
@@ -654,9 +657,23 @@ impl<'a> Eval<'a> {
         }
     }
 
-    /// A write through a pointer (or into a record through one): every
-    /// variable whose address is taken may have changed.
+    /// A write through a pointer: every variable whose address is taken
+    /// may have changed, and may have become assigned.
     pub fn havoc_memory(&self, terms: &mut Terms, st: &mut State) {
+        self.havoc_contents(terms, st);
+        for &v in &self.slots.address_taken {
+            if st.values.contains_key(&Slot::Init(v)) {
+                let s = terms.star();
+                st.set(Slot::Init(v), s);
+            }
+        }
+    }
+
+    /// A write into an array or record through a pointer: every variable
+    /// whose address is taken may have changed, but none became assigned
+    /// (the write fails on a cell that holds nothing, so the cell it went
+    /// to was assigned already).
+    fn havoc_contents(&self, terms: &mut Terms, st: &mut State) {
         let x = terms.new_var(TVar::Bound, "x");
         let s = terms.star();
         let h = terms.lambda(vec![x], s);
@@ -667,10 +684,6 @@ impl<'a> Eval<'a> {
             let s = self.star_for(terms, v);
             st.set(Slot::Value(v), s);
             self.havoc_lengths(terms, st, v);
-            if st.values.contains_key(&Slot::Init(v)) {
-                let s = terms.star();
-                st.set(Slot::Init(v), s);
-            }
         }
     }
 

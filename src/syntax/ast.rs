@@ -237,4 +237,19 @@ impl Function {
         }
         self.ret.walk(f);
     }
+
+    /// For each expression id: whether evaluating it runs no call (so no
+    /// other function can change a variable or a cell while it runs).
+    pub fn call_free(&self) -> Vec<bool> {
+        let mut exprs = Vec::new();
+        self.walk_exprs(&mut |e| exprs.push(e));
+        let n = exprs.iter().map(|e| e.id as usize + 1).max().unwrap_or(0);
+        let mut free = vec![false; n];
+        // Parents come before children: fill backwards.
+        for e in exprs.iter().rev() {
+            free[e.id as usize] = !matches!(e.kind, ExprKind::Call(..))
+                && e.children().iter().all(|c| free[c.id as usize]);
+        }
+        free
+    }
 }

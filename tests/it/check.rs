@@ -58,7 +58,8 @@ fn replay(file: &str, witness: &Value) -> Value {
 }
 
 /// The paper's answer for each benchmark target (`@target` annotations),
-/// and the designed verdicts of the summary-rule regression programs,
+/// and the designed verdicts of the summary-rule and flowgraph regression
+/// programs,
 /// with both solvers; every witness replays through `apc run`. HWM's
 /// reachable assert takes each solver several seconds (Z3: the bounded
 /// witness search φ̂^14 ∧ κ ≤ 14, ~7 s alone); the generous timeout keeps
@@ -80,6 +81,8 @@ fn benchmark_verdicts(solver: &str) {
         "table2_data_index.mc",
         "table2_last_writer.mc",
         "table2_value_of_p.mc",
+        "eval_order_call.mc",
+        "write_into_unassigned_cell.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
@@ -99,9 +102,14 @@ fn benchmark_verdicts(solver: &str) {
                 "120",
             ]);
             let j = json(&out);
-            let r = &j["targets"][0];
+            // A place may hold several targets (a null and an uninitialised
+            // check at one `*`): the annotated one is the one of its kind.
+            let r = j["targets"]
+                .as_array()
+                .and_then(|ts| ts.iter().find(|r| r["kind"] == t["kind"]))
+                .unwrap_or_else(|| panic!("{name} {place}: no {} target: {j}", t["kind"]));
             assert_eq!(r["verdict"], expected, "{name} {place} on {solver}: {r}");
-            assert_eq!(j["summary"]["targets"], 1);
+            let alone = j["summary"]["targets"] == 1;
             if expected == "reachable" {
                 assert_eq!(out.status.code(), Some(1));
                 let run = replay(&file, &r["witness"]);
@@ -111,10 +119,10 @@ fn benchmark_verdicts(solver: &str) {
             } else if expected == "unknown" {
                 // A case the summary rules leave ⋆, on purpose: its reason
                 // says why, never a guess.
-                assert_eq!(out.status.code(), Some(3));
+                assert!(!alone || out.status.code() == Some(3));
                 assert!(r["reason"].is_string(), "{r}");
             } else {
-                assert_eq!(out.status.code(), Some(0));
+                assert!(!alone || out.status.code() == Some(0));
                 assert!(r["witness"].is_null() && r["reason"].is_null());
             }
             assert!(r["method"].as_str().unwrap().starts_with("nc-"), "{r}");
