@@ -8,7 +8,7 @@
 //! editing one function leaves the others' ASTs equal. Whole-program results
 //! (types, the address-taken flag) are re-derived, but the per-function
 //! slices that the IR reads are backdated when unchanged, so the IR of an
-//! untouched function is not recomputed. `tests/incremental.rs` shows it
+//! untouched function is not recomputed. `tests/it/incremental.rs` shows it
 //! from salsa's event log.
 
 use crate::TargetKind;

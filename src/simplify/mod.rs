@@ -4,7 +4,7 @@
 //! of the same store.
 //!
 //! Sound by construction (every rule is an equivalence; `tests.rs` checks
-//! random terms by evaluation and `tests/simplify.rs` has a solver prove
+//! random terms by evaluation and `tests/it/simplify.rs` has a solver prove
 //! `orig ≠ simplified` unsatisfiable for every test program's conditions)
 //! and never harmful in size: a result with more DAG nodes than the input
 //! is dropped. Knows nothing of programs or solvers.

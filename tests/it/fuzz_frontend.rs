@@ -4,7 +4,7 @@
 //! program is well typed, which must never end in an internal error).
 //!
 //! The default run is small; `PROPTEST_CASES=200000 cargo test --release
-//! --test fuzz_frontend -- --ignored` is the long run (see `fuzz/README.md`
+//! --test it fuzz_frontend -- --ignored` is the long run (see `fuzz/README.md`
 //! for the coverage-guided cargo-fuzz target).
 
 use apc::interp::{self, ArgValue, Limits, RunError, Witness};
@@ -189,7 +189,7 @@ fn pathological_nesting_is_diagnosed() {
     }
 }
 
-/// The long run for the issue note: `cargo test --release --test fuzz_frontend -- --ignored`.
+/// The long run for the issue note: `cargo test --release --test it fuzz_frontend -- --ignored`.
 #[test]
 #[ignore]
 fn long_random_run() {
