@@ -131,7 +131,8 @@ fn nested_loops_need_the_counter_inference() {
     assert!(is_sat(&u), "without inference j is ⋆: {phi}");
 }
 
-/// θ^κ of a variable after the first loop of main, printed.
+/// θ^κ of a variable after the first loop of main, printed (an array's
+/// as a λ-term).
 fn iterated(src: &str, var: &str) -> String {
     let p = program(src);
     let mut eng = p.engine(Options::default());
@@ -198,24 +199,14 @@ fn star_predicates_are_fresh_booleans_of_both_polarities() {
     }
 }
 
-/// θ^κ of an array after the first loop of main (applied to a read at x).
-fn iterated_array(src: &str, var: &str) -> String {
-    let p = program(src);
-    let mut eng = p.engine(Options::default());
-    let body = eng.body;
-    let sum = eng.summary(0);
-    let v = body.var_id(var).unwrap();
-    eng.terms.show(sum.theta.get(state::Slot::Value(v)))
-}
-
 #[test]
 fn table2_example1_monotone_writes() {
     // TR Example 1: for (i = 0; i < n; ++i) A[i] = i  ⇒  λx. ite(i₀ ≤ x < i₀ + κ, x, A₀(x)).
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 0; while (i < n) { A[i] = i; i = i + 1; } return A[0]; }";
-    insta::assert_snapshot!(iterated_array(src, "A"), @"λx. ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x))");
+    insta::assert_snapshot!(iterated(src, "A"), @"λx. ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x))");
     // A decreasing index and a value depending on the iteration.
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 3; while (i >= 0) { A[i] = 2 * i + 1; i = i - 1; } return A[0]; }";
-    insta::assert_snapshot!(iterated_array(src, "A"), @"λx. ite(x ≤ i₀ ∧ i₀ < x + κ1, 2·x + 1, A₀(x))");
+    insta::assert_snapshot!(iterated(src, "A"), @"λx. ite(x ≤ i₀ ∧ i₀ < x + κ1, 2·x + 1, A₀(x))");
 }
 
 #[test]
@@ -224,7 +215,7 @@ fn table2_example2_two_writes_per_iteration() {
     // written by A[i-1] = i one iteration later (value x + 1) unless that iteration
     // did not happen; the last cell keeps A[i] = i (value x).
     let src = "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i - 1] = i; A[i] = i; i = i + 1; } return A[0]; }";
-    insta::assert_snapshot!(iterated_array(src, "A"), @"λx. ite(i₀ ≤ x + 1 ∧ x + 1 < i₀ + κ1, x + 1, ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x)))");
+    insta::assert_snapshot!(iterated(src, "A"), @"λx. ite(i₀ ≤ x + 1 ∧ x + 1 < i₀ + κ1, x + 1, ite(i₀ ≤ x ∧ x < i₀ + κ1, x, A₀(x)))");
 }
 
 #[test]
@@ -237,11 +228,7 @@ fn table2_cases_not_covered_are_star() {
         "main(n) { var A, i; A = [0, 0, 0, 0]; i = 1; while (i < n) { A[i] = A[i - 1] + 1; i = i + 1; } return A[0]; }",
         "main(n) { var A, i, k; A = [0, 0, 0, 0]; i = 0; k = 0; while (i < n) { if (k < 2) { A[i] = 1; k = k + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }",
     ] {
-        assert!(
-            iterated_array(src, "A").contains('⋆'),
-            "{}",
-            iterated_array(src, "A")
-        );
+        assert!(iterated(src, "A").contains('⋆'), "{}", iterated(src, "A"));
     }
 }
 
@@ -381,7 +368,7 @@ fn table2_example3_writers_chosen_by_their_condition_at_the_visit() {
     // TR Example 3: for (i = 0; i < n; ++i) if (i % 2 == 0) A[i] = 2*i + 1; else A[i] = 5;
     // (microc has no %: i / 2 * 2 == i). Cell x is visited in iteration x − i₀.
     let src = "main(n) { var A, i; A = [0, 0, 0, 0, 0, 0, 0, 0]; i = 0; while (i < n) { if (i / 2 * 2 == i) { A[i] = 2 * i + 1; } else { A[i] = 5; } i = i + 1; } return A[0]; }";
-    let shown = iterated_array(src, "A");
+    let shown = iterated(src, "A");
     assert!(!shown.contains('⋆'), "{shown}");
     // After filling, A[2] = 5 and A[3] = 5 are impossible, A[2] = 5 is not, with n = 8.
     let check = |cond: &str| {
@@ -407,7 +394,7 @@ fn table2_example4_writes_at_a_data_dependent_row() {
     // inner count ν = max(n, 0) inferred. The TR has no in-bounds checks;
     // here they are part of the path condition (0 ≤ id < 3 = len(A)).
     let src = "main(m, n, B) { var A, i, j, id; A = [[0, 0, 0], [0, 0, 0], [0, 0, 0]]; i = 0; while (i < m) { id = B[i * (n + 1) + 1]; j = 0; while (j < n) { A[id][j] = B[id * (n + 1) + j + 2]; j = j + 1; } i = i + 1; } return 0; }";
-    let shown = iterated_array(src, "A");
+    let shown = iterated(src, "A");
     assert!(shown.starts_with("λx1,x2. ite(∃p. "), "{shown}");
     assert!(
         shown.ends_with(", B₀(x2 + (n₀ + 1)·x1 + 2), A₀(x1, x2))"),
@@ -431,7 +418,7 @@ fn table2_last_writer_condition_orders_writes_at_data_dependent_cells() {
     // after two iterations that both hit B[0].
     let loop_ = "A = [0, 0, 0, 0]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 4) { if (i == 0) { A[id] = 5; } else { A[id] = 9; } } i = i + 1; }";
     let src = format!("main(m, B) {{ var A, i, id; {loop_} return 0; }}");
-    let shown = iterated_array(&src, "A");
+    let shown = iterated(&src, "A");
     assert!(shown.contains("∀q"), "a last-writer condition: {shown}");
     assert!(!shown.contains('⋆'), "{shown}");
     let check = |cond: &str| {
@@ -459,7 +446,7 @@ fn table2_data_dependent_cells_outside_the_rule_are_star() {
         "main(m, B) { var A, i, id; A = [0, 0, 0, 0]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 4) { A[id] = i + 1; } i = i + 1; } return 0; }",
         "main(m, B) { var A, i, id; A = [0, 0, 0, 0]; i = 0; while (i < m) { id = B[i]; if (0 <= id && id < 4) { A[id] = A[0] + 1; } i = i + 1; } return 0; }",
     ] {
-        let shown = iterated_array(src, "A");
+        let shown = iterated(src, "A");
         assert!(shown.contains('⋆'), "{shown}");
     }
 }

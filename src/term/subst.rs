@@ -27,48 +27,70 @@ impl Subst {
         self.apply_memo(terms, t, &mut memo)
     }
 
+    /// [`Subst::apply`] with a memo shared across calls (terms already
+    /// rewritten are looked up, not walked again).
     pub fn apply_memo(
         &self,
         terms: &mut Terms,
         root: TermId,
         memo: &mut HashMap<TermId, TermId>,
     ) -> TermId {
-        // Post-order with an explicit stack.
-        let mut stack = vec![(root, false)];
-        while let Some((t, expanded)) = stack.pop() {
-            if memo.contains_key(&t) {
-                continue;
-            }
-            let node = terms.node(t).clone();
-            if let Node::Var(v) = node {
-                let r = self.map.get(&v).copied().unwrap_or(t);
-                memo.insert(t, r);
-                continue;
-            }
-            let kids = terms.children(&node);
-            if kids.is_empty() {
-                memo.insert(t, t);
-                continue;
-            }
-            if !expanded {
-                stack.push((t, true));
-                for k in kids {
-                    if !memo.contains_key(&k) {
-                        stack.push((k, false));
-                    }
-                }
-                continue;
-            }
-            let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
-            let r = if new == kids {
-                t
-            } else {
-                rebuild(terms, &node, &new)
-            };
-            memo.insert(t, r);
-        }
-        memo[&root]
+        rewrite(terms, root, memo, &|v| self.map.get(&v).copied(), false)
     }
+}
+
+impl Terms {
+    /// Replaces subterms by `memo`'s values: `memo` starts as the
+    /// replacement map (a replaced term is not entered) and remembers every
+    /// node rewritten, so shared subterms are visited once. Children are
+    /// rebuilt left to right.
+    pub fn replace_subterms(&mut self, t: TermId, memo: &mut HashMap<TermId, TermId>) -> TermId {
+        rewrite(self, t, memo, &|_| None, true)
+    }
+}
+
+/// Rewrites `root` bottom up, iteratively (conditions can be deep), each
+/// node once: a term in `memo` stands for its value there and is not
+/// entered; a variable becomes `var`'s term for it, if any; any other node
+/// is rebuilt from its rewritten children through the smart constructors,
+/// or kept when none changed. `left_to_right` is the order in which
+/// children are rewritten, and so the order of the terms it creates.
+fn rewrite(
+    terms: &mut Terms,
+    root: TermId,
+    memo: &mut HashMap<TermId, TermId>,
+    var: &dyn Fn(Var) -> Option<TermId>,
+    left_to_right: bool,
+) -> TermId {
+    let mut stack = vec![(root, false)];
+    while let Some((t, expanded)) = stack.pop() {
+        if memo.contains_key(&t) {
+            continue;
+        }
+        let node = terms.node(t).clone();
+        if let Node::Var(v) = node {
+            memo.insert(t, var(v).unwrap_or(t));
+            continue;
+        }
+        let kids = terms.children(&node);
+        if !expanded {
+            stack.push((t, true));
+            if left_to_right {
+                stack.extend(kids.iter().rev().map(|k| (*k, false)));
+            } else {
+                stack.extend(kids.iter().map(|k| (*k, false)));
+            }
+            continue;
+        }
+        let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
+        let r = if new == kids {
+            t
+        } else {
+            rebuild(terms, &node, &new)
+        };
+        memo.insert(t, r);
+    }
+    memo[&root]
 }
 
 /// Rebuilds a node with new children through the smart constructors.

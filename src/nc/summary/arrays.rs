@@ -34,7 +34,7 @@
 //! Anything else (written values that read the array, values depending on
 //! p, guards that are not exclusive) is ⋆.
 
-use super::{Key, LoopVars, at_fresh_taus, replace_terms, sigma_subst};
+use super::{Key, LoopVars, at_fresh_taus, sigma_subst};
 use crate::nc::Engine;
 use crate::smt::Answer;
 use crate::term::{Node, Sort, Subst, TermId, Terms, Var, VarKind};
@@ -385,7 +385,7 @@ fn free_of_p(
             as_x.insert(iota, x);
         }
     }
-    let mut value = replace_terms(terms, value, &mut as_x);
+    let mut value = terms.replace_subterms(value, &mut as_x);
     if terms.mentions(value, p)
         && let Some(solved) = solve_for_p(terms, region, xs, p)
     {

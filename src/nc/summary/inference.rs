@@ -334,40 +334,5 @@ fn abstract_array_reads(terms: &mut Terms, t: TermId) -> TermId {
         let vt = terms.var(v);
         map.insert(r, vt);
     }
-    replace_terms(terms, t, &mut map)
-}
-
-/// Replaces subterms by `memo`'s values; `memo` starts as the replacement
-/// map and remembers every node rewritten, so shared subterms (the `ite`
-/// joins) are visited once. Iterative (conditions can be deep).
-pub(super) fn replace_terms(
-    terms: &mut Terms,
-    t: TermId,
-    memo: &mut HashMap<TermId, TermId>,
-) -> TermId {
-    // Children first; a node already in `memo` (a replacement) is not
-    // entered.
-    let mut stack = vec![(t, false)];
-    while let Some((x, expanded)) = stack.pop() {
-        if memo.contains_key(&x) {
-            continue;
-        }
-        let node = terms.node(x).clone();
-        let kids = terms.children(&node);
-        if !expanded {
-            stack.push((x, true));
-            // Reversed, so children are rebuilt left to right (as fresh
-            // names were numbered before).
-            stack.extend(kids.iter().rev().map(|k| (*k, false)));
-            continue;
-        }
-        let new: Vec<TermId> = kids.iter().map(|k| memo[k]).collect();
-        let r = if new == kids {
-            x
-        } else {
-            crate::term::rebuild_public(terms, &node, &new)
-        };
-        memo.insert(x, r);
-    }
-    memo[&t]
+    terms.replace_subterms(t, &mut map)
 }

@@ -26,7 +26,6 @@ use super::{Engine, Stats};
 use crate::ir::LoopId;
 use crate::term::{Numbered, TermId, Terms, Var, VarKind};
 use fixpoint::sigma_subst;
-use inference::replace_terms;
 use looping::{AtIteration, at_fresh_taus};
 use std::collections::BTreeMap;
 
