@@ -14,7 +14,7 @@ pub use crate::nc::query::{DEFAULT_K, Mode};
 use crate::db::{self, Database, SourceFile};
 use crate::interp::Witness;
 use crate::nc::{self, Options};
-use crate::smt::{self, Contender, DumpName, Profile, Query, RaceOutcome, Undecided};
+use crate::smt::{self, Contender, DumpFailure, DumpName, Profile, Query, RaceOutcome, Undecided};
 use crate::syntax::LineIndex;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,6 +33,8 @@ pub struct CheckOptions {
     pub timeout: Duration,
     pub jobs: usize,
     pub dump_queries: Option<PathBuf>,
+    /// The first dump that could not be written (the run's error).
+    pub dump_failure: DumpFailure,
     pub counter_inference: bool,
     /// How many models a query may give before `nc-sat-no-witness`.
     pub max_models: usize,
@@ -139,6 +141,7 @@ impl CheckOptions {
             timeout,
             jobs: 1,
             dump_queries: None,
+            dump_failure: DumpFailure::default(),
             counter_inference: true,
             max_models: DEFAULT_MAX_MODELS,
             simplify: true,
@@ -190,10 +193,10 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         let (terms, phi) = encoded_condition(db, file, t, &engine_opts, opts.simplify);
         InputModel::new(&parsed.program, &prog.body, terms, phi)
     };
-    let dump = opts
-        .dump_queries
-        .as_ref()
-        .map(|dir| DumpName::new(dir, file.path(db), &t.function, t.line, t.col));
+    let dump = opts.dump_queries.as_ref().map(|dir| {
+        DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
+            .reporting_to(&opts.dump_failure)
+    });
     let contenders = contenders(&chains, &opts.solvers, dump.as_ref());
     let text: &str = file.text(db);
     let lines = LineIndex::new(text);

@@ -80,8 +80,8 @@ pub struct ApcArgs {
     #[command(flatten)]
     pub common: Common,
     /// Limit in seconds for each query run alone (φ̂, φ̂^25).
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
-    pub query_timeout: f64,
+    #[arg(long, default_value = "5", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    pub query_timeout: Duration,
 }
 
 #[derive(Args, Debug)]
@@ -89,14 +89,14 @@ pub struct Common {
     #[command(flatten)]
     pub solvers: SolverArgs,
     /// Runs per measurement; the median is reported.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=super::limits::MAX_COUNT as u64))]
     pub runs: usize,
     /// Output: an aligned table, or JSON (a list of rows) or CSV for scripts.
     #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
     pub format: BenchFormat,
     /// Per-check limit in seconds (as `apc check --timeout`).
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
-    pub timeout: f64,
+    #[arg(long, default_value = "30", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -127,11 +127,7 @@ fn progress(steps: usize) -> indicatif::ProgressBar {
 /// The checks every bench makes of its common arguments: the timeout, the
 /// run count, and the solvers (located).
 fn setup(c: &Common) -> Result<(Duration, Vec<crate::smt::Profile>), ExitCode> {
-    let timeout = super::seconds("--timeout", c.timeout)?;
-    if c.runs == 0 {
-        return Err(bad("--runs: expected at least 1"));
-    }
-    Ok((timeout, c.solvers.locate()?))
+    Ok((c.timeout, c.solvers.locate()?))
 }
 
 fn simplify(c: Common) -> ExitCode {
@@ -297,12 +293,10 @@ condition is built (queries, race, witness replay); the total of \"with\" includ
 
 fn apc(a: ApcArgs) -> ExitCode {
     let c = a.common;
-    let ((race_timeout, solvers), query_timeout) = match (
-        setup(&c),
-        super::seconds("--query-timeout", a.query_timeout),
-    ) {
-        (Ok(r), Ok(q)) => (r, q),
-        (Err(code), _) | (_, Err(code)) => return code,
+    let query_timeout = a.query_timeout;
+    let (race_timeout, solvers) = match setup(&c) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
     let bar = progress(bench::TABLE2.len() * solvers.len() * 3);
     let tick = || bar.inc(1);

@@ -2,7 +2,7 @@
 
 use super::places::targets_at_places;
 use super::run::big;
-use super::{ExitStatus, Format, bad, load};
+use super::{ExitStatus, Format, bad, limits, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
@@ -42,12 +42,14 @@ pub struct CheckArgs {
     /// and takes the first definite answer.
     #[arg(long, value_enum, default_value_t = ModeChoice::Race)]
     pub mode: ModeChoice,
-    /// Unfolding bound K of φ̂^K (the ISSTA paper uses 25).
-    #[arg(long, default_value_t = check::DEFAULT_K)]
+    /// Unfolding bound K of φ̂^K (the ISSTA paper uses 25), at most 100000.
+    #[arg(long, default_value_t = check::DEFAULT_K, value_parser = clap::value_parser!(u32).range(0..=limits::MAX_K))]
     pub k: u32,
-    /// Wall-clock limit per target in seconds, computing the condition included.
-    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
-    pub timeout: f64,
+    /// Wall-clock limit per target in seconds, everything it costs included (the
+    /// condition, helper queries, unfolding, simplification, every solver, replays);
+    /// greater than 0 and at most 1000000.
+    #[arg(long, default_value = "30", value_name = "SECS", value_parser = limits::seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
     /// Check only the target(s) at this place: `LINE` or `LINE:COL` (repeatable).
     #[arg(long, value_name = "LINE[:COL]")]
     pub target: Vec<String>,
@@ -60,13 +62,13 @@ pub struct CheckArgs {
     /// Output format: one line per target, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// How many targets to check in parallel.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// How many targets to check in parallel (1 to 256).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=limits::MAX_JOBS as u64))]
     pub jobs: usize,
     /// How many models a query may give whose replay misses the target before the
     /// verdict is `unknown` (nc-sat-no-witness); each next model has the inputs of the
     /// previous ones blocked.
-    #[arg(long, default_value_t = check::DEFAULT_MAX_MODELS, value_name = "N")]
+    #[arg(long, default_value_t = check::DEFAULT_MAX_MODELS, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=limits::MAX_COUNT as u64))]
     pub max_models: usize,
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
@@ -120,13 +122,7 @@ impl SolverArgs {
 
 pub fn check(a: CheckArgs) -> ExitCode {
     let started = Instant::now();
-    let timeout = match super::seconds("--timeout", a.timeout) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    if a.jobs == 0 {
-        return bad("--jobs: expected at least 1");
-    }
+    let timeout = a.timeout;
     let solvers = match a.solvers.locate() {
         Ok(s) => s,
         Err(code) => return code,
@@ -148,9 +144,9 @@ pub fn check(a: CheckArgs) -> ExitCode {
         }
     };
     if let Some(dir) = &a.dump_queries
-        && let Err(e) = std::fs::create_dir_all(dir)
+        && let Err(e) = super::writable_dir(dir)
     {
-        return bad(&format!("cannot create {}: {e}", dir.display()));
+        return bad(&e);
     }
     let opts = CheckOptions {
         solvers,
@@ -163,6 +159,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
         timeout,
         jobs: a.jobs,
         dump_queries: a.dump_queries.clone(),
+        dump_failure: Default::default(),
         counter_inference: !a.no_counter_inference,
         max_models: a.max_models,
         simplify: !a.no_simplify,
@@ -178,6 +175,9 @@ pub fn check(a: CheckArgs) -> ExitCode {
     match a.format {
         Format::Text => print_text(&loaded.path, &reports, total),
         Format::Json => print_json(&loaded.path, &a, &reports, total),
+    }
+    if let Some(e) = opts.dump_failure.get() {
+        return bad(&format!("some queries were not dumped: {e}"));
     }
     let [_, reachable, unknown] = counts(&reports);
     if reachable > 0 {

@@ -3,21 +3,23 @@
 //! Thin by design: it loads the file into the database, asks queries and
 //! prints. No analysis logic lives here.
 
-/// `println!` that stops quietly when stdout is closed (`apc … | head`)
-/// instead of panicking.
+/// `println!` through `output`: quiet when stdout is closed (`apc … |
+/// head`), an error at the end of the command if it cannot be written.
 macro_rules! outln {
+    () => {
+        $crate::cli::output::write(format_args!("\n"))
+    };
     ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+        $crate::cli::output::write(format_args!($($t)*));
+        $crate::cli::output::write(format_args!("\n"));
     }};
 }
 
-/// `print!` that stops quietly when stdout is closed.
+/// `print!` through `output`.
 macro_rules! out {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($t)*);
-    }};
+    ($($t:tt)*) => {
+        $crate::cli::output::write(format_args!($($t)*))
+    };
 }
 
 mod bench;
@@ -25,7 +27,9 @@ mod cfg;
 mod check;
 mod exit;
 mod input_flags;
+mod limits;
 mod nc;
+mod output;
 mod places;
 mod run;
 
@@ -114,12 +118,16 @@ pub fn main() -> ExitCode {
             Command::Check(a) => check::check(a),
             Command::Bench(a) => bench::bench(a),
         });
-    match worker.map(|h| h.join()) {
+    let code = match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {
             eprintln!("apc: internal error (please report it with the input that caused it)");
-            ExitStatus::Internal.into()
+            return ExitStatus::Internal.into();
         }
+    };
+    match output::finish() {
+        Ok(()) => code,
+        Err(e) => bad(&format!("cannot write the output: {e}")),
     }
 }
 
@@ -150,15 +158,35 @@ fn rounded_ms(d: std::time::Duration, decimals: i32) -> f64 {
     (d.as_secs_f64() * 1e3 * scale).round() / scale
 }
 
-/// A `--timeout`-like flag's value: a positive, finite number of seconds.
-fn seconds(flag: &str, v: f64) -> Result<std::time::Duration, ExitCode> {
-    if v.is_finite() && v > 0.0 {
-        Ok(std::time::Duration::from_secs_f64(v))
-    } else {
-        Err(bad(&format!(
-            "{flag}: expected a positive number of seconds"
-        )))
+/// Makes `dir` (and its parents) and checks that a file can be written in
+/// it, so that `--dump-queries` fails at once rather than after the work.
+fn writable_dir(dir: &std::path::Path) -> Result<(), String> {
+    let shown = dir.display();
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {shown}: {e}"))?;
+    let probe = dir.join(format!(".apc-write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| format!("cannot write files in {shown}: {e}"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// The text of a source file, at most `MAX_SOURCE_BYTES` of UTF-8.
+fn read_source(path: &PathBuf, shown: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    // One byte past the limit tells a file at the limit from a larger one
+    // (and a device such as /dev/zero is never read to its end).
+    file.take(limits::MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if bytes.len() as u64 > limits::MAX_SOURCE_BYTES {
+        return Err(format!(
+            "{shown} is larger than {} MiB, the most apc reads; is it a microc program?",
+            limits::MAX_SOURCE_BYTES >> 20
+        ));
     }
+    String::from_utf8(bytes)
+        .map_err(|_| format!("{shown} is not UTF-8 text; microc sources are plain text"))
 }
 
 /// A file loaded into the database and checked by the front end.
@@ -181,19 +209,7 @@ impl Loaded {
 /// On any error returns the exit code to use.
 pub fn load(path: &PathBuf) -> Result<Loaded, ExitCode> {
     let shown = path.display().to_string();
-    let text = match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => {
-                eprintln!("error: {shown} is not UTF-8 text; microc sources are plain text");
-                return Err(ExitStatus::BadInput.into());
-            }
-        },
-        Err(e) => {
-            eprintln!("error: cannot read {shown}: {e}");
-            return Err(ExitStatus::BadInput.into());
-        }
-    };
+    let text = read_source(path, &shown).map_err(|e| bad(&e))?;
     let (db, file) = Database::with_file(&shown, &text);
     let diags = db::diagnostics(&db, file);
     if !diags.is_empty() {

@@ -3,7 +3,7 @@
 
 use super::check::SolverArgs;
 use super::places::targets_at_places;
-use super::{ExitStatus, bad, load};
+use super::{ExitStatus, bad, limits, load};
 use crate::db::{self, Target};
 use crate::nc::query::{self, DEFAULT_K, Mode};
 use crate::nc::{self, Options};
@@ -22,7 +22,7 @@ pub struct NcArgs {
     pub target: Vec<String>,
     /// Unfolding bound K of φ̂^K: each ∀τ (0 ≤ τ < κ → ρ) becomes ρ(0) ∧ … ∧ ρ(K)
     /// guarded by τ < κ (the ISSTA paper uses 25).
-    #[arg(long, default_value_t = DEFAULT_K)]
+    #[arg(long, default_value_t = DEFAULT_K, value_parser = clap::value_parser!(u32).range(0..=limits::MAX_K))]
     pub k: u32,
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8): the
     /// values that depend on an inner loop's count become ⋆.
@@ -104,15 +104,17 @@ fn dump(
     solvers: &[Profile],
     dir: &Path,
 ) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    super::writable_dir(dir).map_err(std::io::Error::other)?;
     let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col);
     for chain in query::of_target(db, file, t, opts, !a.raw, Mode::Race, a.k) {
         for q in &chain {
             for profile in solvers {
-                let path = name.path(q.variant, &profile.name, 1);
-                std::fs::write(path, q.script(profile, &[]))?;
+                name.write(q.variant, &profile.name, 1, &q.script(profile, &[]));
             }
         }
     }
-    Ok(())
+    match name.failure.get() {
+        Some(e) => Err(std::io::Error::other(e)),
+        None => Ok(()),
+    }
 }

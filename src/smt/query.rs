@@ -5,6 +5,7 @@
 
 use super::profile::Profile;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// The variants of a necessary-condition query (see `nc::query`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,6 +84,25 @@ impl Query {
 pub struct DumpName {
     pub dir: PathBuf,
     pub stem: String,
+    /// Where a failed write is reported (shared by the clones): a dump
+    /// that cannot be written is an error of the run, never dropped.
+    pub failure: DumpFailure,
+}
+
+/// The first dump that could not be written, if any.
+#[derive(Clone, Debug, Default)]
+pub struct DumpFailure(Arc<Mutex<Option<String>>>);
+
+impl DumpFailure {
+    fn note(&self, msg: String) {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(msg);
+    }
+
+    /// The failure, if one happened.
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 impl DumpName {
@@ -95,6 +115,23 @@ impl DumpName {
         DumpName {
             dir: dir.to_path_buf(),
             stem: format!("{program}-{function}-{line}-{col}"),
+            failure: DumpFailure::default(),
+        }
+    }
+
+    /// Reports failed writes to `failure` (shared with the caller).
+    pub fn reporting_to(mut self, failure: &DumpFailure) -> DumpName {
+        self.failure = failure.clone();
+        self
+    }
+
+    /// Writes the script of `variant` on `solver` (the `model`-th time it is
+    /// asked); a failure is noted in `failure`.
+    pub fn write(&self, variant: Variant, solver: &str, model: usize, text: &str) {
+        let path = self.path(variant, solver, model);
+        if let Err(e) = std::fs::write(&path, text) {
+            self.failure
+                .note(format!("cannot write {}: {e}", path.display()));
         }
     }
 

@@ -156,10 +156,10 @@ where
     let mut last_miss = String::new();
     for attempt in 0..max_models.max(1) {
         if let Some(dump) = &c.dump {
-            // A dump that cannot be written is reported by the caller, who
-            // creates the directory first; here it is best effort.
-            let path = dump.path(c.query.variant, &c.profile.name, attempt + 1);
-            let _ = std::fs::write(path, c.query.script(&c.profile, &blocks));
+            // A failed write is noted in the dump's failure slot, which the
+            // caller reports.
+            let script = c.query.script(&c.profile, &blocks);
+            dump.write(c.query.variant, &c.profile.name, attempt + 1, &script);
         }
         match session.check() {
             // Unsat once a model is blocked proves nothing: the block
