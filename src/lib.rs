@@ -11,6 +11,7 @@ pub mod cli;
 pub mod compact;
 pub mod compositional;
 pub mod db;
+pub mod deadline;
 pub mod explore;
 pub mod generator;
 pub mod interp;

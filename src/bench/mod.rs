@@ -356,6 +356,7 @@ pub fn apc_row(
         (own, phik)
     });
     let (own, phik) = unfolded_phi;
+    let phik = phik.map_err(|_| format!("{}: φ̂^{k} is too large to unfold", b.name))?;
     let script = |q: crate::smt::Query| q.script(solver, &[]);
     let quantified_query = script(query::query(Variant::Quantified, &nc.terms, phi));
     let unfolded_query = script(query::query(Variant::Unfolded(k), &own, phik));

@@ -12,6 +12,7 @@ pub use crate::db::{Target, targets};
 pub use crate::nc::query::{DEFAULT_K, Mode};
 
 use crate::db::{self, Database, SourceFile};
+use crate::deadline;
 use crate::interp::Witness;
 use crate::nc::{self, Options};
 use crate::smt::{self, Contender, DumpFailure, DumpName, Profile, Query, RaceOutcome, Undecided};
@@ -160,35 +161,60 @@ pub fn engine_options(opts: &CheckOptions) -> Options {
     }
 }
 
+/// A verdict with the query and the solver that decided it.
+type Decision = (Verdict, Option<String>, Option<String>);
+
 /// Decides one target: its queries, raced on the solvers, each model
-/// replayed.
+/// replayed, everything within `opts.timeout` (a phase past it ends the
+/// target as `unknown (timeout: <phase>)`).
 pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
     let start = Instant::now();
     let deadline = start + opts.timeout;
-    let report = |verdict, method: Option<String>, solver: Option<String>| Report {
+    let (verdict, method, solver) = loop {
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            deadline::run(deadline, || decide(db, file, t, opts, deadline))
+        }));
+        match attempt {
+            Ok(Ok(decision)) => break decision,
+            Ok(Err(timeout)) => break timed_out(timeout.phase),
+            // Another target's thread was computing a result this one
+            // waited for, and stopped at its own deadline (salsa then
+            // cancels the waiters): compute it here, in this one's time.
+            Err(p) if p.downcast_ref::<salsa::Cancelled>().is_some() => {
+                if Instant::now() >= deadline {
+                    break timed_out("waiting for a shared result");
+                }
+            }
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    };
+    Report {
         target: t.clone(),
         verdict,
         method,
         solver,
         time: start.elapsed(),
-    };
+    }
+}
+
+fn timed_out(phase: &str) -> Decision {
+    (Verdict::Unknown(format!("timeout: {phase}")), None, None)
+}
+
+fn decide(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
     let parsed = db::parse(db, file);
     let Some(prog) = db::program(db, file).as_ref() else {
-        return report(
-            Verdict::Unknown("unsupported: the program has no main".into()),
-            None,
-            None,
-        );
+        let why = "unsupported: the program has no main".to_string();
+        return (Verdict::Unknown(why), None, None);
     };
     let engine_opts = engine_options(opts);
     let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
-    if Instant::now() >= deadline {
-        return report(
-            Verdict::Unknown("timeout (computing the necessary condition)".into()),
-            None,
-            None,
-        );
-    }
     let inputs = {
         let (terms, phi) = encoded_condition(db, file, t, &engine_opts, opts.simplify);
         InputModel::new(&parsed.program, &prog.body, terms, phi)
@@ -197,16 +223,19 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
             .reporting_to(&opts.dump_failure)
     });
-    let contenders = contenders(&chains, &opts.solvers, dump.as_ref());
+    let contenders = contenders(&chains.chains, &opts.solvers, dump.as_ref());
+    if contenders.is_empty() {
+        let why = format!("unsupported: {}", chains.left_out.join("; "));
+        return (Verdict::Unknown(why), None, None);
+    }
     let text: &str = file.text(db);
     let lines = LineIndex::new(text);
     let program = &parsed.program;
     let judge =
         |session: &mut smt::Session| inputs.judge(session, |w| hits(program, text, &lines, w, t));
+    let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
-        RaceOutcome::Unsat { method, solver } => {
-            report(Verdict::Unreachable, Some(method), Some(solver))
-        }
+        RaceOutcome::Unsat { method, solver } => (Verdict::Unreachable, Some(method), Some(solver)),
         RaceOutcome::Accepted {
             method,
             solver,
@@ -217,10 +246,10 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             } else {
                 method
             };
-            report(Verdict::Reachable(witness), Some(method), Some(solver))
+            (Verdict::Reachable(witness), Some(method), Some(solver))
         }
-        RaceOutcome::Timeout(why) => undecided(&why, true, report),
-        RaceOutcome::Undecided(why) => undecided(&why, false, report),
+        RaceOutcome::Timeout(why) => undecided(&why, true, &chains.left_out),
+        RaceOutcome::Undecided(why) => undecided(&why, false, &chains.left_out),
     }
 }
 
@@ -271,23 +300,37 @@ fn contenders(
 /// The verdict when no contender was definite (by the deadline, if
 /// `timed_out`): a satisfiable condition without a replayable witness says
 /// more than a solver that gave up, which says more than a bare timeout.
+/// Queries that were `left_out` are named.
 fn undecided(
     why: &[(String, String, Undecided)],
     timed_out: bool,
-    report: impl Fn(Verdict, Option<String>, Option<String>) -> Report,
-) -> Report {
+    left_out: &[String],
+) -> Decision {
     let no_witness = why.iter().find_map(|(m, s, u)| match u {
         Undecided::NoWitness(miss) => Some((m, s, miss)),
         Undecided::Solver(_) => None,
     });
-    let then = if timed_out { " (then timeout)" } else { "" };
+    let mut also = String::new();
+    if timed_out {
+        also.push_str(" (then timeout: solving)");
+    }
+    for l in left_out {
+        also.push_str(&format!(" ({l})"));
+    }
     match no_witness {
-        Some((m, s, miss)) => report(
-            Verdict::Unknown(format!("nc-sat-no-witness: {miss}{then}")),
+        Some((m, s, miss)) => (
+            Verdict::Unknown(format!("nc-sat-no-witness: {miss}{also}")),
             Some(m.clone()),
             Some(s.clone()),
         ),
-        None if timed_out => report(Verdict::Unknown("timeout".into()), None, None),
+        None if timed_out => {
+            let lo: String = left_out.iter().map(|l| format!(" ({l})")).collect();
+            (
+                Verdict::Unknown(format!("timeout: solving{lo}")),
+                None,
+                None,
+            )
+        }
         None => {
             let reasons: Vec<String> = why
                 .iter()
@@ -295,11 +338,8 @@ fn undecided(
                     Undecided::Solver(r) | Undecided::NoWitness(r) => format!("{m} on {s}: {r}"),
                 })
                 .collect();
-            report(
-                Verdict::Unknown(format!("solver-unknown: {}", reasons.join("; "))),
-                None,
-                None,
-            )
+            let why = format!("solver-unknown: {}{also}", reasons.join("; "));
+            (Verdict::Unknown(why), None, None)
         }
     }
 }

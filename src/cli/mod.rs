@@ -108,7 +108,10 @@ pub enum Format {
 /// Entry point of the binary: runs on a thread with a large stack, since
 /// the analyses recurse over (bounded-height) expression trees.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return command_line_error(e),
+    };
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || match cli.command {
@@ -129,6 +132,29 @@ pub fn main() -> ExitCode {
         Ok(()) => code,
         Err(e) => bad(&format!("cannot write the output: {e}")),
     }
+}
+
+/// clap's verdict on the command line: `--help` and `--version` print as
+/// clap prints them; an error is one line on stderr and exit status 2.
+fn command_line_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitStatus::BadInput.into()
+        } else {
+            ExitStatus::Ok.into()
+        };
+    }
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("bad command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    bad(&format!("{first} (see --help)"))
 }
 
 /// A bad command line or input: one line on stderr, exit status 2.

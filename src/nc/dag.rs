@@ -144,6 +144,7 @@ fn propagate(
     state.insert(body.entry, init);
     let mut pending_out: Vec<usize> = skeleton.succ.iter().map(Vec::len).collect();
     for &v in order.iter().filter(|v| **v != body.entry) {
+        crate::deadline::check();
         let mut ins: Vec<(TermId, State)> = Vec::new();
         for &e in &skeleton.preds[v as usize] {
             let ed = &body.edges[e as usize];

@@ -50,8 +50,13 @@ pub fn render(
     write_formula(&mut out, terms, "φ̂", phi, &before);
     if let Some(k) = k {
         let mut own = terms.clone();
-        let phik = unfold(&mut own, phi, k);
-        write_formula(&mut out, &own, &format!("φ̂^{k}"), phik, "");
+        match unfold(&mut own, phi, k) {
+            Ok(phik) => write_formula(&mut out, &own, &format!("φ̂^{k}"), phik, ""),
+            Err(_) => {
+                let limit = super::unfold::MAX_UNFOLDED_TERMS;
+                let _ = writeln!(out, "φ̂^{k}: not unfolded (more than {limit} terms)");
+            }
+        }
     }
     out
 }

@@ -35,6 +35,14 @@ pub const DEFAULT_K: u32 = 25;
 /// 1.3 s. On the 135 targets of tests/programs no other verdict changed.
 pub const DEEPENING: [u32; 2] = [3, 14];
 
+/// The queries of a target, in chains, and why a query was left out (an
+/// unfolding too large to build).
+#[derive(Clone, Debug, Default)]
+pub struct Chains {
+    pub chains: Vec<Vec<Query>>,
+    pub left_out: Vec<String>,
+}
+
 /// The queries of `mode` for a condition, in chains.
 ///
 /// The quantified φ̂ goes out as computed (`raw`), everything else from
@@ -43,28 +51,33 @@ pub const DEEPENING: [u32; 2] = [3, 14];
 /// quantifier bodies, and the simplifier's small changes to them (two
 /// bounds of a body merged) took MatrIR's φ̂ from 0.2 s to a timeout on
 /// cvc5, with nothing to gain (the sizes change by under 1%).
-pub fn chains(
-    raw: (&Terms, TermId),
-    simplified: (&Terms, TermId),
-    mode: Mode,
-    k: u32,
-) -> Vec<Vec<Query>> {
+pub fn chains(raw: (&Terms, TermId), simplified: (&Terms, TermId), mode: Mode, k: u32) -> Chains {
     let (terms, phi) = simplified;
+    let mut out = Chains::default();
     if !terms.has_quantifier(phi) {
         // Nothing to unfold: one exact query.
-        return vec![vec![query(Variant::QuantifierFree, terms, phi)]];
+        let _p = crate::deadline::phase("printing the queries");
+        out.chains = vec![vec![query(Variant::QuantifierFree, terms, phi)]];
+        return out;
     }
-    let mut chains = Vec::new();
     if mode != Mode::Unfolded {
-        chains.push(vec![query(Variant::Quantified, raw.0, raw.1)]);
+        let _p = crate::deadline::phase("printing the queries");
+        out.chains
+            .push(vec![query(Variant::Quantified, raw.0, raw.1)]);
     }
     if mode != Mode::Quantified {
-        chains.push(vec![unfolded(simplified, k)]);
+        match unfolded(simplified, k) {
+            Ok(q) => out.chains.push(vec![q]),
+            Err(why) => out.left_out.push(why),
+        }
     }
     if mode == Mode::Race {
-        chains.extend(deepening(simplified, k));
+        match deepening(simplified, k) {
+            Ok(chain) => out.chains.extend(chain),
+            Err(why) => out.left_out.push(why),
+        }
     }
-    chains
+    out
 }
 
 /// The queries of a target of `file` as `apc check` builds them, from the
@@ -77,7 +90,7 @@ pub fn of_target(
     simplify: bool,
     mode: Mode,
     k: u32,
-) -> Vec<Vec<Query>> {
+) -> Chains {
     let (function, id) = (target.function.clone(), target.id);
     let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
     let raw = (&raw.terms, raw.value.phi);
@@ -101,30 +114,43 @@ pub fn query(variant: Variant, terms: &Terms, phi: TermId) -> Query {
 /// φ̂^k, unfolded in a copy of the condition's own store, so that a
 /// query's text (its fresh names) does not depend on which other queries
 /// were built: φ̂^10 in the race is the query `--mode unfolded --k 10`
-/// sends, and gets the same model.
-fn unfold_in_copy((terms, phi): (&Terms, TermId), k: u32) -> (Terms, TermId) {
+/// sends, and gets the same model. `Err` says why it was left out.
+fn unfold_in_copy((terms, phi): (&Terms, TermId), k: u32) -> Result<(Terms, TermId), String> {
+    let _p = crate::deadline::phase("unfolding");
     let mut own = terms.clone();
-    let phik = unfold(&mut own, phi, k);
-    (own, phik)
+    match unfold(&mut own, phi, k) {
+        Ok(phik) => Ok((own, phik)),
+        Err(_) => Err(format!(
+            "φ̂^{k} left out: more than {} terms",
+            super::unfold::MAX_UNFOLDED_TERMS
+        )),
+    }
 }
 
-fn unfolded(condition: (&Terms, TermId), k: u32) -> Query {
-    let (own, phik) = unfold_in_copy(condition, k);
-    query(Variant::Unfolded(k), &own, phik)
+fn unfolded(condition: (&Terms, TermId), k: u32) -> Result<Query, String> {
+    let (own, phik) = unfold_in_copy(condition, k)?;
+    let _p = crate::deadline::phase("printing the queries");
+    Ok(query(Variant::Unfolded(k), &own, phik))
 }
 
 /// The deepening chain below K: φ̂^3 → φ̂^14 ∧ κ ≤ 14 → φ̂^14. The bounded
 /// search goes first, since its models are the likelier to replay
 /// (measured: HWM 7–9 s this way, 13–14 s after φ̂^14's five misses). One
 /// unfolding serves both (the bounds are added after φ̂^14 is printed).
-fn deepening(condition: (&Terms, TermId), k: u32) -> Option<Vec<Query>> {
+fn deepening(condition: (&Terms, TermId), k: u32) -> Result<Option<Vec<Query>>, String> {
     let small: Vec<u32> = DEEPENING.iter().copied().filter(|d| *d < k).collect();
-    let (&deepest, shallower) = small.split_last()?;
-    let mut chain: Vec<Query> = shallower.iter().map(|&k| unfolded(condition, k)).collect();
-    let (mut own, phik) = unfold_in_copy(condition, deepest);
+    let Some((&deepest, shallower)) = small.split_last() else {
+        return Ok(None);
+    };
+    let mut chain: Vec<Query> = shallower
+        .iter()
+        .map(|&k| unfolded(condition, k))
+        .collect::<Result<_, _>>()?;
+    let (mut own, phik) = unfold_in_copy(condition, deepest)?;
+    let _p = crate::deadline::phase("printing the queries");
     let plain = query(Variant::Unfolded(deepest), &own, phik);
     let strong = super::bound_counters(&mut own, phik, deepest);
     chain.push(query(Variant::Bounded(deepest), &own, strong));
     chain.push(plain);
-    Some(chain)
+    Ok(Some(chain))
 }

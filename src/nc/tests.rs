@@ -46,7 +46,7 @@ fn nc(src: &str, opts: Options) -> (String, Answer, Answer) {
     let phi = eng.condition(t);
     let shown = eng.terms.show(phi);
     let q = solve(&eng.terms, phi);
-    let phik = unfold(&mut eng.terms, phi, 25);
+    let phik = unfold(&mut eng.terms, phi, 25).expect("a small unfolding");
     let u = solve(&eng.terms, phik);
     (shown, q, u)
 }
@@ -194,7 +194,7 @@ fn star_predicates_are_fresh_booleans_of_both_polarities() {
     let body = eng.body;
     for t in &body.targets {
         let phi = eng.condition(t.id);
-        let phik = unfold(&mut eng.terms, phi, 2);
+        let phik = unfold(&mut eng.terms, phi, 2).expect("a small unfolding");
         assert!(is_sat(&solve(&eng.terms, phik)), "{}", eng.terms.show(phik));
     }
 }
@@ -250,7 +250,7 @@ fn answers_for(src: &str, kind: crate::TargetKind) -> Vec<Answer> {
         .filter(|t| t.kind == kind)
         .map(|t| {
             let phi = eng.condition(t.id);
-            let phik = unfold(&mut eng.terms, phi, 3);
+            let phik = unfold(&mut eng.terms, phi, 3).expect("a small unfolding");
             solve(&eng.terms, phik)
         })
         .collect()

@@ -21,6 +21,7 @@ pub fn loop_summary(
     l: LoopId,
     opts: Options,
 ) -> Portable<Summary> {
+    let _p = crate::deadline::phase("summarising loops");
     let mut eng = Engine::new(db, file, opts).expect("summaries are asked of programs with main");
     let value = eng.compute_summary(l);
     Portable {
@@ -56,6 +57,7 @@ pub fn necessary_condition(
     let prog = db::program(db, file)
         .as_ref()
         .expect("conditions are asked of programs with main");
+    let _p = crate::deadline::phase("building the condition");
     let mut eng = Engine::new(db, file, opts).expect("a program with main");
     let phi = eng.condition_of(&prog.copies_of(&function, target));
     let stats = eng.stats.clone();
@@ -86,6 +88,7 @@ pub fn simplified_condition(
     opts: Options,
 ) -> Portable<(TermId, crate::simplify::Stats)> {
     let raw = necessary_condition(db, file, function, target, opts);
+    let _p = crate::deadline::phase("simplifying");
     let mut terms = raw.terms.clone();
     let value = crate::simplify::simplify_one(&mut terms, raw.value.phi);
     Portable { terms, value }

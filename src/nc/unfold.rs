@@ -15,7 +15,17 @@ use rustc_hash::FxHashMap as HashMap;
 /// Most instances one quantifier is unfolded into.
 const MAX_INSTANCES: u64 = 1024;
 
-pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
+/// Most terms an unfolding may add to the store: past it, φ̂^K is too
+/// large to be worth sending (and `--k 4294967295` would otherwise ask for
+/// 100 GB).
+pub const MAX_UNFOLDED_TERMS: usize = 1_000_000;
+
+/// φ̂^K would need more than [`MAX_UNFOLDED_TERMS`] new terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooLarge;
+
+/// φ̂^K of `phi`, or `TooLarge`.
+pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> Result<TermId, TooLarge> {
     let mut u = Unfolder {
         k,
         memo: HashMap::default(),
@@ -23,11 +33,12 @@ pub fn unfold(terms: &mut Terms, phi: TermId, k: u32) -> TermId {
         side: Vec::new(),
         names: HashMap::default(),
         fresh: 1,
+        budget: terms.len() + MAX_UNFOLDED_TERMS,
     };
-    let main = u.weaken(terms, phi, true);
+    let main = u.weaken(terms, phi, true)?;
     let mut all = vec![main];
     all.append(&mut u.side);
-    terms.and(all)
+    Ok(terms.and(all))
 }
 
 /// `t ∧ κ ≤ bound` for every free path counter κ of `t`: a
@@ -57,6 +68,8 @@ struct Unfolder {
     names: HashMap<TermId, TermId>,
     /// Numbers the fresh constants, for readable names.
     fresh: u32,
+    /// The store's size past which the unfolding stops.
+    budget: usize,
 }
 
 impl Unfolder {
@@ -75,12 +88,16 @@ impl Unfolder {
     }
 
     /// A quantifier-free formula implied by `t` (positive) or by `¬t`.
-    fn weaken(&mut self, terms: &mut Terms, t: TermId, positive: bool) -> TermId {
+    fn weaken(&mut self, terms: &mut Terms, t: TermId, positive: bool) -> Result<TermId, TooLarge> {
         if !self.quantified(terms, t) {
-            return if positive { t } else { terms.not(t) };
+            return Ok(if positive { t } else { terms.not(t) });
         }
         if let Some(&r) = self.memo.get(&(t, positive)) {
-            return r;
+            return Ok(r);
+        }
+        crate::deadline::tick();
+        if terms.len() > self.budget {
+            return Err(TooLarge);
         }
         let node = terms.node(t).clone();
         let r = match node {
@@ -89,7 +106,7 @@ impl Unfolder {
                 let parts: Vec<TermId> = xs
                     .iter()
                     .map(|x| self.weaken(terms, *x, positive))
-                    .collect();
+                    .collect::<Result<_, _>>()?;
                 // ¬(a ∧ b) = ¬a ∨ ¬b and ¬(a ∨ b) = ¬a ∧ ¬b.
                 if is_and == positive {
                     terms.and(parts)
@@ -97,12 +114,12 @@ impl Unfolder {
                     terms.or(parts)
                 }
             }
-            Node::Not(x) => self.weaken(terms, x, !positive),
+            Node::Not(x) => self.weaken(terms, x, !positive)?,
             Node::Quant(q, vars, body) => {
                 // ∀ under positive polarity (or ∃ under negative) is a conjunction of instances.
                 let universal = (q == Quantifier::Forall) == positive;
                 if universal {
-                    let parts = self.instances(terms, &vars, body, positive);
+                    let parts = self.instances(terms, &vars, body, positive)?;
                     terms.and(parts)
                 } else {
                     let mut s = Subst::new();
@@ -115,19 +132,22 @@ impl Unfolder {
                         s.bind(*v, ct);
                     }
                     let inst = s.apply(terms, body);
-                    self.weaken(terms, inst, positive)
+                    self.weaken(terms, inst, positive)?
                 }
             }
             _ => {
                 // Mixed polarity: name each quantified child by a fresh Boolean.
                 let kids = terms.children(&node);
-                let new: Vec<TermId> = kids.iter().map(|c| self.name(terms, *c)).collect();
+                let new: Vec<TermId> = kids
+                    .iter()
+                    .map(|c| self.name(terms, *c))
+                    .collect::<Result<_, _>>()?;
                 let r = crate::term::rebuild_public(terms, &node, &new);
                 if positive { r } else { terms.not(r) }
             }
         };
         self.memo.insert((t, positive), r);
-        r
+        Ok(r)
     }
 
     /// Instances of `body` with the variables set to 0 … K, weakened. Any
@@ -140,44 +160,45 @@ impl Unfolder {
         vars: &[Var],
         body: TermId,
         positive: bool,
-    ) -> Vec<TermId> {
-        let full = (self.k as u64 + 1)
-            .checked_pow(vars.len() as u32)
-            .is_some_and(|n| n <= MAX_INSTANCES);
-        let assignments: Vec<Vec<u32>> = if full {
-            let mut all: Vec<Vec<u32>> = vec![vec![]];
-            for _ in vars {
-                all = all
-                    .into_iter()
-                    .flat_map(|a| (0..=self.k).map(move |k| [a.clone(), vec![k]].concat()))
-                    .collect();
-            }
-            all
-        } else {
-            (0..=self.k).map(|k| vec![k; vars.len()]).collect()
-        };
+    ) -> Result<Vec<TermId>, TooLarge> {
+        let k = self.k as u64;
+        let n = vars.len() as u32;
+        let full = (k + 1).checked_pow(n).filter(|all| *all <= MAX_INSTANCES);
+        // The assignments are enumerated, never built: (K+1)ⁿ of them for
+        // the full set (at most MAX_INSTANCES), K+1 diagonal ones else.
+        let count = full.unwrap_or(k + 1);
         let mut out = Vec::new();
-        for a in assignments {
+        for i in 0..count {
+            // The i-th assignment in lexicographic order (the first
+            // variable most significant), or the i-th diagonal one.
+            let mut values = vec![i; vars.len()];
+            if full.is_some() {
+                let mut rest = i;
+                for value in values.iter_mut().rev() {
+                    *value = rest % (k + 1);
+                    rest /= k + 1;
+                }
+            }
             let mut s = Subst::new();
-            for (v, k) in vars.iter().zip(a) {
-                let kt = terms.int(k as i64);
+            for (v, value) in vars.iter().zip(values) {
+                let kt = terms.int(value as i64);
                 s.bind(*v, kt);
             }
             let inst = s.apply(terms, body);
-            out.push(self.weaken(terms, inst, positive));
+            out.push(self.weaken(terms, inst, positive)?);
         }
-        out
+        Ok(out)
     }
 
     /// A child of a mixed-polarity node: itself if quantifier-free, else a
     /// fresh Boolean b with b → W(t) and ¬b → W(¬t) (or, for integer terms,
     /// the child with its own quantified parts named).
-    fn name(&mut self, terms: &mut Terms, t: TermId) -> TermId {
+    fn name(&mut self, terms: &mut Terms, t: TermId) -> Result<TermId, TooLarge> {
         if !self.quantified(terms, t) {
-            return t;
+            return Ok(t);
         }
         if let Some(&b) = self.names.get(&t) {
-            return b;
+            return Ok(b);
         }
         let r = if terms.sort(t) == crate::term::Sort::Bool {
             // Not a ⋆ predicate (`fresh_bool`): an integer `ite` on a ⋆
@@ -186,8 +207,8 @@ impl Unfolder {
             let v = terms.new_var(VarKind::Proposition, format!("b{}", self.fresh));
             self.fresh += 1;
             let b = terms.var(v);
-            let pos = self.weaken(terms, t, true);
-            let neg = self.weaken(terms, t, false);
+            let pos = self.weaken(terms, t, true)?;
+            let neg = self.weaken(terms, t, false)?;
             let i1 = terms.implies(b, pos);
             let nb = terms.not(b);
             let i2 = terms.implies(nb, neg);
@@ -197,10 +218,13 @@ impl Unfolder {
         } else {
             let node = terms.node(t).clone();
             let kids = terms.children(&node);
-            let new: Vec<TermId> = kids.iter().map(|c| self.name(terms, *c)).collect();
+            let new: Vec<TermId> = kids
+                .iter()
+                .map(|c| self.name(terms, *c))
+                .collect::<Result<_, _>>()?;
             crate::term::rebuild_public(terms, &node, &new)
         };
         self.names.insert(t, r);
-        r
+        Ok(r)
     }
 }

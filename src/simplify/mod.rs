@@ -25,6 +25,11 @@ pub struct Limits {
     /// E-nodes in the e-graph.
     pub nodes: usize,
     pub time: Duration,
+    /// Largest input (DAG nodes) simplified; a larger one is kept as it is.
+    /// egg's extraction sweeps all classes until their costs settle, once
+    /// per level of a long chain: 3,000 sequential `if`s (12,000 nodes)
+    /// took it 2.5 s, the benchmarks' conditions have under 1,000.
+    pub input_nodes: usize,
 }
 
 impl Default for Limits {
@@ -40,6 +45,7 @@ impl Default for Limits {
             // the machine's load, so the result is the same from run to run
             // (a time limit that bites makes snapshots flaky).
             time: Duration::from_secs(2),
+            input_nodes: 5_000,
         }
     }
 }
@@ -67,6 +73,9 @@ fn all_rules() -> &'static [egg::Rewrite<lang::Lang, lang::ConstFold>] {
     RULES.get_or_init(rules::rules)
 }
 
+/// The runner's stop reason when the deadline passed.
+const DEADLINE: &str = "deadline";
+
 /// Simplifies the terms under `roots` together (shared subterms stay
 /// shared), adding the results to `terms`.
 pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplified {
@@ -85,6 +94,9 @@ pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplif
     if roots.iter().any(|r| terms.contains_star(*r)) {
         return kept("kept: contains ⋆".into());
     }
+    if nodes_before > limits.input_nodes {
+        return kept(format!("kept: more than {} nodes", limits.input_nodes));
+    }
     let mut eg = lang::Graph::default();
     let ids = lang::add_terms(&mut eg, terms, roots);
     eg.rebuild();
@@ -95,7 +107,18 @@ pub fn simplify(terms: &mut Terms, roots: &[TermId], limits: &Limits) -> Simplif
         .with_node_limit(limits.nodes)
         .with_time_limit(limits.time)
         .with_scheduler(egg::BackoffScheduler::default())
+        .with_hook(|_| {
+            if crate::deadline::passed() {
+                Err(DEADLINE.into())
+            } else {
+                Ok(())
+            }
+        })
         .run(all_rules());
+    if matches!(&runner.stop_reason, Some(egg::StopReason::Other(s)) if s == DEADLINE) {
+        // A simplification cut short is not cached as the result.
+        crate::deadline::stop();
+    }
     // A limit can stop the runner between applying rules and rebuilding.
     runner.egraph.rebuild();
     let stop = match runner.stop_reason {

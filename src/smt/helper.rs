@@ -155,36 +155,76 @@ impl Helper {
     /// What the solver prints for `script`, as a fresh process would print
     /// it. Past the limit plus a grace period the process is killed.
     fn stdout(&mut self, script: &str, quantified: bool) -> Result<String, String> {
-        let Some(profile) = &self.profile else {
+        let Some(name) = self.profile.as_ref().map(|p| p.name.clone()) else {
             return Err("no helper solver".into());
         };
+        // The work's deadline bounds the wait too. A script cut short by
+        // it stops the work (`deadline::stop`) instead of answering
+        // `unknown`, so that no result weakened by a lack of time is kept.
+        let (limit, by_deadline) = match crate::deadline::remaining() {
+            Some(left) if left < self.timeout => (left, true),
+            _ => (self.timeout, false),
+        };
+        if by_deadline && limit.is_zero() {
+            crate::deadline::stop();
+        }
+        let result = self.ask_with_limit(script, quantified, limit);
+        if by_deadline && matches!(&result, Err(Failure::Timeout)) {
+            crate::deadline::stop();
+        }
+        result.map_err(|f| match f {
+            Failure::Dead(why) => why,
+            Failure::Timeout => super::timed_out(&name, limit),
+        })
+    }
+
+    /// The answer to `script` within `limit`: in a fresh process for a
+    /// quantified script, else in the warm one.
+    fn ask_with_limit(
+        &mut self,
+        script: &str,
+        quantified: bool,
+        limit: Duration,
+    ) -> Result<String, Failure> {
+        let Some(profile) = &self.profile else {
+            return Err(Failure::Dead("no helper solver".into()));
+        };
+        let dead = || Failure::Dead(format!("{} stopped answering", profile.name));
         if quantified {
             // Quantifier instantiation is where a solver's history shows
             // most: a nested-loop inference query Z3 answers in 30 ms
             // fresh took it 3–6 s (and `unknown`) after thirty others in
             // the same process. Quantified scripts get a process of their own.
-            return super::solver_stdout(&profile.name, &self.command, script, self.timeout);
+            return super::solver_stdout(&profile.name, &self.command, script, limit).map_err(
+                |e| match e {
+                    super::SolverFailure::Timeout => Failure::Timeout,
+                    super::SolverFailure::Start(why) => Failure::Dead(why),
+                },
+            );
         }
         let warm = match self.warm.take() {
             Some(w) => self.warm.insert(w),
-            None => self.warm.insert(start(&self.command)?),
+            None => self
+                .warm
+                .insert(start(&self.command).map_err(Failure::Dead)?),
         };
-        let result = ask(warm, script, self.timeout);
+        let result = ask(warm, script, limit).map_err(|f| match f {
+            Failure::Dead(_) => dead(),
+            timeout => timeout,
+        });
         // A process that failed is dropped (killed); one that complained
         // may be left in a state of its own (a scope not popped): the next
         // script gets a new one.
         if !matches!(&result, Ok(text) if !text.contains("(error")) {
             self.warm = None;
         }
-        result.map_err(|f| match f {
-            Failure::Dead => format!("{} stopped answering", profile.name),
-            Failure::Timeout => super::timed_out(&profile.name, self.timeout),
-        })
+        result
     }
 }
 
 enum Failure {
-    Dead,
+    /// The process could not start, or stopped answering: why.
+    Dead(String),
     Timeout,
 }
 
@@ -206,7 +246,7 @@ fn ask(warm: &mut Warm, script: &str, timeout: Duration) -> Result<String, Failu
         .and_then(|_| warm.stdin.flush())
         .is_err()
     {
-        return Err(Failure::Dead);
+        return Err(Failure::Dead("the solver stopped answering".into()));
     }
     let deadline = Instant::now() + timeout + super::grace(timeout);
     let mut out = String::new();
@@ -218,7 +258,9 @@ fn ask(warm: &mut Warm, script: &str, timeout: Duration) -> Result<String, Failu
                 out.push_str(&line);
                 out.push('\n');
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Failure::Dead),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(Failure::Dead("the solver stopped answering".into()));
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => return Err(Failure::Timeout),
         }
     }

@@ -66,6 +66,14 @@ fn grace(timeout: Duration) -> Duration {
     Duration::from_millis(500) + timeout / 10
 }
 
+/// Why a one-shot solver gave no answer.
+enum SolverFailure {
+    /// It could not be started: why.
+    Start(String),
+    /// It did not answer in time and was killed.
+    Timeout,
+}
+
 /// Runs a script in a fresh solver process; its stdout. Past the deadline
 /// plus [`grace`] the process is killed: a hanging solver never hangs apc.
 fn solver_stdout(
@@ -73,15 +81,18 @@ fn solver_stdout(
     (command, args): &(String, Vec<String>),
     script: &str,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, SolverFailure> {
     use std::io::Read;
     use wait_timeout::ChildExt;
-    let mut child = spawn_solver(name, command, args)?;
+    let mut child = spawn_solver(name, command, args).map_err(SolverFailure::Start)?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
     }
     // Read stdout on the side, so a large answer cannot block the solver.
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| SolverFailure::Start("no stdout".into()))?;
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
         let _ = stdout.read_to_string(&mut text);
@@ -93,12 +104,12 @@ fn solver_stdout(
             let _ = child.kill();
             let _ = child.wait();
             let _ = reader.join();
-            return Err(timed_out(name, timeout));
+            return Err(SolverFailure::Timeout);
         }
     }
     reader
         .join()
-        .map_err(|_| format!("reading {name}'s answer failed"))
+        .map_err(|_| SolverFailure::Start(format!("reading {name}'s answer failed")))
 }
 
 /// The message for a solver stopped at its limit.
@@ -112,15 +123,17 @@ fn timed_out(name: &str, timeout: Duration) -> String {
 /// Runs `script` in a fresh solver with a timeout (the script should end
 /// with `(check-sat)` and possibly `(get-value …)`).
 pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
-    answer(
-        profile,
-        solver_stdout(
-            &profile.name,
-            &profile.command_line(timeout),
-            script,
-            timeout,
-        ),
+    let out = solver_stdout(
+        &profile.name,
+        &profile.command_line(timeout),
+        script,
+        timeout,
     )
+    .map_err(|e| match e {
+        SolverFailure::Start(why) => why,
+        SolverFailure::Timeout => timed_out(&profile.name, timeout),
+    });
+    answer(profile, out)
 }
 
 /// The first line is the answer; a `sat`'s further lines are its values.

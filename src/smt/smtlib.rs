@@ -272,6 +272,7 @@ impl<'a> ScriptPrinter<'a> {
         if let Some(n) = names.get(&t) {
             return *n;
         }
+        crate::deadline::tick();
         let tm = self.terms;
         let r = |x: &TermId| self.term(*x, names);
         match tm.node(t) {

@@ -67,6 +67,7 @@ fn rewrite(
         if memo.contains_key(&t) {
             continue;
         }
+        crate::deadline::tick();
         let node = terms.node(t).clone();
         if let Node::Var(v) = node {
             memo.insert(t, var(v).unwrap_or(t));

@@ -282,7 +282,7 @@ fn a_solver_answering_unknown_gives_unknown() {
 fn a_hanging_solver_is_cut_off_at_the_timeout() {
     let (t, took) = check_with_fake("hang", "exec sleep 1000", "1");
     assert_eq!(t["verdict"], "unknown");
-    assert_eq!(t["reason"], "timeout");
+    assert_eq!(t["reason"], "timeout: solving");
     assert!(took < Duration::from_secs(8), "{took:?}");
 }
 

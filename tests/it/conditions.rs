@@ -75,7 +75,7 @@ fn solve(p: &Prepared, target: u32, ks: &[u32], timeout: Duration) -> Vec<Answer
     );
     let mut out = vec![run_z3(&quantified, timeout)];
     for &k in ks {
-        let phik = unfold(&mut eng.terms, phi, k);
+        let phik = unfold(&mut eng.terms, phi, k).expect("a small unfolding");
         out.push(run_z3(
             &apc::smt::smtlib::script(&eng.terms, &[phik]),
             timeout,
@@ -89,7 +89,7 @@ fn solve_unfolded(p: &Prepared, function: &str, target: u32, k: u32, opts: Optio
     let nodes = copies(p, function, target);
     let mut eng = engine_for(p, opts);
     let phi = eng.condition_of(&nodes);
-    let phik = unfold(&mut eng.terms, phi, k);
+    let phik = unfold(&mut eng.terms, phi, k).expect("a small unfolding");
     run_z3(
         &apc::smt::smtlib::script(&eng.terms, &[phik]),
         Duration::from_secs(20),

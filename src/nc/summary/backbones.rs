@@ -77,6 +77,7 @@ fn run_path(eng: &mut Engine, start: &State, path: &Path, header: ir::NodeId) ->
     let mut parts = Vec::new();
     let mut inner: Vec<InnerUse> = Vec::new();
     let mut leaving: Option<(usize, LoopId)> = None;
+    crate::deadline::check();
     for &e in path {
         let edge = &body.edges[e as usize];
         let g = eng.exec(&mut st, &edge.instr);
@@ -133,10 +134,12 @@ fn prune(eng: &mut Engine, runs: Vec<Run>) -> Vec<Run> {
     if !eng.solver.is_available() || !eng.opts.prune_with_solver || runs.len() < 2 {
         return runs;
     }
-    let checks: Vec<TermId> = runs
+    let checks: Result<Vec<TermId>, _> = runs
         .iter()
         .map(|r| crate::nc::unfold(&mut eng.terms, r.pc, 1))
         .collect();
+    // A path condition too large to unfold is kept unpruned.
+    let Ok(checks) = checks else { return runs };
     let script = crate::smt::smtlib::batch(&eng.terms, &checks);
     let answers = eng.solver.run_batch(&script, checks.len());
     let before = runs.len();

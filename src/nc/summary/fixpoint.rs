@@ -132,6 +132,7 @@ fn round(
     let subst = theta_subst(eng, &fp.theta, &fp.vars.nus);
     let slots = eng.slots.clone();
     for &s in &slots.all {
+        crate::deadline::tick();
         if !eng.terms.contains_star(fp.theta[&Key::Slot(s)]) {
             continue;
         }

@@ -40,6 +40,7 @@ pub(super) fn infer_count(
     if inner.counters.is_empty() {
         return Some(eng.terms.int(0));
     }
+    let _p = crate::deadline::phase("inferring loop counts");
     let nu = eng.terms.new_var(VarKind::Bound, "ν");
     let iter = iteration_condition(eng, &inner, u, runs, nu);
     // The iterated values it speaks of must be known.
@@ -190,6 +191,7 @@ impl Problem {
         let point = self.point();
         let mut samples: Vec<Vec<BigInt>> = vec![model_at(eng, self.base, &point)?];
         for _round in 0..MAX_ROUNDS {
+            crate::deadline::check();
             let cand = self.fit(eng, &samples)?;
             match self.validate(eng, &cand, &point) {
                 Point::Unsat => {

@@ -43,6 +43,7 @@ pub(super) fn looping_condition(
     let mut gammas = Vec::new();
     let mut psis = Vec::new();
     for (i, r) in runs.iter().enumerate() {
+        crate::deadline::check();
         let gamma = gamma(eng, r, &at_tau);
         gammas.push(gamma);
         psis.push(every_iteration(eng, i, gamma, counters, &taus));

@@ -1,0 +1,153 @@
+//! The deadline of the work in progress on this thread: one clock that
+//! every phase of a target's work checks (building the condition, loop
+//! summaries, their helper queries, unfolding, simplification, printing,
+//! solving), so that `--timeout` bounds everything a target costs.
+//!
+//! A phase names itself with [`phase`] (a guard: the name holds while it
+//! lives); the code it runs, shared code included (substitution,
+//! simplification, printing), calls [`check`] at its steps, or [`tick`] in
+//! inner loops. Past the deadline they unwind with a [`Timeout`] naming
+//! the current phase, which the caller that set the deadline catches
+//! ([`run`]) and turns into `unknown (timeout: <phase>)`. Unwinding, rather than returning a weaker result,
+//! matters: a salsa query cut short caches nothing, so a later target with
+//! time to spare computes the full result instead of reusing a truncated
+//! one. The payload is raised with `resume_unwind`, which skips the panic
+//! hook: a timeout is not a crash and prints nothing.
+//!
+//! Without a deadline (the default) every check passes.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static PHASE: Cell<&'static str> = const { Cell::new("the analysis") };
+    static TICKS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The current phase's name while it lives (the previous one after).
+pub struct Phase {
+    previous: &'static str,
+}
+
+impl Drop for Phase {
+    fn drop(&mut self) {
+        PHASE.with(|p| p.set(self.previous));
+    }
+}
+
+/// Names the work that follows (until the guard is dropped), and checks
+/// the deadline on entry.
+#[must_use = "the phase lasts as long as the guard"]
+pub fn phase(name: &'static str) -> Phase {
+    let previous = PHASE.with(|p| p.replace(name));
+    check();
+    Phase { previous }
+}
+
+/// Why work stopped: the deadline passed during `phase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeout {
+    pub phase: &'static str,
+}
+
+/// Runs `f` with `deadline` as this thread's deadline (the previous one
+/// is restored afterwards); `Err` if a phase of `f` stopped at it. Any
+/// other panic goes on unwinding.
+pub fn run<T>(deadline: Instant, f: impl FnOnce() -> T) -> Result<T, Timeout> {
+    let previous = DEADLINE.with(|d| d.replace(Some(deadline)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    DEADLINE.with(|d| d.set(previous));
+    match outcome {
+        Ok(v) => Ok(v),
+        Err(payload) => match payload.downcast::<Timeout>() {
+            Ok(t) => Err(*t),
+            Err(other) => std::panic::resume_unwind(other),
+        },
+    }
+}
+
+/// This thread's deadline, if one is set.
+pub fn current() -> Option<Instant> {
+    DEADLINE.with(Cell::get)
+}
+
+/// The time left before the deadline (`None`: no deadline).
+pub fn remaining() -> Option<Duration> {
+    current().map(|d| d.saturating_duration_since(Instant::now()))
+}
+
+/// Whether the deadline has passed.
+pub fn passed() -> bool {
+    current().is_some_and(|d| Instant::now() >= d)
+}
+
+/// Stops the work (unwinds with [`Timeout`]) if the deadline has passed.
+pub fn check() {
+    if passed() {
+        stop();
+    }
+}
+
+/// [`check`] for inner loops: reads the clock once every 256 calls.
+pub fn tick() {
+    let n = TICKS.with(|t| {
+        let n = t.get().wrapping_add(1);
+        t.set(n);
+        n
+    });
+    if n.is_multiple_of(256) {
+        check();
+    }
+}
+
+/// Unwinds with [`Timeout`] for the current phase.
+pub fn stop() -> ! {
+    let phase = PHASE.with(Cell::get);
+    std::panic::resume_unwind(Box::new(Timeout { phase }))
+}
+
+/// The payload of an unwinding, read as a timeout.
+pub fn timeout_of(payload: &(dyn std::any::Any + Send)) -> Option<Timeout> {
+    payload.downcast_ref::<Timeout>().copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_past_the_deadline_stops_the_work_and_nothing_else() {
+        let past = Instant::now() - Duration::from_millis(1);
+        let r = run(past, || {
+            let _p = phase("building");
+            1
+        });
+        assert_eq!(r, Err(Timeout { phase: "building" }));
+        // Restored: no deadline outside `run`.
+        check();
+        assert_eq!(current(), None);
+        let later = Instant::now() + Duration::from_secs(60);
+        assert_eq!(
+            run(later, || {
+                let _p = phase("building");
+                2
+            }),
+            Ok(2)
+        );
+        let other = std::panic::catch_unwind(|| run(later, || panic!("a bug")));
+        assert!(other.is_err(), "other panics go on unwinding");
+    }
+
+    #[test]
+    fn ticks_read_the_clock_in_the_end() {
+        let past = Instant::now() - Duration::from_millis(1);
+        let r = run(past, || {
+            let _p = PHASE.with(|p| p.replace("loop"));
+            for _ in 0..1000 {
+                tick();
+            }
+        });
+        assert_eq!(r, Err(Timeout { phase: "loop" }));
+    }
+}
