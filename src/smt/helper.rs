@@ -46,8 +46,7 @@ struct Warm {
 
 impl Drop for Warm {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        super::process::stop(&mut self.child);
     }
 }
 
@@ -71,7 +70,7 @@ fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
 }
 
 fn spawn((command, args): &CommandLine) -> Result<Warm, String> {
-    let mut child = super::spawn_solver(command, command, args)?;
+    let mut child = super::process::spawn(command, command, args)?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     // Every script of the session runs under this logic (scripts are
     // stripped of theirs), in a `push`/`pop` scope of its own.

@@ -13,6 +13,7 @@
 //! - here: one-shot scripts (a fresh process each, or a warm helper).
 
 pub mod helper;
+mod process;
 pub mod profile;
 pub mod query;
 pub mod race;
@@ -27,7 +28,6 @@ pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
 
 use std::io::Write;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,28 +36,6 @@ pub enum Answer {
     Sat(String),
     Unsat,
     Unknown(String),
-}
-
-/// Starts a solver (`name` for messages) with piped stdin and stdout. The
-/// kernel kills it if the thread that started it dies (apc killed): no
-/// orphans.
-fn spawn_solver(name: &str, command: &str, args: &[String]) -> Result<Child, String> {
-    use std::os::unix::process::CommandExt;
-    let mut command = Command::new(command);
-    // SAFETY: only an async-signal-safe syscall between fork and exec.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start {name}: {e} (run solvers/install.sh)"))
 }
 
 /// How long past its own limit a solver may take before it is killed (its
@@ -84,7 +62,7 @@ fn solver_stdout(
 ) -> Result<String, SolverFailure> {
     use std::io::Read;
     use wait_timeout::ChildExt;
-    let mut child = spawn_solver(name, command, args).map_err(SolverFailure::Start)?;
+    let mut child = process::spawn(name, command, args).map_err(SolverFailure::Start)?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
     }
@@ -101,8 +79,7 @@ fn solver_stdout(
     match child.wait_timeout(timeout + grace(timeout)) {
         Ok(Some(_)) => {}
         _ => {
-            let _ = child.kill();
-            let _ = child.wait();
+            process::stop(&mut child);
             let _ = reader.join();
             return Err(SolverFailure::Timeout);
         }

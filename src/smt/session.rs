@@ -2,14 +2,13 @@
 //!
 //! rsmt2 owns the process and keeps its `Child` private, so a thread
 //! blocked in `check-sat` cannot be interrupted through it. The solver is
-//! therefore started through a two-line shell wrapper that writes its PID
-//! to a file and `exec`s the solver (the PID stays the same), and, where
-//! util-linux's `setpriv` exists, asks the kernel to SIGKILL the solver
-//! when the thread that started it dies: killing apc, even with SIGKILL,
-//! leaves no orphan solver behind.
+//! therefore started through a launcher that writes its PID to a file and
+//! becomes the solver's watchdog in a process group of its own (see
+//! `process`): killing the group, or apc ending (even by SIGKILL), leaves
+//! no solver behind.
 //!
 //! A [`Cancel`] groups the sessions of one race: cancelling it kills each
-//! registered process, and the blocked reader sees end of file.
+//! registered process group, and the blocked reader sees end of file.
 
 use super::profile::Profile;
 use super::reply::{self, one_line};
@@ -51,12 +50,9 @@ impl Cancel {
         self.0.cancelled.store(true, Ordering::SeqCst);
         let pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
         for (_, pid) in pids.iter() {
-            // SAFETY: plain syscall. The PID cannot have been reused: a
-            // session unregisters under this lock before its process is
-            // reaped (rsmt2 reaps on drop).
-            unsafe {
-                libc::kill(*pid, libc::SIGKILL);
-            }
+            // The PID cannot have been reused: a session unregisters under
+            // this lock before its process is reaped (rsmt2 reaps on drop).
+            super::process::kill_group(*pid);
         }
     }
 
@@ -69,9 +65,7 @@ impl Cancel {
         pids.push((id, pid));
         if self.is_cancelled() {
             // Cancelled while starting: kill at once.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
+            super::process::kill_group(pid);
         }
     }
 
@@ -103,39 +97,10 @@ static NEXT_SESSION: AtomicU64 = AtomicU64::new(0);
 pub struct Session {
     solver: Option<Solver<TextParser>>,
     id: u64,
+    /// The watchdog's PID, the leader of the solver's process group.
+    pid: i32,
     cancel: Cancel,
     pub solver_name: String,
-}
-
-/// The wrapper: `/bin/sh` by absolute path and `setpriv` found once, so
-/// that a `PATH` holding only the solver works too.
-fn wrapper_script() -> &'static str {
-    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SCRIPT.get_or_init(|| {
-        let dirs = std::env::var_os("PATH")
-            .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-            .unwrap_or_default();
-        let setpriv = ["/usr/bin", "/bin"]
-            .iter()
-            .map(PathBuf::from)
-            .chain(dirs)
-            .map(|d| d.join("setpriv"))
-            .find(|p| {
-                std::process::Command::new(p)
-                    .args(["--pdeathsig", "KILL", "--", "/bin/true"])
-                    .stdout(std::process::Stdio::null())
-                    .stderr(std::process::Stdio::null())
-                    .status()
-                    .is_ok_and(|s| s.success())
-            });
-        match setpriv {
-            Some(p) => format!(
-                "echo $$ > \"$0\"; exec '{}' --pdeathsig KILL -- \"$@\"",
-                p.display()
-            ),
-            None => "echo $$ > \"$0\"; exec \"$@\"".to_string(),
-        }
-    })
 }
 
 impl Session {
@@ -149,10 +114,11 @@ impl Session {
             std::env::temp_dir().join(format!("apc-{}-{id}.pid", std::process::id()));
         // The Yices-2 style has no default arguments: the profile gives all.
         let mut conf: SmtConf = SmtStyle::Yices2.new("/bin/sh");
-        conf.option("-c")
-            .option(wrapper_script())
-            .option(pid_file.to_string_lossy())
-            .option(profile.command.clone());
+        conf.option("-c");
+        for a in super::process::session_prefix(&pid_file) {
+            conf.option(a);
+        }
+        conf.option(profile.command.clone());
         for a in &profile.args {
             conf.option(a.clone());
         }
@@ -179,6 +145,7 @@ impl Session {
         Ok(Session {
             solver: Some(solver),
             id,
+            pid,
             cancel: cancel.clone(),
             solver_name: profile.name.clone(),
         })
@@ -252,8 +219,11 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // Unregister first: once rsmt2 reaps the process its PID may be reused.
+        // Unregister first: once rsmt2 reaps the process its PID may be
+        // reused. The group goes before rsmt2 reaps the watchdog, so that
+        // no child of a wrapper script is left.
         self.cancel.unregister(self.id);
+        super::process::kill_group(self.pid);
         drop(self.solver.take());
     }
 }

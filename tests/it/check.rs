@@ -325,17 +325,36 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// Killing apc, even with SIGKILL, leaves no solver process behind.
+/// Killing apc, even with SIGKILL, leaves no solver process behind: not
+/// the solver, and not what it started when it is a wrapper script that
+/// does not `exec` (the real solver outlived apc before).
 #[test]
 fn killing_apc_leaves_no_orphan_solver() {
-    for signal in ["TERM", "KILL"] {
-        let pids =
-            std::env::temp_dir().join(format!("apc-orphans-{signal}-{}", std::process::id()));
+    let styles = [
+        ("exec", "echo $$ > {pids}/$$; exec sleep 1000"),
+        (
+            "wrapper",
+            "echo $$ > {pids}/$$; sleep 1000 & echo $! > {pids}/$!; wait",
+        ),
+    ];
+    for (style, body) in styles {
+        for signal in ["TERM", "KILL"] {
+            killing_apc_leaves_nothing(style, body, signal);
+        }
+    }
+}
+
+fn killing_apc_leaves_nothing(style: &str, body: &str, signal: &str) {
+    {
+        let pids = std::env::temp_dir().join(format!(
+            "apc-orphans-{style}-{signal}-{}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&pids);
         std::fs::create_dir_all(&pids).unwrap();
         let dir = fake_solver(
-            &format!("orphan{signal}"),
-            &format!("echo $$ > {}/$$; exec sleep 1000", pids.display()),
+            &format!("orphan{style}{signal}"),
+            &body.replace("{pids}", &pids.display().to_string()),
         );
         let mut child = with_path(&dir, &["check", &program("oneloop.mc"), "--timeout", "100"])
             .stdout(Stdio::null())
@@ -371,7 +390,7 @@ fn killing_apc_leaves_no_orphan_solver() {
         for p in &left {
             let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
         }
-        assert!(left.is_empty(), "SIG{signal} left solvers {left:?}");
+        assert!(left.is_empty(), "SIG{signal} left {style} solvers {left:?}");
     }
 }
 

@@ -1,0 +1,123 @@
+//! How solver processes start and stop, so that none outlives apc.
+//!
+//! Every solver runs under a small shell watchdog in a process group of
+//! its own: the watchdog starts the solver in the group and waits for it;
+//! told to stop (SIGTERM, which the kernel sends it when the apc thread
+//! that started it ends: the parent-death signal), it kills the whole
+//! group. apc itself stops a solver by killing its group. Either way the
+//! solver's own children die too: a `--z3` that is a wrapper script which
+//! does not `exec` left the real solver running before.
+//!
+//! Sessions are started by rsmt2, which keeps the `Child` private: their
+//! watchdog is reached through a launcher script that records its PID in
+//! a file and becomes the group (`setsid`) before it `exec`s the watchdog.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// The watchdog (`sh -c WATCHDOG name solver args…`): `$@` is the solver.
+/// Its stdin is saved in fd 3 first, since a non-interactive shell gives a
+/// background job /dev/null as stdin.
+const WATCHDOG: &str = r#"trap 'kill -KILL 0' TERM INT HUP; exec 3<&0; "$@" <&3 3<&- & wait $!"#;
+
+/// The launcher of a session (`sh -c LAUNCHER pidfile watchdog solver
+/// args…`): it writes its PID, makes itself the leader of a new session
+/// and process group (`setsid` without forking, as it is not a group
+/// leader yet), asks for SIGTERM when its parent thread ends (`setpriv`),
+/// and becomes the watchdog: one PID throughout.
+fn launcher() -> &'static str {
+    static SCRIPT: OnceLock<String> = OnceLock::new();
+    SCRIPT.get_or_init(|| match (tool("setsid", &["/bin/true"]), setpriv()) {
+        (Some(setsid), Some(setpriv)) => format!(
+            "echo $$ > \"$0\"; w=$1; shift; exec '{}' '{}' --pdeathsig TERM -- /bin/sh -c \"$w\" apc-solver \"$@\"",
+            setsid.display(),
+            setpriv.display()
+        ),
+        // Without util-linux: the solver in apc's group, killed alone.
+        _ => "echo $$ > \"$0\"; shift; exec \"$@\"".to_string(),
+    })
+}
+
+/// The launcher script and the arguments that follow it, before the
+/// solver's command line: what a session runs as `/bin/sh -c …`.
+pub(super) fn session_prefix(pid_file: &std::path::Path) -> [String; 3] {
+    [
+        launcher().to_string(),
+        pid_file.to_string_lossy().into_owned(),
+        WATCHDOG.to_string(),
+    ]
+}
+
+/// `setpriv` if it works here (util-linux; absent on some systems).
+fn setpriv() -> Option<PathBuf> {
+    static SETPRIV: OnceLock<Option<PathBuf>> = OnceLock::new();
+    SETPRIV
+        .get_or_init(|| tool("setpriv", &["--pdeathsig", "KILL", "--", "/bin/true"]))
+        .clone()
+}
+
+/// A helper program by absolute path, found once so that a `PATH` holding
+/// only the solver works too; `None` unless `args` run successfully.
+fn tool(name: &str, args: &[&str]) -> Option<PathBuf> {
+    let dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    ["/usr/bin", "/bin"]
+        .iter()
+        .map(PathBuf::from)
+        .chain(dirs)
+        .map(|d| d.join(name))
+        .find(|p| {
+            Command::new(p)
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+}
+
+/// Starts a solver (`name` for messages) under the watchdog, with piped
+/// stdin and stdout, in a process group of its own. The kernel sends the
+/// watchdog SIGTERM when the thread that started it ends.
+pub(super) fn spawn(name: &str, command: &str, args: &[String]) -> Result<Child, String> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(WATCHDOG)
+        .arg("apc-solver")
+        .arg(command)
+        .args(args);
+    // SAFETY: only async-signal-safe syscalls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setpgid(0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {name}: {e} (run solvers/install.sh)"))
+}
+
+/// Kills the process group led by `pid` (the watchdog, the solver and
+/// whatever the solver started), or `pid` alone if it leads none.
+pub(super) fn kill_group(pid: i32) {
+    // SAFETY: plain syscalls. The callers hold the PID of a process they
+    // have not reaped yet, so it cannot have been reused.
+    unsafe {
+        if libc::kill(-pid, libc::SIGKILL) != 0 {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Stops a child started by [`spawn`] and reaps it.
+pub(super) fn stop(child: &mut Child) {
+    kill_group(child.id() as i32);
+    let _ = child.wait();
+}
