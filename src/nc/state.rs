@@ -684,6 +684,14 @@ impl<'a> Eval<'a> {
             let s = self.star_for(terms, v);
             st.set(Slot::Value(v), s);
             self.havoc_lengths(terms, st, v);
+            // A record variable lives in its field slots: they change too
+            // (they were kept, and `pr.g = n` left `r.g` at its old value).
+            for &slot in &self.slots.all {
+                if matches!(slot, Slot::Field(w, _) if w == v) {
+                    let s = terms.star();
+                    st.set(slot, s);
+                }
+            }
         }
     }
 

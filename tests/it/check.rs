@@ -83,6 +83,7 @@ fn benchmark_verdicts(solver: &str) {
         "table2_value_of_p.mc",
         "eval_order_call.mc",
         "write_into_unassigned_cell.mc",
+        "record_write_through_pointer.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();

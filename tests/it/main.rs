@@ -11,6 +11,7 @@ mod conditions;
 mod fuzz_frontend;
 mod incremental;
 mod layers;
+mod limits;
 mod programs;
 mod simplify;
 mod snapshots;
