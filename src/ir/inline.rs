@@ -243,6 +243,14 @@ impl Builder<'_> {
                 cmap.push((self.out.vars.len() - 1) as VarId);
             }
         }
+        // The callee's own locals (not its parameters, bound below).
+        let locals: Vec<VarId> = callee
+            .vars
+            .iter()
+            .zip(&cmap)
+            .filter(|(v, _)| matches!(v.kind, VarKind::Local | VarKind::Temp))
+            .map(|(_, id)| *id)
+            .collect();
         stack.push(func.to_string());
         let (centry, cexit) = self.copy(callee, &cmap, stack);
         stack.pop();
@@ -253,7 +261,7 @@ impl Builder<'_> {
             self.edge(cur, next, Instr::Assign(Place::Var(cmap[i]), a), span);
             cur = next;
         }
-        self.edge(cur, centry, Instr::Skip, span);
+        self.edge(cur, centry, Instr::Enter(locals), span);
         let ret = cmap[callee.var_id(RETURN_VAR).unwrap_or(0) as usize];
         self.edge(
             cexit,
@@ -350,6 +358,7 @@ fn rename_instr(i: &Instr, m: &[VarId]) -> Instr {
         // continuing edge keeps a pointer only for printing.
         Instr::Assert(c, t) => Instr::Assert(rename_cond(c, m), *t),
         Instr::Skip => Instr::Skip,
+        Instr::Enter(vs) => Instr::Enter(vs.iter().map(|v| m[*v as usize]).collect()),
     }
 }
 

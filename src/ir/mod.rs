@@ -205,6 +205,12 @@ pub enum Instr {
     /// the same vertex goes to the target's error vertex.
     Assert(Cond, TargetId),
     Skip,
+    /// A new activation of an inlined function begins: its locals (these
+    /// variables) are fresh cells that hold nothing yet. Only in the
+    /// whole-program graph, at the entry of each inlined copy: a copy
+    /// entered again in a loop must not inherit the previous activation's
+    /// assignments or cells.
+    Enter(Vec<VarId>),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

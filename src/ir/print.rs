@@ -104,6 +104,10 @@ pub fn instr(b: &Body, i: &Instr) -> String {
         Instr::Assume(c) => format!("assume({})", cond(b, c)),
         Instr::Assert(c, t) => format!("assert({}) [T{t}]", cond(b, c)),
         Instr::Skip => "skip".into(),
+        Instr::Enter(vs) => {
+            let names: Vec<&str> = vs.iter().map(|v| b.var(*v).name.as_str()).collect();
+            format!("enter {}", names.join(", "))
+        }
     }
 }
 

@@ -185,6 +185,10 @@ impl<'a> Engine<'a> {
                 ev.call(t, st, *dst);
                 t.bool(true)
             }
+            Instr::Enter(locals) => {
+                ev.enter(t, st, locals);
+                t.bool(true)
+            }
             Instr::Output(_) | Instr::Skip => t.bool(true),
             // A run continues past a check only if it holds.
             Instr::Assume(c) | Instr::Assert(c, _) => ev.cond(t, st, c),

@@ -49,6 +49,9 @@ pub struct Slots {
     pub address_taken: Vec<VarId>,
     /// Why parts of the state are ⋆ (shown with the condition).
     pub notes: Vec<String>,
+    /// Variables of inlined frames entered inside a loop: a new cell per
+    /// activation, so `&x` is not a constant.
+    pub reentered: Vec<VarId>,
 }
 
 /// How many arrays are nested in a type (`array(array(pointer))` is 2).
@@ -116,6 +119,7 @@ impl Slots {
             symbols,
             address_taken,
             notes: vec![],
+            reentered: reentered(body),
         }
     }
 }
@@ -143,6 +147,23 @@ fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
 
 /// The address of a variable: distinct, negative (allocated cells are
 /// positive, null is 0).
+/// The variables of the inlined frames entered inside a loop.
+fn reentered(body: &Body) -> Vec<VarId> {
+    let mut out = Vec::new();
+    for e in &body.edges {
+        if let ir::Instr::Enter(locals) = &e.instr
+            && body
+                .loops
+                .iter()
+                .any(|l| l.nodes.binary_search(&e.from).is_ok())
+        {
+            out.extend(locals.iter().copied());
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
 pub fn address_of(v: VarId) -> i64 {
     -(v as i64) - 1
 }
@@ -249,6 +270,9 @@ impl<'a> Eval<'a> {
                 self.index(terms, arr, i)
             }
             Expr::Null => terms.int(0),
+            // A frame entered again in a loop has new cells each time:
+            // its variables' addresses are not one constant.
+            Expr::AddrOf(v) if self.slots.reentered.contains(v) => terms.star(),
             Expr::AddrOf(v) => terms.int(address_of(*v)),
             Expr::Load(p) => {
                 let p = self.expr(terms, st, p);
@@ -648,6 +672,16 @@ impl<'a> Eval<'a> {
         let prev = terms.select(old, xts);
         let body = terms.ite(c, val, prev);
         terms.lambda(xs, body)
+    }
+
+    /// A new activation of an inlined function: its locals hold nothing.
+    pub fn enter(&self, terms: &mut Terms, st: &mut State, locals: &[VarId]) {
+        for &v in locals {
+            if st.values.contains_key(&Slot::Init(v)) {
+                let zero = terms.int(0);
+                st.set(Slot::Init(v), zero);
+            }
+        }
     }
 
     fn mark_init(&self, terms: &mut Terms, st: &mut State, v: VarId) {

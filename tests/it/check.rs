@@ -84,6 +84,8 @@ fn benchmark_verdicts(solver: &str) {
         "eval_order_call.mc",
         "write_into_unassigned_cell.mc",
         "record_write_through_pointer.mc",
+        "local_address_per_call.mc",
+        "locals_per_call.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
