@@ -7,25 +7,72 @@
 //! - Recovery: a bad statement is skipped up to `;` or `}`; a bad function up
 //!   to the next `name(` at brace depth zero, so one run reports the errors of
 //!   every function.
-//! - No input makes it panic or overflow the stack: recursion depth and the
-//!   height of every expression tree are bounded, and the parts beyond the
-//!   bound are skipped iteratively with one diagnostic.
+//! - No input makes it panic or overflow the stack. Three documented limits
+//!   bound every recursion, here and in every later pass (they all recurse
+//!   over statements and expressions):
+//!   - [`MAX_STMT_NESTING`]: `if`/`while` statements and blocks inside one
+//!     another;
+//!   - [`MAX_EXPR_NESTING`]: parentheses, brackets, braces, argument lists,
+//!     `alloc` operands and prefix operators inside one another;
+//!   - [`MAX_EXPR_HEIGHT`]: the height of an expression tree, the bound
+//!     on the recursion depth of the later passes.
+//!
+//!   Each one gets one diagnostic naming the limit, and the construct beyond
+//!   it is skipped iteratively.
 
 use super::ast::*;
 use super::diagnostic::{Diagnostic, Span};
 use super::lexer::{Tok, Token, lex};
 use num_bigint::BigInt;
 
-/// Deepest nesting of statements and of recursive expression parsing.
-pub const MAX_NESTING: u32 = 100;
+/// Deepest nesting of statements: an `if`, a `while` or a free-standing
+/// block `{ … }` inside another opens one level (the block that is the body
+/// of an `if`/`while`/`else` belongs to that statement's level). Simple
+/// statements open none. 49 nested `if (…) { … }` are 49 levels.
+pub const MAX_STMT_NESTING: u32 = 100;
+/// Deepest nesting of expressions: every `( … )`, array literal or index
+/// `[ … ]`, record `{ … }`, argument list, `alloc` operand and prefix
+/// operator (`-`, `!`, `*`) opens one level inside the statement's
+/// expression (which is level 1). Binary operators do not: their depth is
+/// bounded by the six precedence levels and by [`MAX_EXPR_HEIGHT`].
+/// Separate from [`MAX_STMT_NESTING`]: deep statements do not eat it.
+pub const MAX_EXPR_NESTING: u32 = 200;
 /// Tallest expression tree; downstream passes recurse over expressions, so
 /// this bounds their stack use too.
 pub const MAX_EXPR_HEIGHT: u32 = 200;
 /// After this many errors the parser stops reporting (it still recovers).
 const MAX_ERRORS: usize = 100;
 
+/// Host stack of the parser thread. The parser recurses once per nesting
+/// level, and a debug build spends about 25 KiB of stack per expression
+/// level ([`MAX_EXPR_NESTING`] of them), more than a test thread's 2 MiB;
+/// only the touched pages of the reservation are committed.
+const PARSER_STACK: usize = 64 << 20;
+
 /// Parses a whole file. The program is usable only if no diagnostic is an error.
+///
+/// Runs on a thread of its own with a [`PARSER_STACK`] stack (as the
+/// interpreter does), so that the nesting limits hold whatever stack the
+/// caller has.
 pub fn parse(text: &str) -> (Program, Vec<Diagnostic>) {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("apc-parser".into())
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(scope, || parse_here(text))
+            .ok()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_else(|| {
+                let d = Diagnostic::error("internal error: the parser thread could not run").note(
+                    "apc parses on a thread of its own; the system may be out of threads or memory",
+                );
+                (Program { functions: vec![] }, vec![d])
+            })
+    })
+}
+
+/// [`parse`] on the current thread.
+fn parse_here(text: &str) -> (Program, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let toks = lex(text, &mut diags);
     let mut p = Parser {
@@ -36,7 +83,8 @@ pub fn parse(text: &str) -> (Program, Vec<Diagnostic>) {
         next_id: 0,
         heights: vec![],
         parenthesized: vec![],
-        depth: 0,
+        stmt_depth: 0,
+        expr_depth: 0,
         height_reported: false,
     };
     let program = p.program();
@@ -65,7 +113,10 @@ struct Parser {
     heights: Vec<u32>,
     /// Whether each expression was written in parentheses, by id.
     parenthesized: Vec<bool>,
-    depth: u32,
+    /// Statement nesting levels open (see [`MAX_STMT_NESTING`]).
+    stmt_depth: u32,
+    /// Expression nesting levels open (see [`MAX_EXPR_NESTING`]).
+    expr_depth: u32,
     /// Whether the current statement already has a "too deeply" diagnostic;
     /// one per statement is enough.
     height_reported: bool,
@@ -358,8 +409,66 @@ impl Parser {
         }
     }
 
+    /// A statement; an `if`, a `while` or a block opens a nesting level.
     fn stmt(&mut self) -> PResult<Stmt> {
-        self.nested("statements", Parser::stmt_inner)
+        match self.peek() {
+            Tok::If | Tok::While | Tok::LBrace => self.stmt_level(Parser::stmt_inner),
+            _ => self.stmt_inner(),
+        }
+    }
+
+    /// The body of an `if`, `while` or `else`: a block there belongs to the
+    /// level its statement opened (so that `if (c) { … }` is one level); an
+    /// `if` or `while` there opens its own (`else if` included: the AST
+    /// nests it, and every later pass recurses into it).
+    fn body(&mut self) -> PResult<Stmt> {
+        match self.peek() {
+            Tok::LBrace => self.stmt_inner(),
+            _ => self.stmt(),
+        }
+    }
+
+    /// Runs `step` one statement level deeper; past [`MAX_STMT_NESTING`]
+    /// reports the construct that opens the level (the current token) and
+    /// skips it, with its `else` branches, without recursing.
+    fn stmt_level(&mut self, step: impl FnOnce(&mut Parser) -> PResult<Stmt>) -> PResult<Stmt> {
+        if self.stmt_depth >= MAX_STMT_NESTING {
+            let span = self.span();
+            let opener = match self.peek() {
+                Tok::If => "`if` statement",
+                Tok::While => "`while` statement",
+                _ => "block",
+            };
+            let else_if =
+                self.peek() == &Tok::If && self.pos > 0 && self.toks[self.pos - 1].tok == Tok::Else;
+            let mut d = Diagnostic::error(format!(
+                "`if`/`while` statements and blocks nested too deeply: more than {MAX_STMT_NESTING} levels"
+            ))
+            .primary(
+                span,
+                format!("this {opener} opens level {}", MAX_STMT_NESTING + 1),
+            )
+            .note(format!(
+                "apc accepts at most {MAX_STMT_NESTING} nested `if`/`while` statements and blocks (`MAX_STMT_NESTING` in src/syntax/parser.rs)"
+            ));
+            if else_if {
+                d = d.note(
+                    "an `else if` is an `if` nested in the `else`, so each one opens a level",
+                );
+            }
+            self.error(
+                d.note("to fix it, move the inner part into a function of its own and call it"),
+            );
+            self.skip_balanced();
+            while self.eat(&Tok::Else) {
+                self.skip_balanced();
+            }
+            return Err(Fail);
+        }
+        self.stmt_depth += 1;
+        let r = step(self);
+        self.stmt_depth -= 1;
+        r
     }
 
     fn stmt_inner(&mut self) -> PResult<Stmt> {
@@ -389,9 +498,9 @@ impl Parser {
                 self.expect(Tok::LParen)?;
                 let cond = self.expr()?;
                 self.expect(Tok::RParen)?;
-                let then = Box::new(self.stmt()?);
+                let then = Box::new(self.body()?);
                 let els = if self.eat(&Tok::Else) {
-                    Some(Box::new(self.stmt()?))
+                    Some(Box::new(self.body()?))
                 } else {
                     None
                 };
@@ -402,7 +511,7 @@ impl Parser {
                 self.expect(Tok::LParen)?;
                 let cond = self.expr()?;
                 self.expect(Tok::RParen)?;
-                let body = Box::new(self.stmt()?);
+                let body = Box::new(self.body()?);
                 StmtKind::While { cond, body }
             }
             Tok::LBrace => {
@@ -558,31 +667,35 @@ impl Parser {
         e
     }
 
+    /// A whole expression: one nesting level, opened by the token before it
+    /// (`(`, `[`, `,`, `:`, `alloc`, or the statement's own).
     fn expr(&mut self) -> PResult<Expr> {
-        self.nested("expression", |p| p.binary(0))
+        self.expr_level(|p| p.binary(0))
     }
 
-    /// Runs a recursive step one level deeper; past `MAX_NESTING` reports
-    /// once and skips the construct without recursing.
-    fn nested<T>(
-        &mut self,
-        what: &str,
-        step: impl FnOnce(&mut Parser) -> PResult<T>,
-    ) -> PResult<T> {
-        if self.depth >= MAX_NESTING {
-            let span = self.span();
+    /// Runs `step` one expression level deeper; past [`MAX_EXPR_NESTING`]
+    /// reports the token that opened the level (the one just consumed) and
+    /// skips the construct without recursing.
+    fn expr_level(&mut self, step: impl FnOnce(&mut Parser) -> PResult<Expr>) -> PResult<Expr> {
+        if self.expr_depth >= MAX_EXPR_NESTING {
+            let opener = self.prev_span();
+            let what = self.toks[self.pos.saturating_sub(1)].tok.describe();
             self.error(
                 Diagnostic::error(format!(
-                    "{what} nested too deeply (more than {MAX_NESTING} levels)"
+                    "expression nested too deeply: more than {MAX_EXPR_NESTING} levels"
                 ))
-                .primary(span, "nesting limit reached here"),
+                .primary(opener, format!("this {what} opens level {}", MAX_EXPR_NESTING + 1))
+                .note(format!(
+                    "parentheses, brackets, braces, argument lists, `alloc` and prefix operators (`-`, `!`, `*`) each open a level; apc accepts at most {MAX_EXPR_NESTING} (`MAX_EXPR_NESTING` in src/syntax/parser.rs)"
+                ))
+                .note("to fix it, compute the inner part first into a temporary variable, or move it into a function"),
             );
             self.skip_balanced();
             return Err(Fail);
         }
-        self.depth += 1;
+        self.expr_depth += 1;
         let r = step(self);
-        self.depth -= 1;
+        self.expr_depth -= 1;
         r
     }
 
@@ -650,16 +763,17 @@ impl Parser {
         }
     }
 
-    fn unary(&mut self) -> PResult<Expr> {
-        self.nested("expression", Parser::unary_inner)
+    /// The operand of a prefix operator, one nesting level deeper.
+    fn prefix_operand(&mut self) -> PResult<Expr> {
+        self.expr_level(Parser::unary)
     }
 
-    fn unary_inner(&mut self) -> PResult<Expr> {
+    fn unary(&mut self) -> PResult<Expr> {
         let start = self.span();
         match self.peek().clone() {
             Tok::Star => {
                 self.bump();
-                let e = self.unary()?;
+                let e = self.prefix_operand()?;
                 let span = self.rel(start).to(e.span);
                 Ok(self.mk(ExprKind::Deref(Box::new(e)), span))
             }
@@ -687,7 +801,7 @@ impl Parser {
             }
             Tok::Bang => {
                 self.bump();
-                let e = self.unary()?;
+                let e = self.prefix_operand()?;
                 let span = self.rel(start).to(e.span);
                 Ok(self.mk(ExprKind::Unary(UnOp::Not, Box::new(e)), span))
             }
@@ -704,7 +818,7 @@ impl Parser {
                         return Ok(self.mk(ExprKind::Num(v), span));
                     }
                 }
-                let e = self.unary()?;
+                let e = self.prefix_operand()?;
                 let span = self.rel(start).to(e.span);
                 Ok(self.mk(ExprKind::Unary(UnOp::Neg, Box::new(e)), span))
             }
@@ -881,7 +995,7 @@ mod tests {
         );
         let errs = errors(&src);
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].contains("nested too deeply"));
+        assert!(errs[0].contains("expression nested too deeply"));
     }
 
     #[test]
@@ -893,6 +1007,142 @@ mod tests {
         let errs = errors(&src);
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].contains("nested too deeply"));
+    }
+
+    /// `depth` nested `if (x > k) { … }` around `x = 1;` inside main.
+    fn nested_ifs(depth: usize) -> String {
+        let mut src = String::from("main(x) {\n");
+        for k in 1..=depth {
+            src += &format!("if (x > {k}) {{\n");
+        }
+        src += "x = 1;\n";
+        src += &"}\n".repeat(depth);
+        src + "return x;\n}\n"
+    }
+
+    fn error_diags(src: &str) -> Vec<Diagnostic> {
+        parse(src).1.into_iter().filter(|d| d.is_error()).collect()
+    }
+
+    /// The absolute span of the `n`-th (from 1) occurrence of `pat`.
+    fn nth(src: &str, pat: &str, n: usize) -> Span {
+        let (at, _) = src.match_indices(pat).nth(n - 1).unwrap();
+        Span::new(at as u32, (at + pat.len()) as u32)
+    }
+
+    #[test]
+    fn nested_ifs_count_one_level_each_and_are_not_expressions() {
+        // The report: 49 nested `if`s used to be "expression nested too
+        // deeply" at `x > 49` (statements and expressions shared a budget,
+        // and a braced body counted twice).
+        assert!(error_diags(&nested_ifs(49)).is_empty());
+        assert!(error_diags(&nested_ifs(MAX_STMT_NESTING as usize)).is_empty());
+        let src = nested_ifs(MAX_STMT_NESTING as usize + 1);
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        let d = &d[0];
+        assert_eq!(
+            d.message,
+            format!(
+                "`if`/`while` statements and blocks nested too deeply: more than {MAX_STMT_NESTING} levels"
+            )
+        );
+        let primary: Vec<_> = d.labels.iter().filter(|l| l.primary).collect();
+        assert_eq!(primary.len(), 1);
+        // At the `if` keyword that opens level 101, not at its condition.
+        assert_eq!(
+            primary[0].span,
+            nth(&src, "if", MAX_STMT_NESTING as usize + 1)
+        );
+        assert!(primary[0].message.contains("`if` statement"), "{d:?}");
+        assert!(
+            d.notes.iter().any(
+                |n| n.contains("MAX_STMT_NESTING") && n.contains(&MAX_STMT_NESTING.to_string())
+            )
+        );
+        assert!(d.notes.iter().any(|n| n.contains("into a function")));
+    }
+
+    #[test]
+    fn nested_blocks_and_whiles_are_reported_at_their_opener() {
+        let n = MAX_STMT_NESTING as usize + 1;
+        let src = format!(
+            "main(x) {{ {} x = 1; {} return x; }}",
+            "{".repeat(n + 1),
+            "}".repeat(n + 1)
+        );
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        // The function's own brace is no level; the n-th block's brace is
+        // the (n+1)-th `{` of the text.
+        assert_eq!(d[0].labels[0].span, nth(&src, "{", n + 1));
+        assert!(d[0].labels[0].message.contains("block"));
+        let src = format!("main(x) {{ {} x = 1; return x; }}", "while (x) ".repeat(n));
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].labels[0].span, nth(&src, "while", n));
+    }
+
+    #[test]
+    fn long_else_if_chains_are_explained() {
+        let n = MAX_STMT_NESTING as usize + 1;
+        let src = format!(
+            "main(x) {{ if (x == 0) {{ x = 1; }}{} return x; }}",
+            " else if (x == 1) { x = 2; }".repeat(n)
+        );
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].notes.iter().any(|n| n.contains("`else if`")), "{d:?}");
+    }
+
+    #[test]
+    fn statement_and_expression_nesting_have_separate_budgets() {
+        // 100 statement levels around 199 parentheses (200 expression
+        // levels): both at their limit, neither eats the other.
+        let depth = MAX_STMT_NESTING as usize;
+        let parens = MAX_EXPR_NESTING as usize - 1;
+        let cond = format!("{}x{} > 0", "(".repeat(parens), ")".repeat(parens));
+        let src = nested_ifs(depth).replacen("x > 1)", &format!("{cond})"), 1);
+        let src = src.replacen(&format!("x > {depth})"), &format!("{cond})"), 1);
+        assert!(error_diags(&src).is_empty(), "{:?}", error_diags(&src));
+    }
+
+    #[test]
+    fn deep_expressions_are_reported_at_the_opener_of_the_level() {
+        let n = MAX_EXPR_NESTING as usize;
+        let ok = format!(
+            "main(x) {{ x = {}1{}; return x; }}",
+            "(".repeat(n - 1),
+            ")".repeat(n - 1)
+        );
+        assert!(error_diags(&ok).is_empty());
+        // The statement's expression is level 1, so the 200th `(` opens 201.
+        let src = format!(
+            "main(x) {{ x = {}1{}; return x; }}",
+            "(".repeat(n + 1),
+            ")".repeat(n + 1)
+        );
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            d[0].message,
+            format!("expression nested too deeply: more than {MAX_EXPR_NESTING} levels")
+        );
+        assert_eq!(d[0].labels[0].span, nth(&src, "(", n + 1));
+        assert!(d[0].notes.iter().any(|n| n.contains("MAX_EXPR_NESTING")));
+        // Prefix operators open levels too: `-(-(-(…)))` is two per `-(`.
+        let src = format!(
+            "main(x) {{ x = {}x{}; return x; }}",
+            "-(".repeat(n),
+            ")".repeat(n)
+        );
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].message.starts_with("expression nested too deeply"));
+        let src = format!("main(x) {{ x = {}x; return x; }}", "!".repeat(10 * n));
+        let d = error_diags(&src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].labels[0].span, nth(&src, "!", n));
     }
 
     #[test]
