@@ -7,15 +7,22 @@
 //! - Recovery: a bad statement is skipped up to `;` or `}`; a bad function up
 //!   to the next `name(` at brace depth zero, so one run reports the errors of
 //!   every function.
-//! - No input makes it panic or overflow the stack. Three documented limits
+//! - No input makes it panic or overflow the stack. Four documented limits
 //!   bound every recursion, here and in every later pass (they all recurse
 //!   over statements and expressions):
 //!   - [`MAX_STMT_NESTING`]: `if`/`while` statements and blocks inside one
 //!     another;
 //!   - [`MAX_EXPR_NESTING`]: parentheses, brackets, braces, argument lists,
 //!     `alloc` operands and prefix operators inside one another;
-//!   - [`MAX_EXPR_HEIGHT`]: the height of an expression tree, the bound
-//!     on the recursion depth of the later passes.
+//!   - [`MAX_CHAIN_OPERANDS`]: operands of one left-associative chain of one
+//!     precedence level (`a + b - c + …`, `a && b && …`). A chain is *not*
+//!     nesting: the parser builds it in a loop, but the tree it builds is
+//!     left-deep (one level per operand), and the later passes recurse
+//!     along that spine. The cap keeps them within the big stacks they run
+//!     on (see [`MAX_EXPR_HEIGHT`]);
+//!   - [`MAX_EXPR_HEIGHT`]: the height of an expression tree, the real bound
+//!     on the recursion depth of the later passes; it is only reached by
+//!     long chains nested in other long chains.
 //!
 //!   Each one gets one diagnostic naming the limit, and the construct beyond
 //!   it is skipped iteratively.
@@ -34,12 +41,27 @@ pub const MAX_STMT_NESTING: u32 = 100;
 /// `[ … ]`, record `{ … }`, argument list, `alloc` operand and prefix
 /// operator (`-`, `!`, `*`) opens one level inside the statement's
 /// expression (which is level 1). Binary operators do not: their depth is
-/// bounded by the six precedence levels and by [`MAX_EXPR_HEIGHT`].
+/// bounded by the six precedence levels and by [`MAX_CHAIN_OPERANDS`].
 /// Separate from [`MAX_STMT_NESTING`]: deep statements do not eat it.
 pub const MAX_EXPR_NESTING: u32 = 200;
-/// Tallest expression tree; downstream passes recurse over expressions, so
-/// this bounds their stack use too.
-pub const MAX_EXPR_HEIGHT: u32 = 200;
+/// Most operands in one chain of left-associative operators of one
+/// precedence level (`x + x - x + …`, `a && b && …`, `a * b / c * …`).
+/// Generous: such chains come from generated code. Beyond it the parser
+/// reports one diagnostic naming this limit.
+pub const MAX_CHAIN_OPERANDS: u32 = 10_000;
+/// Tallest expression tree. The later passes (names and types, definite
+/// assignment, lowering and the IR printers and evaluators, the interpreter,
+/// the pretty-printer) recurse over expression trees, a chain being a
+/// left-deep tree with one level per operand; this is what bounds their
+/// stack use. It leaves room for a maximal chain inside a maximally nested
+/// expression (each of the [`MAX_EXPR_NESTING`] levels adds at most a few
+/// tree levels), so it is only reached by long chains nested in other long
+/// chains. Callers run the passes on big-stack threads: the CLI and the
+/// `check` workers on 256 MiB stacks, the parser and the interpreter on
+/// their own. At this height the hungriest pass (lowering) needs about
+/// 50 MiB in a debug build; the interpreter walks chains iteratively, as
+/// its stack is shared with microc recursion.
+pub const MAX_EXPR_HEIGHT: u32 = MAX_CHAIN_OPERANDS + 2_000;
 /// After this many errors the parser stops reporting (it still recovers).
 const MAX_ERRORS: usize = 100;
 
@@ -646,16 +668,19 @@ impl Parser {
             .max()
             .unwrap_or(0);
         if h > MAX_EXPR_HEIGHT {
+            // Only chains nested in long chains get here: the chains and
+            // the nesting are bounded separately, and more tightly.
             if !self.height_reported {
                 self.height_reported = true;
                 self.error(
                     Diagnostic::error(format!(
-                        "expression nested too deeply (more than {MAX_EXPR_HEIGHT} levels)"
+                        "expression too large: its tree is more than {MAX_EXPR_HEIGHT} levels tall"
                     ))
-                    .primary(
-                        span.shift(self.offset),
-                        "split this expression with temporary variables",
-                    ),
+                    .primary(op.shift(self.offset), format!("this operation is at level {h}"))
+                    .note(format!(
+                        "each operand of a chain such as `a + b + …` is one level, and here chains are nested in other chains; apc accepts trees of at most {MAX_EXPR_HEIGHT} levels (`MAX_EXPR_HEIGHT` in src/syntax/parser.rs)"
+                    ))
+                    .note("to fix it, split the expression with temporary variables"),
                 );
             }
             e.kind = ExprKind::Error;
@@ -724,8 +749,22 @@ impl Parser {
             return self.unary();
         }
         let mut lhs = self.binary(level + 1)?;
+        // The chain `lhs op rhs op rhs …` is built in this loop, not by
+        // recursion; its length is capped for the passes after this one.
+        // Past the cap the rest of the chain is parsed and dropped, and the
+        // whole chain becomes one error node (no cascade of diagnostics).
+        let mut operands = 1;
         while let Some(op) = self.binop_at(level) {
             let op_span = self.bump().span;
+            operands += 1;
+            if operands > MAX_CHAIN_OPERANDS {
+                if operands == MAX_CHAIN_OPERANDS + 1 {
+                    self.chain_too_long(level, op_span);
+                }
+                let rhs = self.binary(level + 1)?;
+                lhs.span = lhs.span.to(rhs.span);
+                continue;
+            }
             let rhs = self.binary(level + 1)?;
             if op.is_logical() {
                 self.warn_mixed_logic(op, op_span, &lhs, &rhs);
@@ -738,7 +777,40 @@ impl Parser {
                 op_span,
             );
         }
+        if operands > MAX_CHAIN_OPERANDS {
+            let span = lhs.span;
+            lhs = self.mk(ExprKind::Error, span);
+        }
         Ok(lhs)
+    }
+
+    /// Reports a chain of precedence `level` longer than
+    /// [`MAX_CHAIN_OPERANDS`], at the operator `op_span` (absolute) that
+    /// starts the operand past the limit.
+    #[cold]
+    #[inline(never)]
+    fn chain_too_long(&mut self, level: usize, op_span: Span) {
+        let ops = match level {
+            0 => "`||`",
+            1 => "`&&`",
+            2 => "`==`/`!=`",
+            3 => "comparison",
+            4 => "`+`/`-`",
+            _ => "`*`/`/`",
+        };
+        self.error(
+            Diagnostic::error(format!(
+                "chain of {ops} operators too long: more than {MAX_CHAIN_OPERANDS} operands"
+            ))
+            .primary(
+                op_span,
+                format!("operand {} starts after this operator", MAX_CHAIN_OPERANDS + 1),
+            )
+            .note(format!(
+                "apc accepts at most {MAX_CHAIN_OPERANDS} operands in one chain (`MAX_CHAIN_OPERANDS` in src/syntax/parser.rs)"
+            ))
+            .note("to fix it, compute the chain in parts into temporary variables"),
+        );
     }
 
     fn warn_mixed_logic(&mut self, op: BinOp, op_span: Span, lhs: &Expr, rhs: &Expr) {
@@ -1006,7 +1078,114 @@ mod tests {
         );
         let errs = errors(&src);
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].contains("nested too deeply"));
+        assert!(
+            errs[0].contains("chain of `+`/`-` operators too long")
+                && errs[0].contains(&MAX_CHAIN_OPERANDS.to_string()),
+            "{errs:?}"
+        );
+    }
+
+    /// `n` operands: `x + x + …`, `x && x && …`, `x - y + z - y + …`.
+    fn chains(n: usize) -> [String; 3] {
+        let mixed: String = (1..n)
+            .map(|i| match i % 3 {
+                0 => " + x",
+                1 => " - y",
+                _ => " + z",
+            })
+            .collect();
+        [
+            vec!["x"; n].join(" + "),
+            vec!["x"; n].join(" && "),
+            format!("x{mixed}"),
+        ]
+    }
+
+    #[test]
+    fn long_chains_are_not_nesting() {
+        // The report: a flat sum of 201 terms was "nested too deeply".
+        crate::on_cli_stack(|| {
+            for n in [201, MAX_CHAIN_OPERANDS as usize] {
+                for chain in chains(n) {
+                    let src = format!("main(x, y, z) {{ var r; r = {chain}; return r; }}");
+                    let (p, d) = parse(&src);
+                    assert!(d.is_empty(), "{n}: {:?}", d.first());
+                    let StmtKind::Assign { rhs, .. } = &p.functions[0].body[0].kind else {
+                        panic!()
+                    };
+                    // Left-deep, as left-associativity wants.
+                    let mut depth = 1;
+                    let mut e = rhs;
+                    while let ExprKind::Binary(_, a, b) = &e.kind {
+                        assert!(!matches!(b.kind, ExprKind::Binary(..)));
+                        depth += 1;
+                        e = a;
+                    }
+                    assert_eq!(depth, n);
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn chains_beyond_the_cap_name_the_limit() {
+        crate::on_cli_stack(|| {
+            let n = MAX_CHAIN_OPERANDS as usize + 1;
+            for (chain, ops) in chains(n).iter().zip(["`+`/`-`", "`&&`", "`+`/`-`"]) {
+                let src = format!("main(x, y, z) {{ var r; r = {chain}; return r; }}");
+                let d = error_diags(&src);
+                assert_eq!(d.len(), 1, "{d:?}");
+                assert_eq!(
+                    d[0].message,
+                    format!(
+                        "chain of {ops} operators too long: more than {MAX_CHAIN_OPERANDS} operands"
+                    )
+                );
+                // At the operator before the operand past the limit.
+                let last_op = src.rfind(['+', '-', '&']).unwrap() as u32;
+                let at = d[0].labels[0].span;
+                assert!(
+                    at.start <= last_op && last_op < at.end.max(at.start + 1),
+                    "{at:?}"
+                );
+                assert!(d[0].notes.iter().any(|n| n.contains("MAX_CHAIN_OPERANDS")));
+            }
+        });
+    }
+
+    #[test]
+    fn chains_nested_in_chains_are_bounded_by_height() {
+        crate::on_cli_stack(|| {
+            // A `*` chain as the first operand of a `+` chain: each is
+            // within the cap, the tree (their sum) is not.
+            let half = MAX_EXPR_HEIGHT as usize / 2 + 1;
+            let src = format!(
+                "main(x) {{ var r; r = {}{}; return r; }}",
+                vec!["x"; half].join(" * "),
+                " + x".repeat(half)
+            );
+            let d = error_diags(&src);
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert_eq!(
+                d[0].message,
+                format!(
+                    "expression too large: its tree is more than {MAX_EXPR_HEIGHT} levels tall"
+                )
+            );
+            assert!(d[0].notes.iter().any(|n| n.contains("MAX_EXPR_HEIGHT")));
+            // Genuinely nested expressions inside a long chain still get
+            // the nesting diagnostic, not a stack overflow.
+            let n = MAX_EXPR_NESTING as usize + 1;
+            let src = format!(
+                "main(x) {{ var r; r = {} + {}x{}; return r; }}",
+                vec!["x"; 5_000].join(" + "),
+                "-(".repeat(n),
+                ")".repeat(n)
+            );
+            let d = error_diags(&src);
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert!(d[0].message.starts_with("expression nested too deeply"));
+        });
     }
 
     /// `depth` nested `if (x > k) { … }` around `x = 1;` inside main.

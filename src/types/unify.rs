@@ -748,6 +748,29 @@ mod tests {
     }
 
     #[test]
+    fn long_chains_type_check() {
+        // Inference recurses over the expression tree: a chain of the
+        // longest accepted length is that tall (run on the CLI's stack).
+        crate::on_cli_stack(|| {
+            let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
+            let t = check(&format!(
+                "main(x, A) {{ var s, b; s = {}; b = {}; return s + b; }}",
+                vec!["x"; n / 2].join(" - A[0] + "),
+                vec!["x"; n].join(" && ")
+            ));
+            assert!(t.is_ok(), "{:?}", t.diagnostics);
+            let m = t.function("main").unwrap();
+            assert_eq!(m.var("A").unwrap().to_string(), "array(int)");
+            let mut ops = vec!["x"; n];
+            ops[n - 1] = "null";
+            assert_eq!(
+                errors(&format!("main(x) {{ return {}; }}", ops.join(" + "))).len(),
+                1
+            );
+        });
+    }
+
+    #[test]
     fn missing_field_and_array_equality() {
         assert_eq!(
             errors("main() { var r, x; r = {a: 1}; x = r.b; return 0; }").len(),
