@@ -7,7 +7,7 @@
 //! - Recovery: a bad statement is skipped up to `;` or `}`; a bad function up
 //!   to the next `name(` at brace depth zero, so one run reports the errors of
 //!   every function.
-//! - No input makes it panic or overflow the stack. Four documented limits
+//! - No input makes it panic or overflow the stack. Five documented limits
 //!   bound every recursion, here and in every later pass (they all recurse
 //!   over statements and expressions):
 //!   - [`MAX_STMT_NESTING`]: `if`/`while` statements and blocks inside one
@@ -20,6 +20,7 @@
 //!     left-deep (one level per operand), and the later passes recurse
 //!     along that spine. The cap keeps them within the big stacks they run
 //!     on (see [`MAX_EXPR_HEIGHT`]);
+//!   - [`MAX_POSTFIX_CHAIN`]: postfix operations in a row (`a[i][j]…`);
 //!   - [`MAX_EXPR_HEIGHT`]: the height of an expression tree, the real bound
 //!     on the recursion depth of the later passes; it is only reached by
 //!     long chains nested in other long chains.
@@ -49,6 +50,12 @@ pub const MAX_EXPR_NESTING: u32 = 200;
 /// Generous: such chains come from generated code. Beyond it the parser
 /// reports one diagnostic naming this limit.
 pub const MAX_CHAIN_OPERANDS: u32 = 10_000;
+/// Most postfix operations in a row (`a[i][j]…`, `p.next.next…`). Each one
+/// peels a level off the operand's type, so a long chain means a deep type,
+/// and type inference exports a type per subexpression (cubic in the chain
+/// length); this is the height bound expressions had before chains were
+/// accepted.
+pub const MAX_POSTFIX_CHAIN: u32 = 200;
 /// Tallest expression tree. The later passes (names and types, definite
 /// assignment, lowering and the IR printers and evaluators, the interpreter,
 /// the pretty-printer) recurse over expression trees, a chain being a
@@ -56,11 +63,12 @@ pub const MAX_CHAIN_OPERANDS: u32 = 10_000;
 /// stack use. It leaves room for a maximal chain inside a maximally nested
 /// expression (each of the [`MAX_EXPR_NESTING`] levels adds at most a few
 /// tree levels), so it is only reached by long chains nested in other long
-/// chains. Callers run the passes on big-stack threads: the CLI and the
-/// `check` workers on 256 MiB stacks, the parser and the interpreter on
-/// their own. At this height the hungriest pass (lowering) needs about
-/// 50 MiB in a debug build; the interpreter walks chains iteratively, as
-/// its stack is shared with microc recursion.
+/// chains. Callers run the passes
+/// on big-stack threads: the CLI and the `check` workers on 256 MiB stacks,
+/// the parser and the interpreter on their own. At this height the
+/// hungriest pass (lowering) needs about 50 MiB in a debug build; the
+/// interpreter walks chains iteratively, as its stack is shared with microc
+/// recursion.
 pub const MAX_EXPR_HEIGHT: u32 = MAX_CHAIN_OPERANDS + 2_000;
 /// After this many errors the parser stops reporting (it still recovers).
 const MAX_ERRORS: usize = 100;
@@ -668,8 +676,9 @@ impl Parser {
             .max()
             .unwrap_or(0);
         if h > MAX_EXPR_HEIGHT {
-            // Only chains nested in long chains get here: the chains and
-            // the nesting are bounded separately, and more tightly.
+            // Only long chains nested in long chains get here: operator
+            // and postfix chains and nesting are bounded separately, and
+            // more tightly.
             if !self.height_reported {
                 self.height_reported = true;
                 self.error(
@@ -678,7 +687,7 @@ impl Parser {
                     ))
                     .primary(op.shift(self.offset), format!("this operation is at level {h}"))
                     .note(format!(
-                        "each operand of a chain such as `a + b + …` is one level, and here chains are nested in other chains; apc accepts trees of at most {MAX_EXPR_HEIGHT} levels (`MAX_EXPR_HEIGHT` in src/syntax/parser.rs)"
+                        "the tree has a level per operation on its longest path (a chain such as `a + b + …` one per operator, and here chains are inside chains); apc accepts trees of at most {MAX_EXPR_HEIGHT} levels (`MAX_EXPR_HEIGHT` in src/syntax/parser.rs)"
                     ))
                     .note("to fix it, split the expression with temporary variables"),
                 );
@@ -900,7 +909,16 @@ impl Parser {
 
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
+        // Postfix operations in a row, capped at MAX_POSTFIX_CHAIN; past
+        // the cap they are still parsed, and the whole becomes an error.
+        let mut ops = 0;
         loop {
+            if matches!(self.peek(), Tok::Dot | Tok::LBracket | Tok::LParen) {
+                ops += 1;
+                if ops == MAX_POSTFIX_CHAIN + 1 {
+                    self.postfix_too_long();
+                }
+            }
             match self.peek() {
                 Tok::Dot => {
                     let dot = self.bump().span;
@@ -938,9 +956,33 @@ impl Parser {
                     };
                     e = self.mk(ExprKind::Call(callee, args), span);
                 }
+                _ if ops > MAX_POSTFIX_CHAIN => {
+                    let span = e.span;
+                    return Ok(self.mk(ExprKind::Error, span));
+                }
                 _ => return Ok(e),
             }
         }
+    }
+
+    /// Reports a postfix chain longer than [`MAX_POSTFIX_CHAIN`], at the
+    /// operator (the current token) past the limit.
+    #[cold]
+    #[inline(never)]
+    fn postfix_too_long(&mut self) {
+        let span = self.span();
+        self.error(
+            Diagnostic::error(format!(
+                "chain of postfix operations (`.f`, `[i]`) too long: more than {MAX_POSTFIX_CHAIN}"
+            ))
+            .primary(span, format!("operation {} of the chain", MAX_POSTFIX_CHAIN + 1))
+            .note(format!(
+                "apc accepts at most {MAX_POSTFIX_CHAIN} in a row (`MAX_POSTFIX_CHAIN` in src/syntax/parser.rs)"
+            ))
+            .note("to fix it, store part of the way into a temporary variable"),
+        );
+        // The tree may still grow past MAX_EXPR_HEIGHT: one report is enough.
+        self.height_reported = true;
     }
 
     /// Parses `item, item, …` up to and including `close`.
@@ -1186,6 +1228,28 @@ mod tests {
             assert_eq!(d.len(), 1, "{d:?}");
             assert!(d[0].message.starts_with("expression nested too deeply"));
         });
+    }
+
+    #[test]
+    fn postfix_chains_are_capped() {
+        let n = MAX_POSTFIX_CHAIN as usize;
+        let ok = format!("main(A) {{ return A{}; }}", "[0]".repeat(n));
+        assert!(error_diags(&ok).is_empty());
+        for k in [n + 1, 100_000] {
+            let src = format!(
+                "main(A, p) {{ var x; x = A{} + p.f; return x; }}",
+                "[0]".repeat(k)
+            );
+            let d = error_diags(&src);
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert_eq!(
+                d[0].message,
+                format!(
+                    "chain of postfix operations (`.f`, `[i]`) too long: more than {MAX_POSTFIX_CHAIN}"
+                )
+            );
+            assert_eq!(d[0].labels[0].span, nth(&src, "[", n + 1));
+        }
     }
 
     /// `depth` nested `if (x > k) { … }` around `x = 1;` inside main.
