@@ -485,7 +485,7 @@ mod tests {
     fn long_chains_go_through_every_stage() {
         // What the CLI does, on the CLI's stack: parse, types, lowering,
         // the interpreter, and `check` (conditions, solver, replay).
-        crate::on_cli_stack(|| {
+        crate::syntax::parser::on_big_stack(|| {
             let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as i64;
             let text = chains_program();
             let db = Database::default();

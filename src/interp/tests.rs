@@ -493,7 +493,7 @@ fn long_chains(n: usize) -> Vec<(String, i64)> {
 fn long_chains_evaluate_left_to_right() {
     // A chain of the largest length the parser accepts; operands with
     // effects (`input`, a division) show the order and the failure point.
-    crate::on_cli_stack(|| {
+    crate::syntax::parser::on_big_stack(|| {
         let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
         for (chain, value) in long_chains(n) {
             let src = format!("main(x, y, z) {{ var r; r = {chain}; return r; }}");
@@ -528,7 +528,7 @@ fn a_call_at_the_bottom_of_a_long_chain_costs_no_stack_per_operand() {
     // bottom of a 10,000-deep tree. Evaluated by recursion down the tree,
     // each of the 200 microc calls would hold 10,000 host frames, and the
     // run would end at the stack guard (a call-depth limit) instead.
-    crate::on_cli_stack(|| {
+    crate::syntax::parser::on_big_stack(|| {
         let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
         let src = format!(
             "f(n) {{ var r; r = 0; if (n > 0) {{ r = f(n - 1){}; }} return r; }}\nmain() {{ return f(200); }}",

@@ -107,7 +107,7 @@ fn long_chains_lower_and_print() {
     // Lowering, definite assignment and both printers recurse over the
     // expression tree; a chain of the longest accepted length is a
     // left-deep tree that tall, so this runs on the CLI's stack.
-    crate::on_cli_stack(|| {
+    crate::syntax::parser::on_big_stack(|| {
         let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
         let mixed: String = (1..n)
             .map(|i| if i % 2 == 1 { " - u" } else { " + x" })

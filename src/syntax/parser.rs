@@ -70,6 +70,21 @@ pub const MAX_POSTFIX_CHAIN: u32 = 200;
 /// interpreter walks chains iteratively, as its stack is shared with microc
 /// recursion.
 pub const MAX_EXPR_HEIGHT: u32 = MAX_CHAIN_OPERANDS + 2_000;
+/// Runs `f` on a thread with the stack the CLI gives the passes (256 MiB,
+/// see `cli::main`), for tests of the passes on expressions near
+/// [`MAX_EXPR_HEIGHT`], far beyond a test thread's 2 MiB.
+#[cfg(test)]
+pub(crate) fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(scope, f)
+            .expect("spawning a big-stack test thread")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
 /// After this many errors the parser stops reporting (it still recovers).
 const MAX_ERRORS: usize = 100;
 
@@ -1146,7 +1161,7 @@ mod tests {
     #[test]
     fn long_chains_are_not_nesting() {
         // The report: a flat sum of 201 terms was "nested too deeply".
-        crate::on_cli_stack(|| {
+        on_big_stack(|| {
             for n in [201, MAX_CHAIN_OPERANDS as usize] {
                 for chain in chains(n) {
                     let src = format!("main(x, y, z) {{ var r; r = {chain}; return r; }}");
@@ -1171,7 +1186,7 @@ mod tests {
 
     #[test]
     fn chains_beyond_the_cap_name_the_limit() {
-        crate::on_cli_stack(|| {
+        on_big_stack(|| {
             let n = MAX_CHAIN_OPERANDS as usize + 1;
             for (chain, ops) in chains(n).iter().zip(["`+`/`-`", "`&&`", "`+`/`-`"]) {
                 let src = format!("main(x, y, z) {{ var r; r = {chain}; return r; }}");
@@ -1197,7 +1212,7 @@ mod tests {
 
     #[test]
     fn chains_nested_in_chains_are_bounded_by_height() {
-        crate::on_cli_stack(|| {
+        on_big_stack(|| {
             // A `*` chain as the first operand of a `+` chain: each is
             // within the cap, the tree (their sum) is not.
             let half = MAX_EXPR_HEIGHT as usize / 2 + 1;

@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn long_chains_print_flat_and_parse_back() {
-        crate::on_cli_stack(|| {
+        crate::syntax::parser::on_big_stack(|| {
             let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
             let mixed: String = (1..n)
                 .map(|i| if i % 2 == 1 { " - (x * 2)" } else { " + x" })

@@ -870,7 +870,7 @@ mod tests {
     fn long_chains_type_check() {
         // Inference recurses over the expression tree: a chain of the
         // longest accepted length is that tall (run on the CLI's stack).
-        crate::on_cli_stack(|| {
+        crate::syntax::parser::on_big_stack(|| {
             let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
             let t = check(&format!(
                 "main(x, A) {{ var s, b; s = {}; b = {}; return s + b; }}",
