@@ -509,7 +509,7 @@ impl<'p> Interp<'p> {
                     UnOp::Not => BigInt::from(u8::from(n.is_zero())),
                 }))
             }
-            ExprKind::Binary(op, a, b) => self.binary(e, *op, a, b),
+            ExprKind::Binary(..) => self.binary_chain(e),
             ExprKind::Index(..) | ExprKind::Field(..) => {
                 if self.info().call_free.get(e.id as usize) == Some(&true) && is_place_chain(e) {
                     // No call can run between reading the base and reading
@@ -592,11 +592,52 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn binary(&mut self, e: &'p Expr, op: BinOp, a: &'p Expr, b: &'p Expr) -> R<Value> {
+    /// A binary expression, iteratively along its left spine: a chain such
+    /// as `x + x + … + x` (up to `MAX_CHAIN_OPERANDS` operands) is a
+    /// left-deep tree, and recursing down it would cost host stack per
+    /// operand *per microc call* (a call at the bottom of a chain would
+    /// multiply the two), so that a recursion the program ends at a modest
+    /// depth could hit the stack guard. The leftmost operand is evaluated
+    /// first, then each right operand bottom-up: the order of evaluation
+    /// (and so of the failures and of `input` reads) is the recursive one.
+    fn binary_chain(&mut self, e: &'p Expr) -> R<Value> {
+        if let ExprKind::Binary(op, a, b) = &e.kind
+            && !matches!(a.kind, ExprKind::Binary(..))
+        {
+            // No chain (the common case): no spine to allocate.
+            let l = self.eval(a)?;
+            return self.binary(e, *op, l, a, b);
+        }
+        let mut spine = Vec::new();
+        let mut leftmost = e;
+        while let ExprKind::Binary(_, a, _) = &leftmost.kind {
+            spine.push(leftmost);
+            leftmost = a;
+        }
+        let mut v = self.eval(leftmost)?;
+        for node in spine.into_iter().rev() {
+            let ExprKind::Binary(op, a, b) = &node.kind else {
+                return internal("binary spine without a binary node");
+            };
+            v = self.binary(node, *op, v, a, b)?;
+        }
+        Ok(v)
+    }
+
+    /// The integer of an operand's value `v` (of expression `a`).
+    fn int_of(&self, v: Value, a: &'p Expr) -> R<BigInt> {
+        match v {
+            Value::Int(n) => Ok(n),
+            other => type_error("expected an integer", &other, self.abs(a.span)),
+        }
+    }
+
+    /// `a op b` where `l` is the value of `a`, already evaluated.
+    fn binary(&mut self, e: &'p Expr, op: BinOp, l: Value, a: &'p Expr, b: &'p Expr) -> R<Value> {
         let bool_val = |b: bool| Value::Int(BigInt::from(u8::from(b)));
         match op {
             BinOp::And | BinOp::Or => {
-                let l = !self.eval_int(a)?.is_zero();
+                let l = !self.int_of(l, a)?.is_zero();
                 // `&&` stops at false, `||` at true.
                 if l == (op == BinOp::Or) {
                     return Ok(bool_val(l));
@@ -605,7 +646,6 @@ impl<'p> Interp<'p> {
                 Ok(bool_val(r))
             }
             BinOp::Eq | BinOp::Ne => {
-                let l = self.eval(a)?;
                 let r = self.eval(b)?;
                 let eq = match (&l, &r) {
                     (Value::Int(x), Value::Int(y)) => x == y,
@@ -625,7 +665,7 @@ impl<'p> Interp<'p> {
                 Ok(bool_val(eq == (op == BinOp::Eq)))
             }
             _ => {
-                let l = self.eval_int(a)?;
+                let l = self.int_of(l, a)?;
                 let r = self.eval_int(b)?;
                 Ok(match op {
                     BinOp::Lt => bool_val(l < r),

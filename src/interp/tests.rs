@@ -465,6 +465,86 @@ fn host_stack_exhaustion_is_a_call_depth_limit() {
     assert!(matches!(r.outcome, Outcome::CallDepthLimit { .. }), "{r:?}");
 }
 
+// ---- long operator chains --------------------------------------------------------
+
+/// `n` operands `x + x + …`, `x && x && …` and `x - y + z - y + …`, with the
+/// values they have for x = 1, y = 2, z = 3.
+fn long_chains(n: usize) -> Vec<(String, i64)> {
+    let mixed: String = (1..n)
+        .map(|i| match i % 3 {
+            0 => " + x",
+            1 => " - y",
+            _ => " + z",
+        })
+        .collect();
+    let mixed_value = 1
+        + (1..n as i64)
+            .map(|i| [1, -2, 3][(i % 3) as usize])
+            .sum::<i64>();
+    vec![
+        (vec!["x"; n].join(" + "), n as i64),
+        (vec!["x"; n].join(" && "), 1),
+        (vec!["(x - 1)"; n].join(" && "), 0),
+        (format!("x{mixed}"), mixed_value),
+    ]
+}
+
+#[test]
+fn long_chains_evaluate_left_to_right() {
+    // A chain of the largest length the parser accepts; operands with
+    // effects (`input`, a division) show the order and the failure point.
+    crate::syntax::parser::on_big_stack(|| {
+        let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
+        for (chain, value) in long_chains(n) {
+            let src = format!("main(x, y, z) {{ var r; r = {chain}; return r; }}");
+            let w = witness(&[("x", int(1)), ("y", int(2)), ("z", int(3))], &[]);
+            assert_eq!(returned(&run_w(&src, &w)), value, "{:.40}", chain);
+        }
+        let src = format!(
+            "main() {{ output {}; return 0; }}",
+            vec!["input"; n].join(" - ")
+        );
+        let input: Vec<i64> = (0..n as i64).collect();
+        let r = run_w(&src, &witness(&[], &input));
+        assert_eq!(outputs(&r), vec![-(1..n as i64).sum::<i64>()]);
+        let src = format!(
+            "main(x) {{ return {} + 1 / (x - 1); }}",
+            vec!["x"; n - 1].join(" + ")
+        );
+        let (kind, at) = error_at(&src, &witness(&[("x", int(1))], &[]));
+        assert_eq!(
+            (kind, at),
+            (
+                TargetKind::DivByZero,
+                lc(&src, Span::new(src.find('/').unwrap() as u32, 0))
+            )
+        );
+    });
+}
+
+#[test]
+fn a_call_at_the_bottom_of_a_long_chain_costs_no_stack_per_operand() {
+    // `f(n - 1) + 1 + 1 + …`: the call is the leftmost operand, at the
+    // bottom of a 10,000-deep tree. Evaluated by recursion down the tree,
+    // each of the 200 microc calls would hold 10,000 host frames, and the
+    // run would end at the stack guard (a call-depth limit) instead.
+    crate::syntax::parser::on_big_stack(|| {
+        let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
+        let src = format!(
+            "f(n) {{ var r; r = 0; if (n > 0) {{ r = f(n - 1){}; }} return r; }}\nmain() {{ return f(200); }}",
+            " + 1".repeat(n - 1)
+        );
+        let r = run_with_stack(
+            &program(&src),
+            &Witness::default(),
+            Limits::default(),
+            64 << 20,
+        )
+        .unwrap();
+        assert_eq!(returned(&r), 200 * (n as i64 - 1), "{:?}", r.outcome);
+    });
+}
+
 // ---- ill-typed programs: errors, never panics -----------------------------------
 
 #[test]

@@ -101,3 +101,35 @@ fn sequential_ifs_double_the_backbones() {
     let b = &lower(&src)[0];
     assert_eq!(backbones(b, b.exit, 0).count, 1024);
 }
+
+#[test]
+fn long_chains_lower_and_print() {
+    // Lowering, definite assignment and both printers recurse over the
+    // expression tree; a chain of the longest accepted length is a
+    // left-deep tree that tall, so this runs on the CLI's stack.
+    crate::syntax::parser::on_big_stack(|| {
+        let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
+        let mixed: String = (1..n)
+            .map(|i| if i % 2 == 1 { " - u" } else { " + x" })
+            .collect();
+        let src = format!(
+            "main(x) {{ var u, s; s = {}; if ({}) {{ s = x{mixed}; }} return s; }}",
+            vec!["x"; n].join(" + "),
+            vec!["x > 0"; n].join(" && ")
+        );
+        let b = &lower(&src)[0];
+        // `&&` is branching: one assume per operand on the way in, and one
+        // way out per operand.
+        let assumes = b
+            .edges
+            .iter()
+            .filter(|e| matches!(e.instr, Instr::Assume(_)))
+            .count();
+        assert_eq!(assumes, 2 * n + 1);
+        // Only the first read of the unassigned `u` is a target.
+        assert_eq!(kinds(b), vec![TargetKind::Uninitialized]);
+        let text = to_text(b, &|_| String::new());
+        assert!(text.contains(&format!("{}x + x)", "(".repeat(n - 2))));
+        let _ = to_dot(&[b], &|_, _| String::new());
+    });
+}

@@ -1,6 +1,13 @@
 //! Prints an AST back as microc, with every compound subexpression in
 //! parentheses so that the parse (precedence, associativity) is visible.
 //! The output parses again to the same tree (modulo spans).
+//!
+//! A long chain of one precedence level (`x + x - x + …`, more than
+//! [`PARENTHESIZED_CHAIN`] operands) is printed flat instead: it reads the
+//! same (all binary operators are left-associative), and one pair of
+//! parentheses per operand would be nested too deeply to parse again
+//! (`MAX_EXPR_NESTING`). The printer walks such a chain iteratively; the
+//! rest recurses over the tree, whose height the parser bounds.
 
 use super::ast::*;
 use std::fmt::Write;
@@ -79,12 +86,61 @@ fn block(out: &mut String, s: &Stmt, level: usize) {
     }
 }
 
+/// Chains of up to this many operands print with every level in
+/// parentheses, `((a + b) + c) + d`; longer ones print flat.
+pub const PARENTHESIZED_CHAIN: usize = 16;
+
+/// A subexpression, in parentheses unless atomic.
+fn sub(e: &Expr) -> String {
+    let s = expr(e);
+    if is_atomic(e) { s } else { format!("({s})") }
+}
+
+/// The precedence level of a binary operator (0 binds loosest).
+fn level(op: BinOp) -> u8 {
+    match op {
+        BinOp::Or => 0,
+        BinOp::And => 1,
+        BinOp::Eq | BinOp::Ne => 2,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 3,
+        BinOp::Add | BinOp::Sub => 4,
+        BinOp::Mul | BinOp::Div => 5,
+    }
+}
+
+/// A chain longer than [`PARENTHESIZED_CHAIN`], flat: `a + b - c + …`.
+fn flat_chain(e: &Expr) -> Option<String> {
+    let ExprKind::Binary(op, ..) = &e.kind else {
+        return None;
+    };
+    let mut spine = vec![e];
+    let mut leftmost = e;
+    while let ExprKind::Binary(_, a, _) = &leftmost.kind
+        && matches!(&a.kind, ExprKind::Binary(o, ..) if level(*o) == level(*op))
+    {
+        leftmost = a;
+        spine.push(a);
+    }
+    if spine.len() < PARENTHESIZED_CHAIN {
+        return None;
+    }
+    let ExprKind::Binary(_, a, _) = &leftmost.kind else {
+        return None;
+    };
+    let mut out = sub(a);
+    for node in spine.iter().rev() {
+        if let ExprKind::Binary(op, _, b) = &node.kind {
+            let _ = write!(out, " {} {}", op.symbol(), sub(b));
+        }
+    }
+    Some(out)
+}
+
 /// One expression, compound subexpressions parenthesised.
 pub fn expr(e: &Expr) -> String {
-    let sub = |e: &Expr| {
-        let s = expr(e);
-        if is_atomic(e) { s } else { format!("({s})") }
-    };
+    if let Some(s) = flat_chain(e) {
+        return s;
+    }
     match &e.kind {
         ExprKind::Num(n) => n.to_string(),
         ExprKind::Var(v) => v.clone(),
@@ -130,5 +186,56 @@ fn is_atomic(e: &Expr) -> bool {
         | ExprKind::Field(..)
         | ExprKind::AddrOf(_) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse;
+
+    /// Printing, parsing the print and printing again gives the same text.
+    fn round_trip(src: &str) -> String {
+        let (p, d) = parse(src);
+        assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
+        let printed = program(&p);
+        let (q, d) = parse(&printed);
+        assert!(d.iter().all(|d| !d.is_error()), "{:?}", d.first());
+        assert_eq!(program(&q), printed);
+        printed
+    }
+
+    #[test]
+    fn short_chains_show_their_associativity() {
+        let printed = round_trip("main(x) { return x - x + x * x * x; }");
+        assert!(
+            printed.contains("return (x - x) + ((x * x) * x);"),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn long_chains_print_flat_and_parse_back() {
+        crate::syntax::parser::on_big_stack(|| {
+            let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
+            let mixed: String = (1..n)
+                .map(|i| if i % 2 == 1 { " - (x * 2)" } else { " + x" })
+                .collect();
+            let src = format!(
+                "main(x) {{ var a, b; a = {}; b = x{mixed}; return (a && b) || x; }}",
+                vec!["x < 1"; n].join(" && ")
+            );
+            let printed = round_trip(&src);
+            // One pair of parentheses per operand would nest 10,000 deep.
+            assert!(
+                printed.contains("a = (x < 1) && (x < 1) && (x < 1)"),
+                "{printed:.200}"
+            );
+            assert!(
+                printed.contains("b = x - (x * 2) + x - (x * 2)"),
+                "{printed:.200}"
+            );
+            assert!(printed.contains("return (a && b) || x;"));
+        });
     }
 }

@@ -116,6 +116,30 @@ impl Term {
     }
 }
 
+/// Why two type terms do not unify: the roots `x` (from the first side)
+/// and `y` (from the second) have different constructors. `field` is the
+/// innermost pair of records whose slots led there, with the slot, so that
+/// a conflict with an absent field can name the field and the records.
+struct Conflict {
+    x: Node,
+    y: Node,
+    field: Option<(usize, Node, Node)>,
+}
+
+/// An access `e.f`, resolved after the other constraints.
+#[derive(Clone, Copy)]
+struct FieldAccess {
+    base: Node,
+    field: usize,
+    result: Node,
+    /// The `.` (where a pointer base's record is reported).
+    dot: Span,
+    /// The whole `e.f`, absolute.
+    span: Span,
+    /// Whether `e.f` is the place an assignment writes.
+    write: bool,
+}
+
 struct Checker<'p> {
     program: &'p Program,
     parent: Vec<Node>,
@@ -130,8 +154,10 @@ struct Checker<'p> {
     expr_base: Vec<Node>,
     ret_nodes: Vec<Node>,
     params: HashMap<String, (Vec<Node>, Node)>,
-    /// `e.f` constraints resolved after the rest: (base, field, result, span).
-    deferred_fields: Vec<(Node, usize, Node, Span)>,
+    /// `e.f` constraints resolved after the rest.
+    deferred_fields: Vec<FieldAccess>,
+    /// The expression an assignment being checked writes: (function, id).
+    assigned: Option<(usize, ExprId)>,
     /// Operands of `==`/`!=`, checked to be integers or pointers at the end.
     equality_operands: Vec<(Node, Span)>,
     diags: Vec<Diagnostic>,
@@ -185,6 +211,7 @@ impl<'p> Checker<'p> {
             ret_nodes: vec![],
             params: HashMap::new(),
             deferred_fields: vec![],
+            assigned: None,
             equality_operands: vec![],
             diags: vec![],
         }
@@ -212,24 +239,42 @@ impl<'p> Checker<'p> {
     /// Unifies; on a conflict reports both origins (`at` is the use that
     /// added the constraint, for when a node has no origin of its own).
     fn unify(&mut self, a: Node, b: Node, at: Span) {
-        if let Err((x, y)) = self.unify_inner(a, b) {
-            let (dx, dy) = (
-                self.term[x as usize].describe(),
-                self.term[y as usize].describe(),
-            );
-            let ox = self.origin[x as usize].unwrap_or(at);
-            let oy = self.origin[y as usize].unwrap_or(at);
-            let mut d =
-                Diagnostic::error(format!("type error: {dy} is used where {dx} is expected"))
-                    .primary(oy, format!("this is {dy}"));
-            if ox != oy {
-                d = d.secondary(ox, format!("this makes it {dx}"));
-            }
-            self.diags.push(d);
+        if let Err(c) = self.unify_inner(a, b) {
+            self.report(c, at, None);
         }
     }
 
-    fn unify_inner(&mut self, a: Node, b: Node) -> Result<(), (Node, Node)> {
+    /// Reports a conflict. `access` is the `e.f` whose resolution found it.
+    fn report(&mut self, c: Conflict, at: Span, access: Option<FieldAccess>) {
+        let Conflict { x, y, field } = c;
+        let absent = |t: &Term| matches!(t, Term::Absent);
+        if let Some((i, rx, ry)) = field {
+            // One record has field i and the other has not.
+            let (x_absent, y_absent) = (
+                absent(&self.term[x as usize]),
+                absent(&self.term[y as usize]),
+            );
+            if x_absent != y_absent {
+                let (with, absent) = if y_absent { (rx, y) } else { (ry, x) };
+                self.missing_field(i, with, absent, at, access);
+                return;
+            }
+        }
+        let (dx, dy) = (
+            self.term[x as usize].describe(),
+            self.term[y as usize].describe(),
+        );
+        let ox = self.origin[x as usize].unwrap_or(at);
+        let oy = self.origin[y as usize].unwrap_or(at);
+        let mut d = Diagnostic::error(format!("type error: {dy} is used where {dx} is expected"))
+            .primary(oy, format!("this is {dy}"));
+        if ox != oy {
+            d = d.secondary(ox, format!("this makes it {dx}"));
+        }
+        self.diags.push(d);
+    }
+
+    fn unify_inner(&mut self, a: Node, b: Node) -> Result<(), Conflict> {
         let (a, b) = (self.find(a), self.find(b));
         if a == b {
             return Ok(());
@@ -254,13 +299,65 @@ impl<'p> Checker<'p> {
             }
             (Term::Record(xs), Term::Record(ys)) => {
                 self.parent[a as usize] = b;
-                for (x, y) in xs.into_iter().zip(ys) {
-                    self.unify_inner(x, y)?;
+                for (i, (x, y)) in xs.into_iter().zip(ys).enumerate() {
+                    self.unify_inner(x, y).map_err(|mut c| {
+                        c.field.get_or_insert((i, a, b));
+                        c
+                    })?;
                 }
                 Ok(())
             }
-            _ => Err((a, b)),
+            _ => Err(Conflict {
+                x: a,
+                y: b,
+                field: None,
+            }),
         }
+    }
+
+    /// Field `i` is in record `with` but absent from another record
+    /// (`absent` is its slot: absent slots come from record literals, whose
+    /// span is their origin). Reported at the `e.f` that uses the field when
+    /// there is one, with the literal that lacks it as context.
+    fn missing_field(
+        &mut self,
+        i: usize,
+        with: Node,
+        absent: Node,
+        at: Span,
+        access: Option<FieldAccess>,
+    ) {
+        let name = self.fields[i].clone();
+        let lacking = self.origin[absent as usize];
+        let d = match access.filter(|a| a.field == i) {
+            Some(a) => {
+                let verb = if a.write { "written" } else { "read" };
+                let mut d = Diagnostic::error(format!(
+                    "record field `{name}` is {verb} but this record has no field `{name}`"
+                ))
+                .primary(a.span, format!("`{name}` is {verb} here"));
+                if let Some(o) = lacking.filter(|&o| o != a.span) {
+                    d = d.secondary(o, format!("this record has no field `{name}`"));
+                }
+                d
+            }
+            None => {
+                let mut d = Diagnostic::error(format!(
+                    "records with different fields: one has `{name}`, the other has not"
+                ))
+                .primary(
+                    lacking.unwrap_or(at),
+                    format!("this record has no field `{name}`"),
+                );
+                if let Some(o) = self.origin[with as usize].filter(|&o| Some(o) != lacking) {
+                    d = d.secondary(o, format!("this one has field `{name}`"));
+                }
+                d
+            }
+        };
+        self.diags.push(
+            d.note("a record has the fields of the literal `{…}` that built it, and no others"),
+        );
     }
 
     fn int(&mut self, origin: Span) -> Node {
@@ -321,7 +418,9 @@ impl<'p> Checker<'p> {
         match &s.kind {
             StmtKind::Assign { lhs, rhs } => {
                 let r = self.expr(fi, f, rhs);
+                self.assigned = Some((fi, lhs.id));
                 let l = self.expr(fi, f, lhs);
+                self.assigned = None;
                 self.unify(l, r, f.abs(s.span));
             }
             StmtKind::Output(e) | StmtKind::Assert(e) | StmtKind::Assume(e) => {
@@ -403,10 +502,18 @@ impl<'p> Checker<'p> {
                 elem
             }
             ExprKind::Field(base, name) => {
+                let write = self.assigned == Some((fi, e.id));
                 let tb = self.expr(fi, f, base);
                 let result = self.fresh();
                 let idx = self.field_index[&name.name];
-                self.deferred_fields.push((tb, idx, result, f.abs(e.op)));
+                self.deferred_fields.push(FieldAccess {
+                    base: tb,
+                    field: idx,
+                    result,
+                    dot: f.abs(e.op),
+                    span,
+                    write,
+                });
                 result
             }
             ExprKind::Call(callee, args) => {
@@ -460,18 +567,16 @@ impl<'p> Checker<'p> {
         let mut pending = std::mem::take(&mut self.deferred_fields);
         loop {
             let before = pending.len();
-            pending.retain(|&(base, idx, result, span)| {
-                let b = self.find(base);
+            pending.retain(|&a| {
+                let b = self.find(a.base);
                 match self.term[b as usize].clone() {
                     Term::Var => true,
                     Term::Ptr(target) => {
-                        let r = self.record_with(idx, result, span);
-                        self.unify(r, target, span);
+                        self.resolve_field(a, target);
                         false
                     }
                     _ => {
-                        let r = self.record_with(idx, result, span);
-                        self.unify(r, base, span);
+                        self.resolve_field(a, a.base);
                         false
                     }
                 }
@@ -481,10 +586,17 @@ impl<'p> Checker<'p> {
             }
             if pending.len() == before {
                 // Nothing else decides these bases: they are records.
-                let (base, idx, result, span) = pending.remove(0);
-                let r = self.record_with(idx, result, span);
-                self.unify(r, base, span);
+                let a = pending.remove(0);
+                self.resolve_field(a, a.base);
             }
+        }
+    }
+
+    /// `record` (the base, or what it points to) has field `a.field`.
+    fn resolve_field(&mut self, a: FieldAccess, record: Node) {
+        let r = self.record_with(a.field, a.result, a.dot);
+        if let Err(c) = self.unify_inner(r, record) {
+            self.report(c, a.dot, Some(a));
         }
     }
 
@@ -607,15 +719,22 @@ impl<'p> Checker<'p> {
         for (fi, f) in program.functions.iter().enumerate() {
             f.walk_exprs(&mut |e| {
                 if let ExprKind::Field(_, name) = &e.kind {
+                    // A read of an absent field whose value nothing else
+                    // constrains (so unification had no conflict).
                     let r = self.find(self.expr_base[fi] + e.id);
                     if let Term::Absent = self.term[r as usize] {
-                        self.diags.push(
-                            Diagnostic::error(format!("no field `{}` in this record", name.name))
-                                .primary(
-                                    f.abs(e.span),
-                                    "the record built for this value has no such field",
-                                ),
-                        );
+                        let name = &name.name;
+                        let span = f.abs(e.span);
+                        let mut d = Diagnostic::error(format!(
+                            "record field `{name}` is read but this record has no field `{name}`"
+                        ))
+                        .primary(span, format!("`{name}` is read here"));
+                        if let Some(o) = self.origin[r as usize].filter(|&o| o != span) {
+                            d = d.secondary(o, format!("this record has no field `{name}`"));
+                        }
+                        self.diags.push(d.note(
+                            "a record has the fields of the literal `{…}` that built it, and no others",
+                        ));
                     }
                 }
             });
@@ -745,6 +864,105 @@ mod tests {
         );
         assert_eq!(errors("main(p) { var x; x = *p; return x; }").len(), 1);
         assert_eq!(errors("main(A) { A[0] = 1; return A[1]; }").len(), 1);
+    }
+
+    #[test]
+    fn long_chains_type_check() {
+        // Inference recurses over the expression tree: a chain of the
+        // longest accepted length is that tall (run on the CLI's stack).
+        crate::syntax::parser::on_big_stack(|| {
+            let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
+            let t = check(&format!(
+                "main(x, A) {{ var s, b; s = {}; b = {}; return s + b; }}",
+                vec!["x"; n / 2].join(" - A[0] + "),
+                vec!["x"; n].join(" && ")
+            ));
+            assert!(t.is_ok(), "{:?}", t.diagnostics);
+            let m = t.function("main").unwrap();
+            assert_eq!(m.var("A").unwrap().to_string(), "array(int)");
+            let mut ops = vec!["x"; n];
+            ops[n - 1] = "null";
+            assert_eq!(
+                errors(&format!("main(x) {{ return {}; }}", ops.join(" + "))).len(),
+                1
+            );
+        });
+    }
+
+    /// The one error of `src`, with the text of its primary label and of
+    /// its secondary labels.
+    fn one_error(src: &str) -> (String, String, Vec<String>) {
+        let t = check(src);
+        let errs: Vec<&Diagnostic> = t.diagnostics.iter().filter(|d| d.is_error()).collect();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        let text = |l: &crate::syntax::diagnostic::Label| {
+            src[l.span.start as usize..l.span.end as usize].to_string()
+        };
+        let primary: Vec<String> = errs[0]
+            .labels
+            .iter()
+            .filter(|l| l.primary)
+            .map(text)
+            .collect();
+        assert_eq!(primary.len(), 1, "{:?}", errs[0]);
+        let secondary = errs[0]
+            .labels
+            .iter()
+            .filter(|l| !l.primary)
+            .map(text)
+            .collect();
+        (errs[0].message.clone(), primary[0].clone(), secondary)
+    }
+
+    #[test]
+    fn a_missing_field_is_named_at_its_use() {
+        // The report: "a missing record field is used where an integer is
+        // expected", at the record literal, without the field's name.
+        let read = "record field `b` is read but this record has no field `b`";
+        for (src, use_) in [
+            ("main() { var r; r = {a: 1}; return r.b + 1; }", "r.b"),
+            ("main() { var r, x; r = {a: 1}; x = r.b; return x; }", "r.b"),
+            // Nothing else constrains the value read.
+            ("main() { var r, x; r = {a: 1}; x = r.b; return 0; }", "r.b"),
+            // Through a pointer.
+            ("main() { var p; p = alloc {a: 1}; return p.b; }", "p.b"),
+        ] {
+            assert_eq!(
+                one_error(src),
+                (
+                    read.to_string(),
+                    use_.to_string(),
+                    vec!["{a: 1}".to_string()]
+                ),
+                "{src}"
+            );
+        }
+        // Through a parameter: the use is in the callee.
+        assert_eq!(
+            one_error("f(r) { return r.b; } main() { return f({a: 1}); }"),
+            (
+                read.to_string(),
+                "r.b".to_string(),
+                vec!["{a: 1}".to_string()]
+            )
+        );
+        assert_eq!(
+            one_error("main() { var r; r = {a: 1}; r.b = 2; return r.a; }"),
+            (
+                "record field `b` is written but this record has no field `b`".to_string(),
+                "r.b".to_string(),
+                vec!["{a: 1}".to_string()]
+            )
+        );
+        // Two records with different fields meet, no access involved.
+        assert_eq!(
+            one_error("main() { var r, q; r = {a: 1}; q = {b: 2, a: 3}; q = r; return 0; }"),
+            (
+                "records with different fields: one has `b`, the other has not".to_string(),
+                "{a: 1}".to_string(),
+                vec!["{b: 2, a: 3}".to_string()]
+            )
+        );
     }
 
     #[test]
