@@ -20,6 +20,7 @@
 use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
 use crate::types::Type;
+use num_bigint::BigInt;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 
@@ -147,6 +148,22 @@ fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
 
 /// The address of a variable: distinct, negative (allocated cells are
 /// positive, null is 0).
+/// Chains of more `+`/`-` operands than this are summed in one go (shorter
+/// ones pairwise, as they always were: the terms, and so the printed
+/// conditions, stay the same).
+const LONG_CHAIN: usize = 16;
+
+/// The number of operands of the `+`/`-` chain on `e`'s left spine.
+fn chain_len(e: &Expr) -> usize {
+    let mut n = 1;
+    let mut cur = e;
+    while let Expr::Binary(ir::BinOp::Add | ir::BinOp::Sub, a, _) = cur {
+        n += 1;
+        cur = a;
+    }
+    n
+}
+
 /// The variables of the inlined frames entered inside a loop.
 fn reentered(body: &Body) -> Vec<VarId> {
     let mut out = Vec::new();
@@ -251,6 +268,9 @@ impl<'a> Eval<'a> {
                 let c = terms.eq(a, zero);
                 self.bool_to_int(terms, c)
             }
+            Expr::Binary(ir::BinOp::Add | ir::BinOp::Sub, ..) if chain_len(e) > LONG_CHAIN => {
+                self.long_sum(terms, st, e)
+            }
             Expr::Binary(op, a, b) => {
                 let (a, b) = (self.expr(terms, st, a), self.expr(terms, st, b));
                 match op {
@@ -322,6 +342,27 @@ impl<'a> Eval<'a> {
                 terms.lambda(params, body)
             }
         }
+    }
+
+    /// A long chain `a ± b ± …` as one sum: built pairwise, every prefix
+    /// of a chain of n distinct terms is a sum of its own (n² work and
+    /// memory: 10,000 operands took 4–5 GB).
+    fn long_sum(&self, terms: &mut Terms, st: &State, e: &Expr) -> TermId {
+        let mut summands = Vec::new();
+        let mut cur = e;
+        while let Expr::Binary(op @ (ir::BinOp::Add | ir::BinOp::Sub), a, b) = cur {
+            let sign = if *op == ir::BinOp::Add { 1 } else { -1 };
+            summands.push((BigInt::from(sign), &**b));
+            cur = a;
+        }
+        summands.push((BigInt::from(1), cur));
+        summands.reverse();
+        let mut parts = Vec::with_capacity(summands.len());
+        for (k, x) in summands {
+            crate::deadline::tick();
+            parts.push((k, self.expr(terms, st, x)));
+        }
+        terms.sum(BigInt::from(0), parts)
     }
 
     /// The cell a pointer points to: the variable it is the address of, or
