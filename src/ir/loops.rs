@@ -89,6 +89,7 @@ fn paths_to_edges(
     let mut listed = Vec::new();
     let mut stack: Vec<(NodeId, Vec<EdgeId>)> = vec![(from, vec![])];
     while let Some((v, path)) = stack.pop() {
+        crate::deadline::tick();
         if listed.len() >= limit {
             break;
         }
