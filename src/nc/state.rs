@@ -491,6 +491,13 @@ impl<'a> Eval<'a> {
                     }
                     return terms.fresh_bool();
                 };
+                // An array of unknown length may be a copy of an input
+                // array (`B = A`, a callee's parameter), which is unbounded:
+                // even `B[-1]` reads 0. So nothing is known, not even the
+                // lower bound.
+                if terms.contains_star(len) {
+                    return terms.fresh_bool();
+                }
                 let i = self.expr(terms, st, index);
                 let zero = terms.int(0);
                 let lo = terms.le(zero, i);

@@ -86,6 +86,8 @@ fn benchmark_verdicts(solver: &str) {
         "record_write_through_pointer.mc",
         "local_address_per_call.mc",
         "locals_per_call.mc",
+        "callee_local_per_call.mc",
+        "input_array_copy.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
