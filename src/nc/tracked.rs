@@ -6,10 +6,12 @@
 //! so that the asking engine (or `check`) can import or read it.
 
 use super::state::Slots;
+use super::summary::Roots;
 use super::{Engine, Options, Portable, Stats, Summary};
 use crate::db::{self, SourceFile};
 use crate::ir::LoopId;
 use crate::term::TermId;
+use crate::term::{Node, Terms, VarKind};
 
 /// The summary of one loop of the whole-program flowgraph: computed once
 /// per loop and shared by every target's condition. `opts` are the engine
@@ -61,16 +63,62 @@ pub fn necessary_condition(
     let mut eng = Engine::new(db, file, opts).expect("a program with main");
     let phi = eng.condition_of(&prog.copies_of(&function, target));
     let stats = eng.stats.clone();
-    let summaries = (0..prog.body.loops.len() as LoopId)
+    let summaries: Vec<Summary> = (0..prog.body.loops.len() as LoopId)
         .map(|l| Summary::clone(&eng.summary(l)))
         .collect();
+    compact(&prog.body, &eng.terms, phi, summaries, stats)
+}
+
+/// The condition in a store of its own holding only its terms: the
+/// engine's store also holds every state and guard of the pass, and one is
+/// cached per target (2,000 asserts in one file ran out of 24 GB). Symbols
+/// are made first, as in an engine, and the terms are copied in their order
+/// of creation, so the condition prints as it did; only the variables' ids
+/// (and with them their SMT names' suffixes) are new.
+fn compact(
+    body: &crate::ir::Body,
+    src: &Terms,
+    phi: TermId,
+    summaries: Vec<Summary>,
+    stats: Stats,
+) -> Portable<Condition> {
+    let mut terms = Terms::new();
+    let slots = Slots::new(&mut terms, body);
+    super::state::State::general(&mut terms, &slots);
+    let parts: Vec<Roots> = summaries.iter().map(|sum| Roots::of(src, sum)).collect();
+    let mut roots = vec![phi];
+    for r in &parts {
+        roots.extend(r.all.iter().copied());
+    }
+    let copied = terms.import(src, &roots, &mut |terms, v, name| match src.numbered(v) {
+        Some((what, n)) => terms.new_numbered(what, n),
+        None if v.kind == VarKind::FreshBool => {
+            let t = terms.fresh_bool();
+            match terms.node(t) {
+                Node::Var(v) => *v,
+                _ => unreachable!("a fresh Boolean is a variable"),
+            }
+        }
+        None => terms.new_var(v.kind, name),
+    });
+    let phi = copied[0];
+    let mut at = 1;
+    let summaries = summaries
+        .iter()
+        .zip(&parts)
+        .map(|(sum, r)| {
+            let mine = copied[at..at + r.all.len()].to_vec();
+            at += r.all.len();
+            r.read_back(&terms, sum, mine)
+        })
+        .collect();
     Portable {
-        terms: eng.terms,
+        terms,
         value: Condition {
             phi,
             summaries,
             stats,
-            slots: Slots::clone(&eng.slots),
+            slots,
         },
     }
 }
@@ -90,6 +138,25 @@ pub fn simplified_condition(
     let raw = necessary_condition(db, file, function, target, opts);
     let _p = crate::deadline::phase("simplifying");
     let mut terms = raw.terms.clone();
-    let value = crate::simplify::simplify_one(&mut terms, raw.value.phi);
+    let phi = raw.value.phi;
+    if !terms.has_quantifier(phi) {
+        // The e-graph is for the quantified conditions, whose instantiation
+        // depends on their shape; a quantifier-free one goes to a solver
+        // that simplifies it itself. Per target, the e-graph's work grows
+        // with the condition: 2,000 asserts in a row (one more conjunct
+        // each) cost it 450 s, for nothing.
+        let size = terms.dag_size(&[phi]);
+        let stats = crate::simplify::Stats {
+            nodes_before: size,
+            nodes_after: size,
+            time: std::time::Duration::ZERO,
+            stop: "kept: quantifier-free".into(),
+        };
+        return Portable {
+            terms,
+            value: (phi, stats),
+        };
+    }
+    let value = crate::simplify::simplify_one(&mut terms, phi);
     Portable { terms, value }
 }

@@ -63,8 +63,8 @@ fn rename(src: &Terms, terms: &mut Terms, v: Var, name: &str, renumber: &HashMap
 /// The summary's terms as one list of roots (what `Terms::import` takes)
 /// and how to read them back: θ's values, φ^κ, the γ, the inferred
 /// relations, then the counters, τ and selectors that occur as terms.
-struct Roots {
-    all: Vec<TermId>,
+pub(in crate::nc) struct Roots {
+    pub all: Vec<TermId>,
     /// Which counters, τ and selectors are among the roots (a variable
     /// that never became a term is not).
     counters: Vec<bool>,
@@ -73,7 +73,7 @@ struct Roots {
 }
 
 impl Roots {
-    fn of(terms: &Terms, sum: &Summary) -> Roots {
+    pub fn of(terms: &Terms, sum: &Summary) -> Roots {
         let mut all: Vec<TermId> = sum.theta.values.values().copied().collect();
         all.push(sum.looping);
         all.extend(sum.gammas.iter().copied());
@@ -101,7 +101,7 @@ impl Roots {
         }
     }
 
-    fn read_back(&self, terms: &Terms, sum: &Summary, imported: Vec<TermId>) -> Summary {
+    pub fn read_back(&self, terms: &Terms, sum: &Summary, imported: Vec<TermId>) -> Summary {
         let mut it = imported.into_iter();
         let mut theta = State {
             values: BTreeMap::new(),

@@ -19,7 +19,7 @@ mod import;
 mod inference;
 mod looping;
 
-pub(super) use import::import;
+pub(super) use import::{Roots, import};
 
 use super::state::{Slot, State};
 use super::{Engine, Stats};
