@@ -177,10 +177,7 @@ impl Loaded {
 
     /// Its simplified condition, computed before a timed solve so that
     /// every run times the solving only.
-    pub fn simplified(
-        &self,
-        opts: &Options,
-    ) -> &crate::nc::Portable<(crate::term::TermId, crate::simplify::Stats)> {
+    pub fn simplified(&self, opts: &Options) -> &crate::nc::Simplified {
         let t = &self.target;
         crate::nc::simplified_condition(&self.db, self.file, t.function.clone(), t.id, opts.clone())
     }
@@ -258,7 +255,7 @@ pub fn simplify_row(
         let opts = check::engine_options(&check_options(solver, true, timeout));
         l.condition(&opts);
         let s = l.simplified(&opts);
-        stats.get_or_insert_with(|| s.value.1.clone());
+        stats.get_or_insert_with(|| s.stats.clone());
         let measure = |simplify: bool| {
             let check = check_options(solver, simplify, timeout);
             let (time, (v, method)) = timed(runs, Duration::MAX, || {

@@ -216,7 +216,7 @@ fn decide(
     let engine_opts = engine_options(opts);
     let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     let inputs = {
-        let (terms, phi) = encoded_condition(db, file, t, &engine_opts, opts.simplify);
+        let (terms, phi) = nc::encoded(db, file, &t.function, t.id, &engine_opts, opts.simplify);
         InputModel::new(&parsed.program, &prog.body, terms, phi)
     };
     let dump = opts.dump_queries.as_ref().map(|dir| {
@@ -250,24 +250,6 @@ fn decide(
         }
         RaceOutcome::Timeout(why) => undecided(&why, true, &chains.left_out),
         RaceOutcome::Undecided(why) => undecided(&why, false, &chains.left_out),
-    }
-}
-
-/// The condition whose terms the queries speak of (for reading models).
-fn encoded_condition<'db>(
-    db: &'db Database,
-    file: SourceFile,
-    t: &Target,
-    opts: &Options,
-    simplify: bool,
-) -> (&'db crate::term::Terms, crate::term::TermId) {
-    let (function, id) = (t.function.clone(), t.id);
-    if simplify {
-        let s = nc::simplified_condition(db, file, function, id, opts.clone());
-        (&s.terms, s.value.0)
-    } else {
-        let raw = nc::necessary_condition(db, file, function, id, opts.clone());
-        (&raw.terms, raw.value.phi)
     }
 }
 

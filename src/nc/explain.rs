@@ -42,8 +42,8 @@ pub fn render(
     // only the sizes are shown, so that the output can be snapshot.
     let (terms, phi, before) = if simplify {
         let s = tracked::simplified_condition(db, file, function, id, opts.clone());
-        let before = format!(", {} before simplification", s.value.1.nodes_before);
-        (&s.terms, s.value.0, before)
+        let before = format!(", {} before simplification", s.stats.nodes_before);
+        (s.terms(raw), s.phi, before)
     } else {
         (&raw.terms, raw.value.phi, String::new())
     };

@@ -30,7 +30,9 @@ mod unfold;
 
 pub use explain::render;
 pub use summary::Summary;
-pub use tracked::{Condition, loop_summary, necessary_condition, simplified_condition};
+pub use tracked::{
+    Condition, Simplified, encoded, loop_summary, necessary_condition, simplified_condition,
+};
 pub use unfold::{bound_counters, unfold};
 
 use crate::db::{self, SourceFile};

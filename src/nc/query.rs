@@ -93,13 +93,8 @@ pub fn of_target(
 ) -> Chains {
     let (function, id) = (target.function.clone(), target.id);
     let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
-    let raw = (&raw.terms, raw.value.phi);
-    if simplify {
-        let s = tracked::simplified_condition(db, file, function, id, opts.clone());
-        chains(raw, (&s.terms, s.value.0), mode, k)
-    } else {
-        chains(raw, raw, mode, k)
-    }
+    let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
+    chains((&raw.terms, raw.value.phi), encoded, mode, k)
 }
 
 /// The query of `variant` for the condition `phi` (already in the

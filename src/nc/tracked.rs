@@ -123,10 +123,28 @@ fn compact(
     }
 }
 
+/// A target's condition after e-graph simplification, with what the
+/// simplifier did. The simplified terms are added to a clone of the raw
+/// condition's store (so the two share their variables: a model of either
+/// names the same symbols); a condition the simplifier leaves alone keeps
+/// no store of its own.
+pub struct Simplified {
+    /// The clone holding the simplified terms, if the simplifier ran.
+    terms: Option<Terms>,
+    pub phi: TermId,
+    pub stats: crate::simplify::Stats,
+}
+
+impl Simplified {
+    /// The store `phi` lives in (`raw` is the condition's own).
+    pub fn terms<'a>(&'a self, raw: &'a Portable<Condition>) -> &'a Terms {
+        self.terms.as_ref().unwrap_or(&raw.terms)
+    }
+}
+
 /// The necessary condition of a target after e-graph simplification
-/// (`simplify`), with what the simplifier did. The raw condition stays
-/// available from `necessary_condition`; this copy adds the simplified
-/// terms to a clone of its store.
+/// (`simplify`). The raw condition stays available from
+/// `necessary_condition`.
 #[salsa::tracked(returns(ref), no_eq)]
 pub fn simplified_condition(
     db: &dyn salsa::Database,
@@ -134,29 +152,52 @@ pub fn simplified_condition(
     function: String,
     target: u32,
     opts: Options,
-) -> Portable<(TermId, crate::simplify::Stats)> {
+) -> Simplified {
     let raw = necessary_condition(db, file, function, target, opts);
     let _p = crate::deadline::phase("simplifying");
-    let mut terms = raw.terms.clone();
     let phi = raw.value.phi;
-    if !terms.has_quantifier(phi) {
+    if !raw.terms.has_quantifier(phi) {
         // The e-graph is for the quantified conditions, whose instantiation
         // depends on their shape; a quantifier-free one goes to a solver
         // that simplifies it itself. Per target, the e-graph's work grows
         // with the condition: 2,000 asserts in a row (one more conjunct
         // each) cost it 450 s, for nothing.
-        let size = terms.dag_size(&[phi]);
+        let size = raw.terms.dag_size(&[phi]);
         let stats = crate::simplify::Stats {
             nodes_before: size,
             nodes_after: size,
             time: std::time::Duration::ZERO,
             stop: "kept: quantifier-free".into(),
         };
-        return Portable {
-            terms,
-            value: (phi, stats),
+        return Simplified {
+            terms: None,
+            phi,
+            stats,
         };
     }
-    let value = crate::simplify::simplify_one(&mut terms, phi);
-    Portable { terms, value }
+    let mut terms = raw.terms.clone();
+    let (phi, stats) = crate::simplify::simplify_one(&mut terms, phi);
+    Simplified {
+        terms: Some(terms),
+        phi,
+        stats,
+    }
+}
+
+/// The condition a target's queries encode: simplified, or as computed.
+pub fn encoded<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    function: &str,
+    target: u32,
+    opts: &Options,
+    simplify: bool,
+) -> (&'db Terms, TermId) {
+    let raw = necessary_condition(db, file, function.to_string(), target, opts.clone());
+    if simplify {
+        let s = simplified_condition(db, file, function.to_string(), target, opts.clone());
+        (s.terms(raw), s.phi)
+    } else {
+        (&raw.terms, raw.value.phi)
+    }
 }

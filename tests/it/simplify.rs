@@ -143,14 +143,14 @@ fn simplified_conditions_are_equivalent_to_the_computed_ones() {
                 apc::nc::necessary_condition(&db, file, t.function.clone(), t.id, opts.clone());
             let simp = apc::nc::simplified_condition(&db, file, t.function.clone(), t.id, opts);
             checked += 1;
-            let (s, _) = simp.value;
+            let s = simp.phi;
             if s == raw.value.phi {
                 continue;
             }
             changed += 1;
             // The simplified store extends a clone of the raw one: both ids
             // are valid in it.
-            let mut terms = simp.terms.clone();
+            let mut terms = simp.terms(raw).clone();
             if let Err(e) = equivalent(&z3, &mut terms, raw.value.phi, s) {
                 failures.push(format!("{name} {}:{}: {e}", t.line, t.col));
             }
