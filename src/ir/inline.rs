@@ -94,6 +94,14 @@ fn empty(template: &Body) -> Body {
     }
 }
 
+/// The vertices, destination and place of a call edge.
+struct Call {
+    from: NodeId,
+    to: NodeId,
+    dst: VarId,
+    span: Span,
+}
+
 struct Builder<'a> {
     bodies: &'a BTreeMap<String, (&'a Body, u32)>,
     out: Body,
@@ -165,6 +173,8 @@ impl Builder<'_> {
         (base + f.entry, base + f.exit)
     }
 
+    /// A call edge `from --[dst := func(args)]--> to`: the callee's copy,
+    /// or the call kept (and cut) when it cannot be inlined.
     #[allow(clippy::too_many_arguments)]
     fn call(
         &mut self,
@@ -190,31 +200,82 @@ impl Builder<'_> {
         } else {
             None
         };
-        let (Some(callee), None) = (callee, why) else {
-            self.edge(
-                from,
-                to,
-                Instr::Call {
+        match (callee, why) {
+            (Some(callee), None) => {
+                let call = Call {
+                    from,
+                    to,
+                    dst,
+                    span,
+                };
+                self.inline(call, callee, func, args, stack);
+            }
+            (_, why) => {
+                let instr = Instr::Call {
                     dst,
                     func: func.to_string(),
                     args,
-                },
-                span,
-            );
-            if let Some(why) = why {
-                self.cut.push(format!("{func} ({why})"));
-                // The cut-off runs may hit any target of the callee's closure.
-                for (g, t) in self.closure_targets(func) {
-                    let (gb, goff) = self.bodies[&g];
-                    let kind = gb.targets[t as usize].kind;
-                    let tspan = gb.targets[t as usize].span.shift(goff);
-                    let err = self.target(kind, tspan, &g, t);
-                    self.edge(from, err, Instr::Skip, span);
+                };
+                self.edge(from, to, instr, span);
+                if let Some(why) = why {
+                    self.cut(from, func, why, span);
                 }
             }
-            return;
-        };
-        // Fresh variables for this copy; globals stay shared.
+        }
+    }
+
+    /// A call that stays a call: the runs it cuts off may hit any target of
+    /// the callee's closure, so the call vertex may-reaches a copy of each.
+    fn cut(&mut self, from: NodeId, func: &str, why: &str, span: Span) {
+        self.cut.push(format!("{func} ({why})"));
+        for (g, t) in self.closure_targets(func) {
+            let (gb, goff) = self.bodies[&g];
+            let kind = gb.targets[t as usize].kind;
+            let tspan = gb.targets[t as usize].span.shift(goff);
+            let err = self.target(kind, tspan, &g, t);
+            self.edge(from, err, Instr::Skip, span);
+        }
+    }
+
+    /// The callee's copy between the call's vertices: its parameters bound
+    /// to the arguments, `enter` (its locals are new cells), its body, and
+    /// its return value assigned to `dst`.
+    fn inline(
+        &mut self,
+        call: Call,
+        callee: &Body,
+        func: &str,
+        args: Vec<Expr>,
+        stack: &mut Vec<String>,
+    ) {
+        let cmap = self.copy_vars(callee, func);
+        // The callee's own locals (not its parameters, bound below).
+        let locals: Vec<VarId> = callee
+            .vars
+            .iter()
+            .zip(&cmap)
+            .filter(|(v, _)| matches!(v.kind, VarKind::Local | VarKind::Temp))
+            .map(|(_, id)| *id)
+            .collect();
+        stack.push(func.to_string());
+        let (centry, cexit) = self.copy(callee, &cmap, stack);
+        stack.pop();
+        // Bind the parameters, one edge each (the arguments speak of the caller only).
+        let mut cur = call.from;
+        for (i, a) in args.into_iter().enumerate() {
+            let next = self.node(NodeKind::Plain);
+            self.edge(cur, next, Instr::Assign(Place::Var(cmap[i]), a), call.span);
+            cur = next;
+        }
+        self.edge(cur, centry, Instr::Enter(locals), call.span);
+        let ret = cmap[callee.var_id(RETURN_VAR).unwrap_or(0) as usize];
+        let assign = Instr::Assign(Place::Var(call.dst), Expr::Var(ret));
+        self.edge(cexit, call.to, assign, call.span);
+    }
+
+    /// Fresh variables for a copy of `callee` (`func#k.x`); globals stay
+    /// shared. The map from the callee's variable ids to the copy's.
+    fn copy_vars(&mut self, callee: &Body, func: &str) -> Vec<VarId> {
         self.copies += 1;
         let k = self.copies;
         let mut cmap = Vec::new();
@@ -243,32 +304,7 @@ impl Builder<'_> {
                 cmap.push((self.out.vars.len() - 1) as VarId);
             }
         }
-        // The callee's own locals (not its parameters, bound below).
-        let locals: Vec<VarId> = callee
-            .vars
-            .iter()
-            .zip(&cmap)
-            .filter(|(v, _)| matches!(v.kind, VarKind::Local | VarKind::Temp))
-            .map(|(_, id)| *id)
-            .collect();
-        stack.push(func.to_string());
-        let (centry, cexit) = self.copy(callee, &cmap, stack);
-        stack.pop();
-        // Bind the parameters, one edge each (the arguments speak of the caller only).
-        let mut cur = from;
-        for (i, a) in args.into_iter().enumerate() {
-            let next = self.node(NodeKind::Plain);
-            self.edge(cur, next, Instr::Assign(Place::Var(cmap[i]), a), span);
-            cur = next;
-        }
-        self.edge(cur, centry, Instr::Enter(locals), span);
-        let ret = cmap[callee.var_id(RETURN_VAR).unwrap_or(0) as usize];
-        self.edge(
-            cexit,
-            to,
-            Instr::Assign(Place::Var(dst), Expr::Var(ret)),
-            span,
-        );
+        cmap
     }
 
     /// Targets of `func` and of every function it (transitively) calls.
