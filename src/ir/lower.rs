@@ -322,15 +322,7 @@ impl<'a> Lower<'a> {
             ExprKind::Num(n) => Expr::Int(n.clone()),
             ExprKind::Null => Expr::Null,
             ExprKind::Var(x) => Expr::Var(self.read_var(e, x)),
-            ExprKind::Input => {
-                let t = self.temp(Type::Int);
-                let (inp, ic) = (self.var(INPUT_STREAM), self.var(INPUT_COUNTER));
-                let read = Expr::Index(Box::new(Expr::Var(inp)), Box::new(Expr::Var(ic)));
-                self.emit(Instr::Assign(Place::Var(t), read), e.span);
-                let next = Expr::Binary(BinOp::Add, Box::new(Expr::Var(ic)), Box::new(int(1)));
-                self.emit(Instr::Assign(Place::Var(ic), next), e.span);
-                Expr::Var(t)
-            }
+            ExprKind::Input => self.input(e.span),
             ExprKind::Alloc(x) => {
                 let v = self.value(x);
                 let t = self.temp(self.expr_type(e));
@@ -347,58 +339,9 @@ impl<'a> Lower<'a> {
                 let x = self.value(x);
                 Expr::Unary(*op, Box::new(x))
             }
-            ExprKind::Binary(ast::BinOp::And | ast::BinOp::Or, ..) => {
-                // A logical value: branch, then join with 0 or 1.
-                let t = self.temp(Type::Int);
-                let (yes, no, join) = (
-                    self.new_node(NodeKind::Plain),
-                    self.new_node(NodeKind::Plain),
-                    self.new_node(NodeKind::Plain),
-                );
-                self.cond(e, Some(yes), Some(no));
-                self.edge(yes, join, Instr::Assign(Place::Var(t), int(1)), e.span);
-                self.edge(no, join, Instr::Assign(Place::Var(t), int(0)), e.span);
-                self.cur = join;
-                Expr::Var(t)
-            }
-            ExprKind::Binary(op, a, b) => {
-                let (a, b) = self.operands(a, b);
-                if let Some(c) = cmp_op(*op) {
-                    return Expr::Cmp(c, Box::new(a), Box::new(b));
-                }
-                let op = match op {
-                    ast::BinOp::Add => BinOp::Add,
-                    ast::BinOp::Sub => BinOp::Sub,
-                    ast::BinOp::Mul => BinOp::Mul,
-                    _ => BinOp::Div,
-                };
-                if op == BinOp::Div
-                    && !matches!(&b, Expr::Int(n) if n.sign() != num_bigint::Sign::NoSign)
-                {
-                    self.check(
-                        TargetKind::DivByZero,
-                        e.op,
-                        Cond::Cmp(CmpOp::Ne, b.clone(), int(0)),
-                    );
-                }
-                Expr::Binary(op, Box::new(a), Box::new(b))
-            }
-            ExprKind::Index(a, i) => {
-                let unbounded = self.is_input_array(a);
-                let (a, i) = self.operands(a, i);
-                if !unbounded {
-                    self.check(
-                        TargetKind::OutOfBounds,
-                        e.op,
-                        Cond::InBounds {
-                            array: a.clone(),
-                            index: i.clone(),
-                            positive: true,
-                        },
-                    );
-                }
-                Expr::Index(Box::new(a), Box::new(i))
-            }
+            ExprKind::Binary(ast::BinOp::And | ast::BinOp::Or, ..) => self.logical_value(e),
+            ExprKind::Binary(op, a, b) => self.binary(e, *op, a, b),
+            ExprKind::Index(a, i) => self.index(e, a, i),
             ExprKind::Field(base, name) => {
                 let through_pointer = matches!(self.expr_type(base), Type::Ptr(_));
                 let b = self.value(base);
@@ -432,6 +375,73 @@ impl<'a> Lower<'a> {
             // The parser never hands over error nodes in a program that parsed.
             ExprKind::Error => int(0),
         }
+    }
+
+    /// `input`: `$t := $in[$ic]; $ic := $ic + 1`.
+    fn input(&mut self, span: Span) -> Expr {
+        let t = self.temp(Type::Int);
+        let (inp, ic) = (self.var(INPUT_STREAM), self.var(INPUT_COUNTER));
+        let read = Expr::Index(Box::new(Expr::Var(inp)), Box::new(Expr::Var(ic)));
+        self.emit(Instr::Assign(Place::Var(t), read), span);
+        let next = Expr::Binary(BinOp::Add, Box::new(Expr::Var(ic)), Box::new(int(1)));
+        self.emit(Instr::Assign(Place::Var(ic), next), span);
+        Expr::Var(t)
+    }
+
+    /// A logical value (`a && b` as a value): branch, then join with 0 or 1.
+    fn logical_value(&mut self, e: &ast::Expr) -> Expr {
+        let t = self.temp(Type::Int);
+        let (yes, no, join) = (
+            self.new_node(NodeKind::Plain),
+            self.new_node(NodeKind::Plain),
+            self.new_node(NodeKind::Plain),
+        );
+        self.cond(e, Some(yes), Some(no));
+        self.edge(yes, join, Instr::Assign(Place::Var(t), int(1)), e.span);
+        self.edge(no, join, Instr::Assign(Place::Var(t), int(0)), e.span);
+        self.cur = join;
+        Expr::Var(t)
+    }
+
+    /// An arithmetic or comparison operator; a division by what may be 0
+    /// is a target.
+    fn binary(&mut self, e: &ast::Expr, op: ast::BinOp, a: &ast::Expr, b: &ast::Expr) -> Expr {
+        let (a, b) = self.operands(a, b);
+        if let Some(c) = cmp_op(op) {
+            return Expr::Cmp(c, Box::new(a), Box::new(b));
+        }
+        let op = match op {
+            ast::BinOp::Add => BinOp::Add,
+            ast::BinOp::Sub => BinOp::Sub,
+            ast::BinOp::Mul => BinOp::Mul,
+            _ => BinOp::Div,
+        };
+        if op == BinOp::Div && !matches!(&b, Expr::Int(n) if n.sign() != num_bigint::Sign::NoSign) {
+            self.check(
+                TargetKind::DivByZero,
+                e.op,
+                Cond::Cmp(CmpOp::Ne, b.clone(), int(0)),
+            );
+        }
+        Expr::Binary(op, Box::new(a), Box::new(b))
+    }
+
+    /// `a[i]`: out of bounds is a target, except on an input array.
+    fn index(&mut self, e: &ast::Expr, a: &ast::Expr, i: &ast::Expr) -> Expr {
+        let unbounded = self.is_input_array(a);
+        let (a, i) = self.operands(a, i);
+        if !unbounded {
+            self.check(
+                TargetKind::OutOfBounds,
+                e.op,
+                Cond::InBounds {
+                    array: a.clone(),
+                    index: i.clone(),
+                    positive: true,
+                },
+            );
+        }
+        Expr::Index(Box::new(a), Box::new(i))
     }
 
     /// Two operands, left to right. A pure expression is read where it is
