@@ -85,7 +85,8 @@ pub enum Outcome {
     AssumeFailed {
         span: Span,
     },
-    /// max_steps reached; span = the statement being executed.
+    /// max_steps reached, or the deadline of the caller (a replay within
+    /// `apc check`'s time) passed; span = the statement being executed.
     StepLimit {
         span: Span,
     },
@@ -142,11 +143,23 @@ fn run_with_stack(
     limits: Limits,
     stack_size: usize,
 ) -> Result<RunResult, RunError> {
+    // The caller's deadline (a replay within `apc check`'s per-target
+    // time) holds on the interpreter's own thread too.
+    let deadline = crate::deadline::current();
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("apc-interp".into())
             .stack_size(stack_size)
-            .spawn_scoped(scope, || run_here(program, witness, limits, stack_size))
+            .spawn_scoped(scope, move || {
+                let run = || run_here(program, witness, limits, stack_size);
+                match deadline {
+                    // The interpreter reads the deadline, it never stops
+                    // at it by unwinding: it ends the run as a limit.
+                    Some(d) => crate::deadline::run(d, run)
+                        .unwrap_or_else(|_| Err(RunError::Internal("deadline".into()))),
+                    None => run(),
+                }
+            })
             .map_err(|e| RunError::Internal(format!("cannot start the interpreter thread: {e}")))?;
         handle.join().unwrap_or_else(|panic| {
             Err(RunError::Internal(format!(

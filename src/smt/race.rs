@@ -92,28 +92,31 @@ where
             let cancel = cancel.clone();
             let judge = &judge;
             scope.spawn(move || {
-                // Run the chain until a stage is definite or the last ends.
-                let mut c = c;
-                let mut no_witness = None;
-                let msg = loop {
-                    let m = run_contender(c, judge, max_models, &cancel);
-                    match (&m, &c.then) {
-                        (Message::Undecided(_, _, u), Some(next)) if !cancel.is_cancelled() => {
-                            if matches!(u, Undecided::NoWitness(_)) {
-                                no_witness = Some(m);
+                // The judge's replays run within the race's deadline.
+                let _ = crate::deadline::run(deadline, || {
+                    // Run the chain until a stage is definite or the last ends.
+                    let mut c = c;
+                    let mut no_witness = None;
+                    let msg = loop {
+                        let m = run_contender(c, judge, max_models, &cancel);
+                        match (&m, &c.then) {
+                            (Message::Undecided(_, _, u), Some(next)) if !cancel.is_cancelled() => {
+                                if matches!(u, Undecided::NoWitness(_)) {
+                                    no_witness = Some(m);
+                                }
+                                c = next;
                             }
-                            c = next;
+                            _ => break m,
                         }
-                        _ => break m,
-                    }
-                };
-                // A satisfiable stage without a witness says more than a
-                // later stage that gave up.
-                let msg = match (msg, no_witness) {
-                    (Message::Undecided(_, _, Undecided::Solver(_)), Some(nw)) => nw,
-                    (m, _) => m,
-                };
-                let _ = tx.send(msg);
+                    };
+                    // A satisfiable stage without a witness says more than a
+                    // later stage that gave up.
+                    let msg = match (msg, no_witness) {
+                        (Message::Undecided(_, _, Undecided::Solver(_)), Some(nw)) => nw,
+                        (m, _) => m,
+                    };
+                    let _ = tx.send(msg);
+                });
             });
         }
         drop(tx);

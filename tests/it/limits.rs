@@ -63,6 +63,21 @@ const NESTED_PRODUCTS: &str = "main(n, m) {
 }
 ";
 
+/// A model whose replay computes numbers of millions of bits (found by the
+/// soundness campaign: the replay ran past `--timeout 5` for minutes).
+const HUGE_REPLAY: &str = "main(n) {
+  var i, j;
+  i = 0;
+  j = 0;
+  while (i < n) {
+    if (input > 0) { j = j + 1; } else { j = j * 2; }
+    i = i + 1;
+  }
+  if (n > 3000000) { assert(j != 7); }
+  return 0;
+}
+";
+
 /// Runs `apc check` on `file` with `args` and asserts every target ended
 /// within `timeout + 10% + 0.5 s`; the targets' JSON.
 fn within_the_timeout(file: &str, timeout: f64, args: &[&str]) -> Vec<Value> {
@@ -108,6 +123,8 @@ fn every_target_ends_within_its_timeout_on_the_worst_cases() {
     within_the_timeout(&nested, 1.0, &[]);
     let products = write("products.mc", NESTED_PRODUCTS);
     within_the_timeout(&products, 2.0, &[]);
+    let replay = write("replay.mc", HUGE_REPLAY);
+    within_the_timeout(&replay, 3.0, &["--mode", "unfolded"]);
 }
 
 #[test]
