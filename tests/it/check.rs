@@ -516,3 +516,61 @@ fn dumped_queries_run_standalone_in_both_solvers() {
     }
     assert!(files >= 10, "{files} dumps");
 }
+
+/// `apc nc --dump-queries` writes what `apc check` sends: for the same
+/// target and K, every query of the race that `check` dumps, `nc` dumps byte
+/// for byte. (Queries that block earlier models, `-modelN`, depend on the
+/// solver's answers, and only `check` sends them.)
+#[test]
+fn nc_dumps_exactly_what_check_sends() {
+    let base = std::env::temp_dir().join(format!("apc-nc-vs-check-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    for (name, target) in [
+        ("hw.mc", "52:5"),
+        ("oneloop.mc", "10:5"),
+        ("issta_running.mc", "12:5"),
+    ] {
+        let (nc_dir, check_dir) = (base.join("nc"), base.join("check"));
+        let _ = std::fs::remove_dir_all(&nc_dir);
+        let _ = std::fs::remove_dir_all(&check_dir);
+        for (cmd, dir) in [("nc", &nc_dir), ("check", &check_dir)] {
+            let out = apc(&[
+                cmd,
+                &program(name),
+                "--target",
+                target,
+                "--solver",
+                "all",
+                "--dump-queries",
+                dir.to_str().unwrap(),
+            ]);
+            assert!(
+                out.status.code().is_some_and(|c| c < 2),
+                "{cmd} {name}: {out:?}"
+            );
+        }
+        let listed = |dir: &Path| -> Vec<PathBuf> {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+                .map(|rd| rd.map(|e| e.unwrap().path()).collect())
+                .unwrap_or_default();
+            v.sort();
+            v
+        };
+        let sent = listed(&check_dir);
+        assert!(!sent.is_empty(), "check {name} dumped nothing");
+        for f in sent {
+            if f.to_string_lossy().contains("-model") {
+                continue;
+            }
+            let twin = nc_dir.join(f.file_name().unwrap());
+            let (a, b) = (std::fs::read(&f).unwrap(), std::fs::read(&twin));
+            assert!(b.is_ok(), "nc did not write {}", twin.display());
+            assert!(
+                a == b.unwrap(),
+                "{} differs between nc and check",
+                f.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
