@@ -6,7 +6,7 @@
 //! into a `CallDepthLimit` outcome instead of an abort, whatever limits the
 //! caller chose.
 
-use super::value::{InputArray, Value};
+use super::value::{CellId, Value};
 use super::{Limits, Outcome, RunError};
 use crate::TargetKind;
 use crate::syntax::Span;
@@ -55,6 +55,12 @@ fn type_error<T>(what: &str, got: &Value, at: Span) -> R<T> {
 /// squares a number in a loop would otherwise exhaust memory within a few
 /// dozen steps. Reaching the cap ends the run like the step limit does.
 const MAX_INT_BITS: u64 = 1 << 20;
+
+/// Cells are never freed (as in the thesis's store), and every array or
+/// record literal makes a cell per element: a loop that builds arrays
+/// would fill memory long before the step limit. A run that needs more
+/// cells than this (about 160 MB) ends like the step limit does.
+pub(crate) const MAX_CELLS: usize = 4_000_000;
 
 /// Marks "no such variable / function" in the per-expression tables.
 const NONE: u32 = u32::MAX;
@@ -149,25 +155,22 @@ enum Loc {
     Cell(usize),
 }
 
-enum StepKind<'p> {
-    Index(BigInt),
-    Field(&'p str),
-}
-
-struct Step<'p> {
-    kind: StepKind<'p>,
+/// An index into an input array held at a place. Input arrays are values,
+/// not cells, so a write into one goes through the value that holds it.
+struct Step {
+    index: BigInt,
     /// Where this step's failure is reported (absolute).
     op: Span,
 }
 
-/// A resolved place: a location, then index/field steps into its value.
-/// Pointers met on the way (`p.f` with `p` a pointer) have been followed
-/// already: the location is the pointee's cell.
-struct Place<'p> {
+/// A resolved place: a location, then index steps into an input array held
+/// there. Arrays, records and pointers met on the way have been followed:
+/// the location is the cell of the element, the field or the pointee.
+struct Place {
     loc: Loc,
     /// Where reading the location uninitialised is reported (absolute).
     root_span: Span,
-    steps: Vec<Step<'p>>,
+    steps: Vec<Step>,
 }
 
 pub(crate) struct Interp<'p> {
@@ -329,9 +332,8 @@ impl<'p> Interp<'p> {
     /// Resolves a place expression, left to right: the base first (a read of
     /// the base variable must find it initialised), then each index, checked
     /// against the array as it is then. Used for assignments, and for reads
-    /// of call-free `a[i]` / `r.f` chains, where it avoids copying the whole
-    /// array to read one element.
-    fn place(&mut self, e: &'p Expr) -> R<Place<'p>> {
+    /// of call-free `a[i]` / `r.f` chains.
+    fn place(&mut self, e: &'p Expr) -> R<Place> {
         match &e.kind {
             ExprKind::Var(_) => {
                 let slot = self.slot(e)?;
@@ -350,63 +352,79 @@ impl<'p> Interp<'p> {
                 })
             }
             ExprKind::Index(base, index) => {
-                let mut p = self.place(base)?;
-                self.lookup(&p, false)?;
+                let p = self.place(base)?;
+                self.lookup(&p, true)?;
                 let i = self.eval_int(index)?;
-                p.steps.push(Step {
-                    kind: StepKind::Index(i),
-                    op: self.abs(e.op),
-                });
-                self.lookup(&p, false)?;
-                Ok(p)
+                self.element_place(p, i, self.abs(e.op))
             }
             ExprKind::Field(base, name) => {
-                let mut p = self.place(base)?;
-                let op = self.abs(e.op);
-                let pointee = match &*self.lookup(&p, false)? {
-                    Value::Ptr(c) => Some(*c),
-                    Value::Null => return Err(target(TargetKind::NullDeref, op)),
-                    _ => None,
-                };
-                if let Some(c) = pointee {
-                    p = Place {
-                        loc: Loc::Cell(c),
-                        root_span: op,
-                        steps: vec![],
-                    };
-                }
-                p.steps.push(Step {
-                    kind: StepKind::Field(&name.name),
-                    op,
-                });
-                self.lookup(&p, false)?;
-                Ok(p)
+                let p = self.place(base)?;
+                self.field_place(p, &name.name, self.abs(e.op))
             }
             _ => internal("assignment to something that is not a variable, `*e`, `e[i]` or `e.f`"),
         }
     }
 
+    /// Element `i` of the array at `p` (as it is now): its cell, or a step
+    /// into an input array.
+    fn element_place(&mut self, mut p: Place, i: BigInt, op: Span) -> R<Place> {
+        let cell = match &*self.lookup(&p, true)? {
+            Value::Array(cells) if p.steps.is_empty() => {
+                i.to_usize().and_then(|u| cells.get(u).copied())
+            }
+            Value::Input(_) => {
+                p.steps.push(Step { index: i, op });
+                return Ok(p);
+            }
+            other => return type_error("indexing a value that is not an array", other, op),
+        };
+        match cell {
+            Some(c) => Ok(Place {
+                loc: Loc::Cell(c),
+                root_span: op,
+                steps: vec![],
+            }),
+            None => Err(target(TargetKind::OutOfBounds, op)),
+        }
+    }
+
+    /// Field `name` of the record at `p`, or of the record a pointer at `p`
+    /// points to: its cell.
+    fn field_place(&mut self, p: Place, name: &str, op: Span) -> R<Place> {
+        let record = match &*self.lookup(&p, false)? {
+            Value::Ptr(c) => match self.cell(Loc::Cell(*c))? {
+                Some(v) => v.clone(),
+                None => return Err(target(TargetKind::Uninitialized, op)),
+            },
+            Value::Null => return Err(target(TargetKind::NullDeref, op)),
+            v => v.clone(),
+        };
+        let c = field_cell(&record, name, op)?;
+        Ok(Place {
+            loc: Loc::Cell(c),
+            root_span: op,
+            steps: vec![],
+        })
+    }
+
     /// The value at a place. `want_array`: the caller indexes it again.
-    fn lookup(&self, p: &Place<'p>, want_array: bool) -> R<Cow<'_, Value>> {
+    fn lookup(&self, p: &Place, want_array: bool) -> R<Cow<'_, Value>> {
         let Some(root) = self.cell(p.loc)? else {
             return Err(target(TargetKind::Uninitialized, p.root_span));
         };
         let mut cur = Cow::Borrowed(root);
         for (k, st) in p.steps.iter().enumerate() {
-            let want = p
-                .steps
-                .get(k + 1)
-                .map_or(want_array, |s| matches!(s.kind, StepKind::Index(_)));
+            let want = k + 1 < p.steps.len() || want_array;
             cur = match cur {
-                Cow::Borrowed(v) => step_ref(v, st, want)?,
-                Cow::Owned(v) => Cow::Owned(step_ref(&v, st, want)?.into_owned()),
+                Cow::Borrowed(v) => input_element(v, st, want)?,
+                Cow::Owned(v) => Cow::Owned(input_element(&v, st, want)?.into_owned()),
             };
         }
         Ok(cur)
     }
 
     /// Stores `v` at a place (initialising a variable or cell written whole).
-    fn store_at(&mut self, p: Place<'p>, v: Value) -> R<()> {
+    fn store_at(&mut self, p: Place, v: Value) -> R<()> {
         let cell = self.cell_mut(p.loc)?;
         if p.steps.is_empty() {
             *cell = Some(v);
@@ -416,17 +434,32 @@ impl<'p> Interp<'p> {
             return Err(target(TargetKind::Uninitialized, p.root_span));
         };
         for (k, st) in p.steps.iter().enumerate() {
-            let want = matches!(
-                p.steps.get(k + 1),
-                Some(Step {
-                    kind: StepKind::Index(_),
-                    ..
-                })
-            );
-            cur = step_mut(cur, st, want)?;
+            let Value::Input(a) = cur else {
+                return type_error("indexing a value that is not an array", cur, st.op);
+            };
+            cur = a.get_mut(&st.index, k + 1 < p.steps.len());
         }
         *cur = v;
         Ok(())
+    }
+
+    /// A fresh cell holding `v`.
+    fn new_cell(&mut self, v: Option<Value>) -> R<CellId> {
+        if self.store.len() >= MAX_CELLS {
+            return Err(Stop::Outcome(Outcome::StepLimit {
+                span: self.cur_stmt,
+            }));
+        }
+        self.store.push(v);
+        Ok(self.store.len() - 1)
+    }
+
+    /// The value in a cell that an array or record holds (always assigned).
+    fn element(&self, c: CellId, op: Span) -> R<Value> {
+        match self.cell(Loc::Cell(c))? {
+            Some(v) => Ok(v.clone()),
+            None => Err(target(TargetKind::Uninitialized, op)),
+        }
     }
 
     // ---- expressions ----------------------------------------------------------
@@ -502,8 +535,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::Alloc(inner) => {
                 let v = self.eval(inner)?;
-                self.store.push(Some(v));
-                Ok(Value::Ptr(self.store.len() - 1))
+                Ok(Value::Ptr(self.new_cell(Some(v))?))
             }
             ExprKind::Unary(op, inner) => {
                 let n = self.eval_int(inner)?;
@@ -516,8 +548,9 @@ impl<'p> Interp<'p> {
             ExprKind::Index(..) | ExprKind::Field(..) => {
                 if self.info().call_free.get(e.id as usize) == Some(&true) && is_place_chain(e) {
                     // No call can run between reading the base and reading
-                    // the element, so reading in place equals the copy
-                    // semantics below.
+                    // the element, so resolving the place (which reads the
+                    // base again after the index) reads what `eval_copy`
+                    // would, without cloning the base.
                     let p = self.place(e)?;
                     Ok(self.lookup(&p, want_array)?.into_owned())
                 } else {
@@ -536,44 +569,45 @@ impl<'p> Interp<'p> {
                 self.call(callee as usize, vals, e)
             }
             ExprKind::Array(elems) => {
-                let mut vals = Vec::with_capacity(elems.len());
+                let mut cells = Vec::with_capacity(elems.len());
                 for x in elems {
-                    vals.push(self.eval(x)?);
+                    let v = self.eval(x)?;
+                    cells.push(self.new_cell(Some(v))?);
                 }
-                Ok(Value::Array(vals))
+                Ok(Value::Array(cells.into()))
             }
             ExprKind::Record(fields) => {
-                let mut vals = Vec::with_capacity(fields.len());
+                let mut cells = Vec::with_capacity(fields.len());
                 for (name, x) in fields {
-                    vals.push((name.name.clone(), self.eval(x)?));
+                    let v = self.eval(x)?;
+                    cells.push((name.name.clone(), self.new_cell(Some(v))?));
                 }
-                Ok(Value::Record(vals))
+                Ok(Value::Record(cells.into()))
             }
             ExprKind::Error => internal("the program has a syntax error node"),
         }
     }
 
-    /// `a[i]` and `e.f` by value: the base is evaluated (copied) before the
-    /// index, so a call in the index cannot change what is read.
+    /// `a[i]` and `e.f` with a call inside: the base value (the array's or
+    /// record's cells) is taken before the index is evaluated, so a call in
+    /// the index that assigns the base variable anew does not change which
+    /// cells are read; a call that writes into those cells does.
     fn eval_copy(&mut self, e: &'p Expr, want_array: bool) -> R<Value> {
         let op = self.abs(e.op);
         match &e.kind {
             ExprKind::Index(base, index) => {
                 let b = self.eval_at(base, true)?;
                 let i = self.eval_int(index)?;
-                if let Value::Array(xs) = b {
-                    // Move the element out instead of cloning it.
-                    let n = xs.len();
-                    return match i.to_usize().filter(|&u| u < n) {
-                        Some(u) => Ok(xs.into_iter().nth(u).unwrap_or(Value::Null)),
+                match &b {
+                    Value::Array(cells) => match i.to_usize().and_then(|u| cells.get(u)) {
+                        Some(&c) => self.element(c, op),
                         None => Err(target(TargetKind::OutOfBounds, op)),
-                    };
+                    },
+                    _ => {
+                        let step = Step { index: i, op };
+                        Ok(input_element(&b, &step, want_array)?.into_owned())
+                    }
                 }
-                let step = Step {
-                    kind: StepKind::Index(i),
-                    op,
-                };
-                Ok(step_ref(&b, &step, want_array)?.into_owned())
             }
             ExprKind::Field(base, name) => {
                 let mut b = self.eval(base)?;
@@ -585,11 +619,8 @@ impl<'p> Interp<'p> {
                     Value::Null => return Err(target(TargetKind::NullDeref, op)),
                     _ => {}
                 }
-                let step = Step {
-                    kind: StepKind::Field(&name.name),
-                    op,
-                };
-                Ok(step_ref(&b, &step, false)?.into_owned())
+                let c = field_cell(&b, &name.name, op)?;
+                self.element(c, op)
             }
             _ => internal("eval_copy of a non-place expression"),
         }
@@ -732,9 +763,10 @@ impl<'p> Interp<'p> {
         vals.extend(args.into_iter().map(Some));
         vals.resize(info.n_slots, None);
         let mut cells = vec![None; info.n_slots];
-        for (slot, _) in info.addr_taken.iter().enumerate().filter(|(_, t)| **t) {
-            self.store.push(vals[slot].take());
-            cells[slot] = Some(self.store.len() - 1);
+        for slot in 0..info.n_slots {
+            if self.funcs[callee].addr_taken[slot] {
+                cells[slot] = Some(self.new_cell(vals[slot].take())?);
+            }
         }
         let frame = Frame {
             func: callee,
@@ -832,52 +864,24 @@ fn is_place_chain(mut e: &Expr) -> bool {
     }
 }
 
-/// One step into a value being read.
-fn step_ref<'a>(v: &'a Value, st: &Step<'_>, want_array: bool) -> R<Cow<'a, Value>> {
-    match (&st.kind, v) {
-        (StepKind::Index(i), Value::Array(xs)) => match i.to_usize().and_then(|u| xs.get(u)) {
-            Some(x) => Ok(Cow::Borrowed(x)),
-            None => Err(target(TargetKind::OutOfBounds, st.op)),
-        },
-        (StepKind::Index(i), Value::Input(a)) => Ok(a.get(i, want_array)),
-        (StepKind::Index(_), other) => {
-            type_error("indexing a value that is not an array", other, st.op)
-        }
-        (StepKind::Field(name), Value::Record(fs)) => match fs.iter().find(|(n, _)| n == name) {
-            Some((_, x)) => Ok(Cow::Borrowed(x)),
-            None => internal(format!(
-                "record has no field `{name}` (at byte {})",
-                st.op.start
-            )),
-        },
-        (StepKind::Field(_), other) => {
-            type_error("field access on a value that is not a record", other, st.op)
-        }
+/// Element `st.index` of an input array (never out of bounds).
+fn input_element<'a>(v: &'a Value, st: &Step, want_array: bool) -> R<Cow<'a, Value>> {
+    match v {
+        Value::Input(a) => Ok(a.get(&st.index, want_array)),
+        other => type_error("indexing a value that is not an array", other, st.op),
     }
 }
 
-/// One step into a value being written.
-fn step_mut<'a>(v: &'a mut Value, st: &Step<'_>, want_array: bool) -> R<&'a mut Value> {
-    match (&st.kind, v) {
-        (StepKind::Index(i), Value::Array(xs)) => match i.to_usize().and_then(|u| xs.get_mut(u)) {
-            Some(x) => Ok(x),
-            None => Err(target(TargetKind::OutOfBounds, st.op)),
+/// The cell of field `name` of a record value.
+fn field_cell(record: &Value, name: &str, op: Span) -> R<CellId> {
+    match record {
+        Value::Record(fs) => match fs.iter().find(|(n, _)| n == name) {
+            Some((_, c)) => Ok(*c),
+            None => internal(format!(
+                "record has no field `{name}` (at byte {})",
+                op.start
+            )),
         },
-        (StepKind::Index(i), Value::Input(a)) => Ok(InputArray::get_mut(a, i, want_array)),
-        (StepKind::Index(_), other) => {
-            type_error("indexing a value that is not an array", other, st.op)
-        }
-        (StepKind::Field(name), Value::Record(fs)) => {
-            match fs.iter_mut().find(|(n, _)| n == name) {
-                Some((_, x)) => Ok(x),
-                None => internal(format!(
-                    "record has no field `{name}` (at byte {})",
-                    st.op.start
-                )),
-            }
-        }
-        (StepKind::Field(_), other) => {
-            type_error("field access on a value that is not a record", other, st.op)
-        }
+        other => type_error("field access on a value that is not a record", other, op),
     }
 }

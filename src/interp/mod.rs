@@ -7,12 +7,16 @@
 //!
 //! Semantics in brief (the details are documented where implemented):
 //! - Integers are unbounded; `/` truncates toward zero.
-//! - Arrays and records are values (assignment copies them); pointers point
-//!   to whole store cells (`&x`, `alloc e`); cells are never freed.
+//! - Memory is cells plus frames. Arrays and records hold references to
+//!   cells, one per element or field: assignment, argument passing,
+//!   `return` and `alloc` copy the references, so copies share their
+//!   elements (docs/microc.md, "Memory model"). Pointers point to whole
+//!   cells (`&x`, `alloc e`); cells are never freed.
 //! - Evaluation is left to right; in `lhs = rhs` the rhs is evaluated first,
 //!   then the place `lhs` is resolved (its base read before its index).
-//! - A read of `a[i]` evaluates `a` before `i`: when `i` contains a call, the
-//!   element is read from `a` as it was before the call.
+//! - A read of `a[i]` evaluates `a` (its cells) before `i`: when `i`
+//!   contains a call that assigns `a` anew, the element is read from the
+//!   cells `a` held before the call.
 //! - The first runtime error (a target) ends the run; so does a failed
 //!   `assume`, the step limit, or the call-depth limit.
 //! - Steps: one per executed statement (blocks included), one per later
@@ -28,8 +32,9 @@
 //!
 //! Input arrays (parameters of `main` that are indexed) are never out of
 //! bounds: an element the witness did not give reads as 0, or as an empty
-//! input array when the elements are arrays. Writes to an input array go to
-//! the written copy only. See `value.rs` and `main_args.rs`.
+//! input array when the elements are arrays. Input arrays are the witness's
+//! read-only data, held by value: writes to a local copy of one go to that
+//! copy only. See `value.rs` and `main_args.rs`.
 
 mod exec;
 mod main_args;

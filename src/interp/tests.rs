@@ -209,18 +209,77 @@ fn pointers_alias_variables_and_allocated_cells() {
     assert_eq!(returned(&run_src(src)), 42);
 }
 
+/// Arrays and records hold references to cells (docs/microc.md, "Memory
+/// model"): copies share their elements. Each expectation is worked out by
+/// hand in the comment beside it.
 #[test]
-fn arrays_and_records_are_values() {
+fn copies_of_arrays_and_records_share_their_cells() {
+    // b = a copies a's cell references: b[0] = 9 writes the cell a[0] reads.
     let src =
         "main() { var a, b; a = [1, 2]; b = a; b[0] = 9; output a[0]; output b[0]; return 0; }";
-    assert_eq!(outputs(&run_src(src)), vec![1, 9]);
+    assert_eq!(outputs(&run_src(src)), vec![9, 9]);
+    // Likewise for a record's fields.
     let src =
         "main() { var r, s; r = {f: 1, g: 2}; s = r; s.g = 5; output r.g; output s.g; return 0; }";
-    assert_eq!(outputs(&run_src(src)), vec![2, 5]);
-    // Arguments are copies.
+    assert_eq!(outputs(&run_src(src)), vec![5, 5]);
+    // Assigning a whole new array to b rebinds b only: a keeps its cells.
+    let src = "main() { var a, b; a = [1]; b = a; b = [2]; b[0] = 3; output a[0]; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![1]);
+}
+
+#[test]
+fn arguments_and_results_share_cells_with_the_caller() {
+    // f writes through its parameter into main's array: a[0] becomes 9.
     let src = "f(a) { a[0] = 9; return a[0]; }\nmain() { var a, x; a = [1]; x = f(a); output a[0]; return x; }";
     let r = run_src(src);
-    assert_eq!((outputs(&r), returned(&r)), (vec![1], 9));
+    assert_eq!((outputs(&r), returned(&r)), (vec![9], 9));
+    // id returns its argument's references: writing the result writes a.
+    let src = "id(a) { return a; }\nmain() { var a, b; a = [1, 2]; b = id(a); b[1] = 7; output a[1]; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![7]);
+    // A record passed to a function: the field write is seen by the caller.
+    let src = "set(r) { r.f = 4; return 0; }\nmain() { var r, x; r = {f: 1}; x = set(r); output r.f; return x; }";
+    assert_eq!(outputs(&run_src(src)), vec![4]);
+}
+
+#[test]
+fn nested_arrays_share_rows() {
+    // The thesis's "array with multiple dimensions": b = a[0] shares the
+    // row, so a[0][1] becomes 1 + 1 = 2, a[1][2] = 2 * 2 * 10 = 40: 42.
+    let src = "main() { var a, b; a = [[0, 1], [2, 3, 4]]; b = a[0]; b[1] = b[1] + 1;
+        a[1][2] = a[1][0] * 2 * 10; return a[0][1] + a[1][2]; }";
+    assert_eq!(returned(&run_src(src)), 42);
+    // A literal of arrays holds the rows' references: writing m[0][0]
+    // writes a[0]; replacing the row m[1] leaves b alone.
+    let src = "main() { var a, b, m; a = [1]; b = [2]; m = [a, b]; m[0][0] = 5; m[1] = [6];
+        output a[0]; output b[0]; output m[1][0]; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![5, 2, 6]);
+    // alloc stores the value, so its cells are shared too.
+    let src = "main() { var r, q; r = {f: 1}; q = alloc r; q.f = 9; output r.f; output (*q).f; return 0; }";
+    assert_eq!(outputs(&run_src(src)), vec![9, 9]);
+}
+
+#[test]
+fn input_arrays_are_read_only_values() {
+    // b = A gives b its own copy: A[0] still reads the witness's 3.
+    let src = "main(A) { var b; b = A; b[0] = 9; output A[0]; output b[0]; return 0; }";
+    let w = Witness {
+        args: vec![("A".into(), ArgValue::List(vec![ArgValue::Int(3.into())]))],
+        input: vec![],
+    };
+    assert_eq!(outputs(&run_w(src, &w)), vec![3, 9]);
+}
+
+#[test]
+fn literals_beyond_the_cell_limit_end_like_the_step_limit() {
+    let src = "main() { var a; while (1) { a = [1, 2, 3, 4, 5, 6, 7, 8]; } return 0; }";
+    let r = run_src(src);
+    assert!(
+        matches!(r.outcome, Outcome::StepLimit { .. }),
+        "{:?}",
+        r.outcome
+    );
+    // The cells ran out (4,000,000 / 8 literals of 3 steps each), not the steps.
+    assert!(r.steps < 2_000_000, "{}", r.steps);
 }
 
 #[test]

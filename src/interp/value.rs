@@ -1,8 +1,12 @@
 //! Runtime values of the interpreter.
 //!
-//! Arrays and records are values: copying one (assignment, argument passing)
-//! copies its contents. Only whole store cells can be pointed to, so a
-//! pointer is just a cell index.
+//! The memory model of the thesis that defines microc's extensions (see
+//! docs/microc.md, "Memory model"): arrays and records hold *references*
+//! to store cells, one per element or field. Copying an array or record
+//! value (assignment, argument passing, `return`, `alloc`) copies the
+//! references, so the copies share their elements. A pointer is a cell
+//! index. Input arrays are the exception: they are the witness's read-only
+//! data, held by value (see [`InputArray`]).
 
 use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
@@ -11,16 +15,21 @@ use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::rc::Rc;
 
+/// The index of a store cell.
+pub(crate) type CellId = usize;
+
 #[derive(Clone, Debug)]
 pub(crate) enum Value {
     Int(BigInt),
     Null,
     /// A pointer to a store cell.
-    Ptr(usize),
-    /// A fixed-length array (only array literals create them).
-    Array(Vec<Value>),
-    /// A record: its fields in the order of the literal that made it.
-    Record(Vec<(String, Value)>),
+    Ptr(CellId),
+    /// A fixed-length array: the cells of its elements (only array
+    /// literals create them).
+    Array(Rc<[CellId]>),
+    /// A record: the cells of its fields, in the order of the literal that
+    /// made it.
+    Record(Rc<[(String, CellId)]>),
     /// An input array (a parameter of `main`, or an element of one).
     Input(InputArray),
 }
@@ -41,6 +50,11 @@ impl Value {
 
 /// An unbounded input array: the finite list the witness gave, plus the
 /// elements the program wrote to this copy.
+///
+/// Input arrays keep value semantics: they are the witness's data, and
+/// nothing a program does changes what a parameter of `main` reads. A
+/// local that receives one (`b = A`, or a callee's parameter) may write
+/// into it; the writes go to that holder's copy only.
 ///
 /// Reading an index the witness did not give (negative, or beyond the list)
 /// yields the default element: `0` if the elements are integers, an empty

@@ -22,12 +22,14 @@
 //! Spans are function-relative (see `syntax::ast`). Knows the AST and the
 //! types; knows nothing of terms, solvers or the interpreter.
 
+mod alias;
 mod definite_assignment;
 mod inline;
 mod loops;
 mod lower;
 mod print;
 
+pub use alias::Sharing;
 pub use definite_assignment::{DefiniteAssignment, definite_assignment};
 pub use inline::{Program as InlinedProgram, TargetOrigin, inline_program, natural_loops};
 pub use loops::{Backbones, backbones, loop_backbones};

@@ -37,6 +37,13 @@ pub fn render(
         target.col,
         if copies == 1 { "y" } else { "ies" }
     );
+    for group in raw.value.slots.sharing.groups(&prog.body) {
+        let _ = writeln!(
+            out,
+            "note: {} may share cells: a write into one makes the others ⋆",
+            group.join(", ")
+        );
+    }
     write_summaries(&mut out, &prog.body, &raw.terms, &raw.value, loc);
     // The simplifier's time and stop reason vary with the machine's load:
     // only the sizes are shown, so that the output can be snapshot.

@@ -53,6 +53,9 @@ pub struct Slots {
     /// Variables of inlined frames entered inside a loop: a new cell per
     /// activation, so `&x` is not a constant.
     pub reentered: Vec<VarId>,
+    /// Which array and record variables may share cells: a write into one
+    /// makes the others ⋆.
+    pub sharing: ir::Sharing,
 }
 
 /// How many arrays are nested in a type (`array(array(pointer))` is 2).
@@ -121,6 +124,7 @@ impl Slots {
             address_taken,
             notes: vec![],
             reentered: reentered(body),
+            sharing: ir::Sharing::of(body),
         }
     }
 }
@@ -602,10 +606,12 @@ impl<'a> Eval<'a> {
                         let old = st.get(Slot::Value(*v));
                         let new = self.write(terms, old, &idx, val);
                         st.set(Slot::Value(*v), new);
+                        self.forget_sharers(terms, st, *v);
                     }
                     Place::Var(v) => {
                         let s = terms.star();
                         st.set(Slot::Value(*v), s);
+                        self.forget_sharers(terms, st, *v);
                     }
                     // An element write through a pointer needs an array in
                     // the cell: no cell becomes assigned by it.
@@ -625,6 +631,7 @@ impl<'a> Eval<'a> {
                     terms.star()
                 };
                 st.set(Slot::Field(*v, k), val);
+                self.forget_sharers(terms, st, *v);
             }
             Place::Field(base, _) => {
                 let mut root = &**base;
@@ -635,6 +642,7 @@ impl<'a> Eval<'a> {
                     Place::Var(v) => {
                         let s = self.star_for(terms, *v);
                         st.set(Slot::Value(*v), s);
+                        self.forget_sharers(terms, st, *v);
                     }
                     // Likewise a field write needs a record in the cell.
                     _ => self.havoc_contents(terms, st),
@@ -763,16 +771,51 @@ impl<'a> Eval<'a> {
         let s = terms.star();
         st.set(Slot::Next, s);
         for &v in &self.slots.address_taken {
-            let s = self.star_for(terms, v);
-            st.set(Slot::Value(v), s);
-            self.havoc_lengths(terms, st, v);
-            // A record variable lives in its field slots: they change too
-            // (they were kept, and `pr.g = n` left `r.g` at its old value).
-            for &slot in &self.slots.all {
-                if matches!(slot, Slot::Field(w, _) if w == v) {
+            self.forget(terms, st, v);
+        }
+        // Arrays and records whose cells memory may reach (`q = alloc a`,
+        // `&a`) change with a write through a pointer into them.
+        for v in self.slots.sharing.in_memory() {
+            self.forget(terms, st, v);
+        }
+    }
+
+    /// A write into `v`'s elements or fields: every variable that may
+    /// share cells with `v` may have changed. (Memory holds no array or
+    /// record exactly, and no integer cell is an element: nothing else
+    /// changes.)
+    fn forget_sharers(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+        for w in self.slots.sharing.others(v) {
+            let s = self.star_for(terms, w);
+            st.set(Slot::Value(w), s);
+            // An array's own length never changes while the variable holds
+            // it; its rows' may (`b = m; b[0] = [1, 2, 3];`).
+            for level in 1..array_levels(&self.body.var(w).ty) {
+                if st.values.contains_key(&Slot::Len(w, level)) {
                     let s = terms.star();
-                    st.set(slot, s);
+                    st.set(Slot::Len(w, level), s);
                 }
+            }
+            self.forget_fields(terms, st, w);
+        }
+    }
+
+    /// `v`'s value, lengths and fields become ⋆ (not whether it is
+    /// assigned).
+    fn forget(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+        let s = self.star_for(terms, v);
+        st.set(Slot::Value(v), s);
+        self.havoc_lengths(terms, st, v);
+        self.forget_fields(terms, st, v);
+    }
+
+    /// A record variable lives in its field slots: they change with it
+    /// (they were kept, and `pr.g = n` left `r.g` at its old value).
+    fn forget_fields(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+        for &slot in &self.slots.all {
+            if matches!(slot, Slot::Field(w, _) if w == v) {
+                let s = terms.star();
+                st.set(slot, s);
             }
         }
     }

@@ -614,8 +614,21 @@ impl<'p> Checker<'p> {
         };
         for p in &f.params {
             let mut n = self.var(fi, &p.name);
+            let mut seen = std::collections::HashSet::new();
             loop {
                 let r = self.find(n);
+                if !seen.insert(r) {
+                    // `A[0] = A`: an array that holds itself has no finite
+                    // depth, and no witness list can give it.
+                    self.diags.push(
+                        Diagnostic::error(format!(
+                            "parameter `{}` of `main` is an array that contains itself, but inputs are integers or input arrays of finite depth",
+                            p.name
+                        ))
+                        .primary(f.abs(p.span), "main's parameters are the program's inputs"),
+                    );
+                    break;
+                }
                 match self.term[r as usize].clone() {
                     Term::Var => {
                         let i = self.int(f.abs(p.span));
@@ -830,6 +843,14 @@ mod tests {
         let d = &t.diagnostics[0];
         assert!(d.message.starts_with("type error"), "{d:?}");
         assert_eq!(d.labels.len(), 2, "{d:?}");
+    }
+
+    /// Found by the front-end fuzz test on a mutated program: the check of
+    /// main's parameters followed the element type of `A` forever.
+    #[test]
+    fn an_input_array_that_holds_itself_is_an_error_not_a_hang() {
+        let e = errors("main(A) { var b; b = [A]; b = A; return 0; }");
+        assert!(e.iter().any(|m| m.contains("contains itself")), "{e:?}");
     }
 
     #[test]

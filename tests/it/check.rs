@@ -88,6 +88,7 @@ fn benchmark_verdicts(solver: &str) {
         "locals_per_call.mc",
         "callee_local_per_call.mc",
         "input_array_copy.mc",
+        "sem_aliasing.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();

@@ -1,0 +1,223 @@
+//! Which array and record variables may share cells.
+//!
+//! Arrays and records hold references to cells (docs/microc.md, "Memory
+//! model"): after `b = a`, `b = a[0]`, `m = [a]`, `r = {f: a}`, passing `a`
+//! to a function or returning it, a write into `b`'s elements is a write
+//! into `a`'s. The necessary conditions model an array variable as a
+//! λ-term of its own, which is exact only while no two variables reach the
+//! same cells. This pass over a whole (inlined) flowgraph groups the
+//! variables that may share cells, flow-insensitively, with a union-find:
+//! every instruction that copies a reference from one variable into
+//! another unites their groups. A group may also reach *memory*: a heap
+//! cell (`alloc`, `*p = e`), a variable whose address is taken, or a call
+//! that is not inlined (which may store or write what it is given).
+//!
+//! The analyses forget (⋆) the other members of a group when one is
+//! written into; see `nc::state`. A variable alone in its group, which is
+//! every array of the papers' benchmarks, keeps its exact λ-term.
+//!
+//! Input arrays (parameters of `main`) are values, never written: they
+//! share nothing.
+
+use super::{Body, Expr, Instr, Place, VarId};
+use crate::types::Type;
+
+/// The groups of variables that may share cells.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Sharing {
+    /// Union-find parents, by variable; the last entry stands for memory.
+    parent: Vec<u32>,
+}
+
+impl Sharing {
+    /// The groups of `body`'s variables.
+    pub fn of(body: &Body) -> Sharing {
+        let mut s = Sharing {
+            parent: (0..=body.vars.len() as u32).collect(),
+        };
+        for e in &body.edges {
+            s.instr(body, &e.instr);
+        }
+        s
+    }
+
+    fn memory(&self) -> u32 {
+        self.parent.len() as u32 - 1
+    }
+
+    fn find(&self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            x = self.parent[x as usize];
+        }
+        x
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent[ra.max(rb) as usize] = ra.min(rb);
+        }
+    }
+
+    /// The variables other than `v` whose cells a write into `v`'s
+    /// elements or fields may change.
+    pub fn others(&self, v: VarId) -> Vec<VarId> {
+        let root = self.find(v);
+        (0..self.memory())
+            .filter(|&w| w != v && self.find(w) == root)
+            .collect()
+    }
+
+    /// The variables whose cells memory may reach: a write through a
+    /// pointer into an array or record may change them.
+    pub fn in_memory(&self) -> Vec<VarId> {
+        let root = self.find(self.memory());
+        (0..self.memory())
+            .filter(|&w| self.find(w) == root)
+            .collect()
+    }
+
+    /// Every group of more than one variable, by variable names (for the
+    /// notes shown with a condition).
+    pub fn groups(&self, body: &Body) -> Vec<Vec<String>> {
+        let mut by_root: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
+        for v in 0..self.memory() {
+            by_root
+                .entry(self.find(v))
+                .or_default()
+                .push(body.var(v).name.clone());
+        }
+        let memory = self.find(self.memory());
+        by_root
+            .into_iter()
+            .filter(|(root, names)| names.len() > 1 || (*root == memory && !names.is_empty()))
+            .map(|(root, mut names)| {
+                if root == memory {
+                    names.push("memory".into());
+                }
+                names
+            })
+            .collect()
+    }
+
+    fn instr(&mut self, body: &Body, i: &Instr) {
+        let memory = self.memory();
+        match i {
+            Instr::Assign(place, e) => {
+                let to = place_root(place).unwrap_or(memory);
+                for r in refs(body, e, memory) {
+                    self.union(to, r);
+                }
+                self.addresses(body, e);
+            }
+            Instr::Alloc(_, e) => {
+                for r in refs(body, e, memory) {
+                    self.union(memory, r);
+                }
+                self.addresses(body, e);
+            }
+            Instr::Call { dst, args, .. } => {
+                for a in args {
+                    for r in refs(body, a, memory) {
+                        self.union(memory, r);
+                    }
+                    self.addresses(body, a);
+                }
+                if holds_refs(&body.var(*dst).ty) {
+                    self.union(memory, *dst);
+                }
+            }
+            Instr::Output(e) => self.addresses(body, e),
+            Instr::Assume(_) | Instr::Assert(..) | Instr::Skip | Instr::Enter(_) => {}
+        }
+    }
+
+    /// `&v` of an array or record variable: `*p` reaches v's cells.
+    fn addresses(&mut self, body: &Body, e: &Expr) {
+        let memory = self.memory();
+        walk(e, &mut |x| {
+            if let Expr::AddrOf(v) = x
+                && !body.var(*v).input_array
+                && holds_refs(&body.var(*v).ty)
+            {
+                self.union(memory, *v);
+            }
+        });
+    }
+}
+
+/// Whether values of this type hold references to cells (arrays and
+/// records; a type not known is taken to).
+fn holds_refs(ty: &Type) -> bool {
+    !matches!(ty, Type::Int | Type::Ptr(_))
+}
+
+/// The variable whose cells a write to `place` writes into, or `None` for
+/// a cell behind a pointer.
+fn place_root(place: &Place) -> Option<VarId> {
+    match place {
+        Place::Var(v) => Some(*v),
+        Place::Deref(_) => None,
+        Place::Index(b, _) | Place::Field(b, _) => place_root(b),
+    }
+}
+
+/// The type of an expression's value, where the variables' types say it.
+fn type_of(body: &Body, e: &Expr) -> Option<Type> {
+    match e {
+        Expr::Var(v) => Some(body.var(*v).ty.clone()),
+        Expr::Index(a, _) => match type_of(body, a)? {
+            Type::Array(t) => Some(*t),
+            _ => None,
+        },
+        Expr::Field(r, f) => match type_of(body, r)? {
+            Type::Record(fs) => fs.into_iter().find(|(n, _)| n == f).map(|(_, t)| t),
+            _ => None,
+        },
+        Expr::Load(p) => match type_of(body, p)? {
+            Type::Ptr(t) => Some(*t),
+            _ => None,
+        },
+        Expr::Array(_) | Expr::Record(_) => None,
+        Expr::Int(_) | Expr::Unary(..) | Expr::Binary(..) | Expr::Cmp(..) => Some(Type::Int),
+        Expr::Null | Expr::AddrOf(_) => Some(Type::Ptr(Box::new(Type::Unknown))),
+    }
+}
+
+/// The variables (or memory) whose cells the value of `e` may hold
+/// references to: what an assignment of `e` shares.
+fn refs(body: &Body, e: &Expr, memory: u32) -> Vec<u32> {
+    if type_of(body, e).is_some_and(|t| !holds_refs(&t)) {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    reachable(body, e, memory, &mut out);
+    out
+}
+
+fn reachable(body: &Body, e: &Expr, memory: u32, out: &mut Vec<u32>) {
+    match e {
+        Expr::Var(v) if !body.var(*v).input_array => out.push(*v),
+        Expr::Index(a, _) | Expr::Field(a, _) => reachable(body, a, memory, out),
+        Expr::Load(_) => out.push(memory),
+        Expr::Array(xs) => xs.iter().for_each(|x| out.extend(refs(body, x, memory))),
+        Expr::Record(fs) => fs
+            .iter()
+            .for_each(|(_, x)| out.extend(refs(body, x, memory))),
+        _ => {}
+    }
+}
+
+fn walk(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
+    match e {
+        Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => walk(a, f),
+        Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) | Expr::Index(a, b) => {
+            walk(a, f);
+            walk(b, f);
+        }
+        Expr::Array(xs) => xs.iter().for_each(|x| walk(x, f)),
+        Expr::Record(fs) => fs.iter().for_each(|(_, x)| walk(x, f)),
+        Expr::Int(_) | Expr::Null | Expr::Var(_) | Expr::AddrOf(_) => {}
+    }
+}
