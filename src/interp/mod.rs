@@ -28,7 +28,8 @@
 //!   result would exceed 2^20 bits ends the run as `StepLimit` (the run is
 //!   not going to finish in reasonable time or memory anyway), and
 //!   exhausting the host stack ends it as `CallDepthLimit`, at the call
-//!   that would overflow.
+//!   that would overflow; more than `MAX_CELLS` cells end it as
+//!   `StepLimit`.
 //!
 //! Input arrays (parameters of `main` that are indexed) are never out of
 //! bounds: an element the witness did not give reads as 0, or as an empty

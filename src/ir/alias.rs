@@ -19,7 +19,7 @@
 //! Input arrays (parameters of `main`) are values, never written: they
 //! share nothing.
 
-use super::{Body, Expr, Instr, Place, VarId};
+use super::{Body, Expr, Instr, VarId};
 use crate::types::Type;
 
 /// The groups of variables that may share cells.
@@ -104,7 +104,7 @@ impl Sharing {
         let memory = self.memory();
         match i {
             Instr::Assign(place, e) => {
-                let to = place_root(place).unwrap_or(memory);
+                let to = place.root_var().unwrap_or(memory);
                 for r in refs(body, e, memory) {
                     self.union(to, r);
                 }
@@ -135,7 +135,7 @@ impl Sharing {
     /// `&v` of an array or record variable: `*p` reaches v's cells.
     fn addresses(&mut self, body: &Body, e: &Expr) {
         let memory = self.memory();
-        walk(e, &mut |x| {
+        e.walk(&mut |x| {
             if let Expr::AddrOf(v) = x
                 && !body.var(*v).input_array
                 && holds_refs(&body.var(*v).ty)
@@ -150,16 +150,6 @@ impl Sharing {
 /// records; a type not known is taken to).
 fn holds_refs(ty: &Type) -> bool {
     !matches!(ty, Type::Int | Type::Ptr(_))
-}
-
-/// The variable whose cells a write to `place` writes into, or `None` for
-/// a cell behind a pointer.
-fn place_root(place: &Place) -> Option<VarId> {
-    match place {
-        Place::Var(v) => Some(*v),
-        Place::Deref(_) => None,
-        Place::Index(b, _) | Place::Field(b, _) => place_root(b),
-    }
 }
 
 /// The type of an expression's value, where the variables' types say it.
@@ -205,19 +195,5 @@ fn reachable(body: &Body, e: &Expr, memory: u32, out: &mut Vec<u32>) {
             .iter()
             .for_each(|(_, x)| out.extend(refs(body, x, memory))),
         _ => {}
-    }
-}
-
-fn walk(e: &Expr, f: &mut impl FnMut(&Expr)) {
-    f(e);
-    match e {
-        Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => walk(a, f),
-        Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) | Expr::Index(a, b) => {
-            walk(a, f);
-            walk(b, f);
-        }
-        Expr::Array(xs) => xs.iter().for_each(|x| walk(x, f)),
-        Expr::Record(fs) => fs.iter().for_each(|(_, x)| walk(x, f)),
-        Expr::Int(_) | Expr::Null | Expr::Var(_) | Expr::AddrOf(_) => {}
     }
 }

@@ -142,6 +142,23 @@ pub enum Expr {
     Record(Vec<(String, Expr)>),
 }
 
+impl Expr {
+    /// Calls `f` on this expression and every subexpression, parents first.
+    pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => a.walk(f),
+            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) | Expr::Index(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::Array(xs) => xs.iter().for_each(|x| x.walk(f)),
+            Expr::Record(fs) => fs.iter().for_each(|(_, x)| x.walk(f)),
+            Expr::Int(_) | Expr::Null | Expr::Var(_) | Expr::AddrOf(_) => {}
+        }
+    }
+}
+
 /// A storage place written by an assignment.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Place {
@@ -150,6 +167,18 @@ pub enum Place {
     Deref(Expr),
     Index(Box<Place>, Expr),
     Field(Box<Place>, String),
+}
+
+impl Place {
+    /// The variable whose cells a write to this place writes into, or
+    /// `None` for a cell behind a pointer.
+    pub fn root_var(&self) -> Option<VarId> {
+        match self {
+            Place::Var(v) => Some(*v),
+            Place::Deref(_) => None,
+            Place::Index(b, _) | Place::Field(b, _) => b.root_var(),
+        }
+    }
 }
 
 /// A connective-free predicate.

@@ -130,19 +130,13 @@ impl Slots {
 }
 
 fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
-    fn expr(e: &Expr, out: &mut Vec<VarId>) {
-        match e {
-            Expr::AddrOf(v) => out.push(*v),
-            Expr::Int(_) | Expr::Null | Expr::Var(_) => {}
-            Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => expr(a, out),
-            Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) | Expr::Index(a, b) => {
-                expr(a, out);
-                expr(b, out);
+    let expr = |e: &Expr, out: &mut Vec<VarId>| {
+        e.walk(&mut |x| {
+            if let Expr::AddrOf(v) = x {
+                out.push(*v);
             }
-            Expr::Array(xs) => xs.iter().for_each(|x| expr(x, out)),
-            Expr::Record(fs) => fs.iter().for_each(|(_, x)| expr(x, out)),
-        }
-    }
+        })
+    };
     match i {
         ir::Instr::Assign(_, e) | ir::Instr::Alloc(_, e) | ir::Instr::Output(e) => expr(e, out),
         ir::Instr::Call { args, .. } => args.iter().for_each(|a| expr(a, out)),
@@ -576,6 +570,15 @@ impl<'a> Eval<'a> {
 
     /// Executes an assignment.
     pub fn assign(&self, terms: &mut Terms, st: &mut State, p: &Place, e: &Expr) {
+        self.assign_place(terms, st, p, e);
+        // A write into a variable's elements or fields (`b[i] = e`,
+        // `r.f[0] = e`, `a[i].g = e`) is a write into cells it may share.
+        if let (false, Some(v)) = (matches!(p, Place::Var(_)), p.root_var()) {
+            self.forget_sharers(terms, st, v);
+        }
+    }
+
+    fn assign_place(&self, terms: &mut Terms, st: &mut State, p: &Place, e: &Expr) {
         match p {
             Place::Var(v) if matches!(self.body.var(*v).ty, Type::Record(_)) => {
                 self.assign_record(terms, st, *v, e);
@@ -606,12 +609,10 @@ impl<'a> Eval<'a> {
                         let old = st.get(Slot::Value(*v));
                         let new = self.write(terms, old, &idx, val);
                         st.set(Slot::Value(*v), new);
-                        self.forget_sharers(terms, st, *v);
                     }
                     Place::Var(v) => {
                         let s = terms.star();
                         st.set(Slot::Value(*v), s);
-                        self.forget_sharers(terms, st, *v);
                     }
                     // An element write through a pointer needs an array in
                     // the cell: no cell becomes assigned by it.
@@ -631,7 +632,6 @@ impl<'a> Eval<'a> {
                     terms.star()
                 };
                 st.set(Slot::Field(*v, k), val);
-                self.forget_sharers(terms, st, *v);
             }
             Place::Field(base, _) => {
                 let mut root = &**base;
@@ -642,7 +642,6 @@ impl<'a> Eval<'a> {
                     Place::Var(v) => {
                         let s = self.star_for(terms, *v);
                         st.set(Slot::Value(*v), s);
-                        self.forget_sharers(terms, st, *v);
                     }
                     // Likewise a field write needs a record in the cell.
                     _ => self.havoc_contents(terms, st),

@@ -89,6 +89,7 @@ fn benchmark_verdicts(solver: &str) {
         "callee_local_per_call.mc",
         "input_array_copy.mc",
         "sem_aliasing.mc",
+        "array_in_record_field.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
