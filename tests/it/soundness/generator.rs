@@ -48,7 +48,11 @@ impl Rng {
 /// `branchlocal` (a helper's local `u` is assigned on one branch only),
 /// `ptrstore` (with pointers: pointers stored in a record field and in an
 /// array, `*hr.h = e`, `*P[i] = e`), `guard` (a statement of main runs
-/// only for some inputs: `if (A[3] > 1) { … }`).
+/// only for some inputs: `if (A[3] > 1) { … }`), `boxed` (with arrays: a
+/// record `bx = {f: C}` whose field holds an array's references, written
+/// and read through `bx.f[i]` and through the array), `copies` (with
+/// arrays: `D = a; D[k] = e; assert(a[k] != c);`, a write through a copy
+/// probed through the original).
 ///
 /// Patterns that found a bug still open are lowered, so that campaigns
 /// find other bugs too; each says so next to its value.
@@ -77,11 +81,23 @@ const KNOBS: &[(&str, u32)] = &[
     ("assume", 2),
     ("ptrstore", 30),
     ("guard", 25),
+    ("boxed", 30),
+    ("copies", 30),
 ];
 
 impl Knobs {
     pub(super) fn defaults() -> Knobs {
         Knobs(KNOBS.iter().copied().collect())
+    }
+
+    /// The defaults with some knobs set.
+    pub(super) fn with(knobs: &[(&str, u32)]) -> Knobs {
+        let mut k = Knobs::defaults();
+        for (name, v) in knobs {
+            let key = KNOBS.iter().map(|(n, _)| *n).find(|n| n == name);
+            k.0.insert(key.expect("a knob of KNOBS"), *v);
+        }
+        k
     }
 
     /// The defaults, overridden by `SOUNDNESS_KNOBS=name=pct,…`.
@@ -230,6 +246,13 @@ struct Cx {
     /// Records `{v: int, h: ptr(int)}` and arrays of `ptr(int)`.
     hrecs: Vec<&'static str>,
     parrs: Vec<&'static str>,
+    /// Records `{f: array(int)}`, and the array whose references the
+    /// field was given.
+    boxes: Vec<&'static str>,
+    boxed: Option<&'static str>,
+    /// An array variable `D` for copies that are written (`D = C; D[k] =
+    /// e;`), then probed through the original.
+    copies: bool,
     /// `main`: the input array `A` and the loop counter `i`.
     main: bool,
     /// Loops: the counter and the condition (`i < n` in main; a
@@ -322,6 +345,9 @@ enum St {
     Assume,
     HRec,
     PArr,
+    BoxWrite,
+    BoxRead,
+    CopyProbe,
 }
 
 impl Gen<'_> {
@@ -750,6 +776,23 @@ impl Gen<'_> {
             (has(&cx.pptrs, 2), St::PPtr),
             (has(&cx.hrecs, 6), St::HRec),
             (has(&cx.parrs, 6), St::PArr),
+            (has(&cx.boxes, 6), St::BoxWrite),
+            (
+                if cx.copies && !cx.arrs.is_empty() {
+                    6
+                } else {
+                    0
+                },
+                St::CopyProbe,
+            ),
+            (
+                if cx.wints.is_empty() {
+                    0
+                } else {
+                    has(&cx.boxes, 4)
+                },
+                St::BoxRead,
+            ),
             (has(&cx.recs, 5), St::RecAssign),
             (has(&cx.recs, 5), St::FieldWrite),
             (has(&cx.rptrs, 3), St::RPtrAssign),
@@ -767,6 +810,28 @@ impl Gen<'_> {
                 format!("{v} = {};", self.int_e(cx, 2))
             }
             St::Input => format!("{} = input;", self.r.pick(&cx.wints)),
+            St::BoxWrite => {
+                let b = self.r.pick(&cx.boxes);
+                let (k, e) = (self.r.int(0, 2), self.int_e(cx, 1));
+                match cx.boxed {
+                    // A probe through the array the field shares.
+                    Some(a) if self.r.below(2) == 0 => {
+                        let lit = self.r.int(-1, 3);
+                        format!("{b}.f[{k}] = {e}; assert({a}[{k}] != {lit});")
+                    }
+                    _ => format!("{b}.f[{}] = {e};", self.idx(cx, 1)),
+                }
+            }
+            St::CopyProbe => {
+                // Written through the copy, probed through the original.
+                let a = self.r.pick(&cx.arrs);
+                let (k, e, lit) = (self.r.int(0, 2), self.int_e(cx, 1), self.r.int(-1, 3));
+                format!("D = {a}; D[{k}] = {e}; assert({a}[{k}] != {lit});")
+            }
+            St::BoxRead => {
+                let (v, b) = (self.r.pick(&cx.wints), self.r.pick(&cx.boxes));
+                format!("{v} = {b}.f[{}];", self.idx(cx, 1))
+            }
             St::IfAssert => format!("if ({}) {{ assert({}); }}", self.cond(cx), self.cond(cx)),
             St::IfElse => {
                 let _ = writeln!(out, "{pad}if ({}) {{", self.cond(cx));
@@ -1250,6 +1315,19 @@ impl Gen<'_> {
                     0,
                 );
                 let _ = writeln!(init, "  pa = {e};");
+            }
+            if self.chance("boxed") {
+                // The field holds C's (or B's) references: writes through
+                // bx.f are writes into the array.
+                vars.push("bx");
+                cx.boxes.push("bx");
+                let a = self.r.pick(&ready.arrs);
+                cx.boxed = Some(a);
+                let _ = writeln!(init, "  bx = {{f: {a}}};");
+            }
+            if self.chance("copies") {
+                vars.push("D");
+                cx.copies = true;
             }
         }
         if f.nested {

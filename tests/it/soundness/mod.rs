@@ -410,6 +410,22 @@ fn conditions_hold_for_the_inputs_that_reach_targets() {
     );
 }
 
+/// The same check on programs full of arrays and records that share cells
+/// (copies, rows, records holding arrays, arguments): with the alias
+/// analysis switched off in `nc::state`, this test fails.
+#[test]
+fn conditions_hold_where_arrays_share_cells() {
+    let knobs = Knobs::with(&[
+        ("arrays", 100),
+        ("records", 80),
+        ("nested", 60),
+        ("boxed", 100),
+        ("copies", 100),
+    ]);
+    let (hits, checks, _) = check_programs(0x5eed_a11a_5000_0001, 60, &knobs);
+    assert!(checks >= 30, "only {checks} checks ({hits} hits)");
+}
+
 /// How much a check may overrun its timeout before it is reported as a hang.
 const HANG_SLACK: Duration = Duration::from_secs(5);
 
