@@ -1,6 +1,119 @@
 //! The program as constrained Horn clauses for Z3's fixed-point engine,
 //! with the certificate checks that make an invariant a proof: apc
 //! re-verifies every invariant with its own quantifier-free queries before
-//! it says `unreachable`.
+//! it says `unreachable` (docs/horn-clauses.md).
 //!
-//! Not built yet: this is its place in the layers (see ARCHITECTURE.md).
+//! - [`encode`]: the inlined flowgraph as clauses, exact or refused;
+//! - [`certificate`]: the invariant Z3 returns, and its checks;
+//! - [`decide`]: both, within a deadline.
+//!
+//! Knows the IR and the solver layer; knows nothing of the necessary
+//! conditions or the interpreter. A counterexample is not yet turned into
+//! a witness: the Horn engine proves, the other engines find.
+
+mod certificate;
+mod encode;
+
+pub use certificate::Certificate;
+pub use encode::{Encoding, encode};
+
+use crate::ir::{Body, NodeId};
+use crate::smt::{self, Answer, Profile};
+use std::time::{Duration, Instant};
+
+/// The Horn engine's answer for one target.
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    /// Every clause holds under the invariant: checked, a proof.
+    Unreachable(Certificate),
+    /// Not proved, and why (the engine never claims reachability: its
+    /// counterexamples are not replayed yet).
+    Unknown(String),
+}
+
+/// The scripts one decision sent, for `--dump-queries`: the Horn query and
+/// the certificate checks.
+#[derive(Clone, Debug, Default)]
+pub struct Scripts {
+    pub horn: Option<String>,
+    pub checks: Option<String>,
+}
+
+/// The solver for Horn queries and the options it is given: the newer Z3
+/// that `solvers/install.sh` puts in `solvers/bin/z3-horn` (or
+/// `$APC_Z3_HORN`) with the options that find invariants with large
+/// constants, or else the `z3` that `apc check` uses, with its defaults.
+pub fn horn_solver() -> Option<(Profile, Vec<String>)> {
+    let base = smt::default_z3()?;
+    match smt::locate_binary("z3-horn", "APC_Z3_HORN") {
+        Some(path) => {
+            let mut p = base;
+            p.name = "z3-horn".into();
+            p.command = path.to_string_lossy().into_owned();
+            let options = [
+                "(set-option :fp.spacer.global true)",
+                "(set-option :fp.spacer.iuc 0)",
+            ];
+            Some((p, options.iter().map(|s| s.to_string()).collect()))
+        }
+        None => Some((base, vec![])),
+    }
+}
+
+/// Tries to prove a target unreachable in `body` (the inlined program):
+/// none of `errors`, the error vertices of its copies, is reached.
+pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Scripts) {
+    let mut scripts = Scripts::default();
+    let enc = match encode(body, errors) {
+        Ok(enc) => enc,
+        Err(why) => return (Verdict::Unknown(why), scripts),
+    };
+    let Some((solver, options)) = horn_solver() else {
+        return (
+            Verdict::Unknown("z3 not found: run solvers/install.sh".into()),
+            scripts,
+        );
+    };
+    let horn = enc.script(&options);
+    scripts.horn = Some(horn.clone());
+    let model = match smt::run_script(&solver, &horn, left(deadline)) {
+        Answer::Sat(model) => model,
+        Answer::Unsat => {
+            let why = "chc: the Horn clauses have a counterexample (not replayed yet)";
+            return (Verdict::Unknown(why.into()), scripts);
+        }
+        Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+    };
+    let cert = match Certificate::from_model(&model, &enc) {
+        Ok(c) => c,
+        Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+    };
+    let checks = cert.checks(&enc);
+    scripts.checks = Some(checks.clone());
+    match check(&solver, &checks, enc.clauses.len(), deadline) {
+        Ok(()) => (Verdict::Unreachable(cert), scripts),
+        Err(why) => (Verdict::Unknown(format!("chc: {why}")), scripts),
+    }
+}
+
+/// Every clause check must answer `unsat`.
+fn check(solver: &Profile, script: &str, clauses: usize, deadline: Instant) -> Result<(), String> {
+    let answers = smt::run_batch(solver, script, clauses, left(deadline));
+    match answers.iter().position(|a| *a != Answer::Unsat) {
+        None if answers.len() == clauses => Ok(()),
+        None => Err("the certificate checks gave too few answers".into()),
+        Some(k) => Err(format!(
+            "the invariant failed its check on clause {k} ({:?}): not a proof",
+            answers[k]
+        )),
+    }
+}
+
+fn left(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
+}
+
+#[cfg(test)]
+mod tests;

@@ -11,6 +11,7 @@ mod model;
 pub use crate::db::{Target, targets};
 pub use crate::nc::query::{DEFAULT_K, Mode};
 
+use crate::chc;
 use crate::db::{self, Database, SourceFile};
 use crate::deadline;
 use crate::interp::Witness;
@@ -41,6 +42,17 @@ pub struct CheckOptions {
     pub max_models: usize,
     /// Simplify the condition (e-graph) before encoding it.
     pub simplify: bool,
+    /// Which engine decides.
+    pub engine: Engine,
+}
+
+/// The engine that decides a target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The necessary conditions' race (finds witnesses, proves).
+    Nc,
+    /// Horn clauses with a checked invariant (proves only).
+    Chc,
 }
 
 #[derive(Clone, Debug)]
@@ -146,6 +158,7 @@ impl CheckOptions {
             counter_inference: true,
             max_models: DEFAULT_MAX_MODELS,
             simplify: true,
+            engine: Engine::Nc,
         }
     }
 }
@@ -213,6 +226,11 @@ fn decide(
         let why = "unsupported: the program has no main".to_string();
         return (Verdict::Unknown(why), None, None);
     };
+    if opts.engine == Engine::Chc {
+        let errors = prog.copies_of(&t.function, t.id);
+        let path = std::path::Path::new(file.path(db));
+        return decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline);
+    }
     let engine_opts = engine_options(opts);
     let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     let inputs = {
@@ -250,6 +268,36 @@ fn decide(
         }
         RaceOutcome::Timeout(why) => undecided(&why, true, &chains.left_out),
         RaceOutcome::Undecided(why) => undecided(&why, false, &chains.left_out),
+    }
+}
+
+/// The Horn engine's decision, its scripts dumped if asked.
+fn decide_by_horn_clauses(
+    path: &std::path::Path,
+    body: &crate::ir::Body,
+    errors: &[crate::ir::NodeId],
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
+    let _p = deadline::phase("horn clauses");
+    let (verdict, scripts) = chc::decide(body, errors, deadline);
+    if let Some(dir) = &opts.dump_queries {
+        let name = DumpName::new(dir, &path.to_string_lossy(), &t.function, t.line, t.col)
+            .reporting_to(&opts.dump_failure);
+        for (text, part) in [
+            (&scripts.horn, "chc-z3"),
+            (&scripts.checks, "chc-certificate-z3"),
+        ] {
+            if let Some(text) = text {
+                name.write_part(part, text);
+            }
+        }
+    }
+    let solver = chc::horn_solver().map(|(p, _)| p.name);
+    match verdict {
+        chc::Verdict::Unreachable(_) => (Verdict::Unreachable, Some("chc".into()), solver),
+        chc::Verdict::Unknown(why) => (Verdict::Unknown(why), None, None),
     }
 }
 

@@ -31,6 +31,12 @@ pub enum ModeChoice {
     Unfolded,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum EngineChoice {
+    Nc,
+    Chc,
+}
+
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// The microc source file.
@@ -73,6 +79,12 @@ pub struct CheckArgs {
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
     pub no_counter_inference: bool,
+    /// Which engine decides: `nc`, the necessary conditions (proofs and replayed
+    /// witnesses), or `chc`, Horn clauses solved by Z3's fixed-point engine (proofs
+    /// only: an invariant is `unreachable` once apc has re-checked it, clause by
+    /// clause; values in local arrays, records and behind pointers are unknown to it).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Nc)]
+    pub engine: EngineChoice,
     /// Send the necessary condition as computed, without the e-graph simplification
     /// (for comparison: `apc bench simplify` measures both).
     #[arg(long)]
@@ -163,6 +175,10 @@ pub fn check(a: CheckArgs) -> ExitCode {
         counter_inference: !a.no_counter_inference,
         max_models: a.max_models,
         simplify: !a.no_simplify,
+        engine: match a.engine {
+            EngineChoice::Nc => check::Engine::Nc,
+            EngineChoice::Chc => check::Engine::Chc,
+        },
     };
     let bar = if targets.len() > 1 {
         super::progress(targets.len(), "{bar:30} {pos}/{len} targets {elapsed}")

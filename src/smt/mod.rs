@@ -22,7 +22,7 @@ pub mod session;
 pub mod smtlib;
 
 pub use helper::Helper;
-pub use profile::{Profile, SolverKind, default_z3, locate};
+pub use profile::{Profile, SolverKind, default_z3, locate, locate_binary};
 pub use query::{DumpFailure, DumpName, Query, Variant};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
@@ -134,6 +134,20 @@ pub fn run_z3(script: &str, timeout: Duration) -> Answer {
     match default_z3() {
         Some(p) => run_script(&p, script, timeout),
         None => Answer::Unknown("z3 not found on PATH: run solvers/install.sh".into()),
+    }
+}
+
+/// Runs a script with `checks` `(check-sat)`s in a fresh solver; one
+/// answer per check (`unknown` for each the solver did not give).
+pub fn run_batch(profile: &Profile, script: &str, checks: usize, timeout: Duration) -> Vec<Answer> {
+    match solver_stdout(
+        &profile.name,
+        &profile.command_line(timeout),
+        script,
+        timeout,
+    ) {
+        Ok(text) => batch_answers(&text, checks),
+        Err(_) => vec![Answer::Unknown("no answer".into()); checks],
     }
 }
 

@@ -173,6 +173,17 @@ pub fn default_z3() -> Option<Profile> {
     Z3.get_or_init(|| locate(SolverKind::Z3, None).ok()).clone()
 }
 
+/// A solver binary by its environment variable, then `PATH`, then
+/// `solvers/bin/` (for binaries without a profile of their own, such as
+/// the Horn engine's Z3).
+pub fn locate_binary(command: &str, env_var: &str) -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os(env_var).filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(v);
+        return is_executable(&path).then_some(path);
+    }
+    search_path(command).or_else(|| bundled(command))
+}
+
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

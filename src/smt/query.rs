@@ -135,6 +135,16 @@ impl DumpName {
         }
     }
 
+    /// Writes a script that is not a necessary-condition query (the Horn
+    /// engine's) as `<stem>-<part>.smt2`; a failure is noted in `failure`.
+    pub fn write_part(&self, part: &str, text: &str) {
+        let path = self.dir.join(format!("{}-{part}.smt2", self.stem));
+        if let Err(e) = std::fs::write(&path, text) {
+            self.failure
+                .note(format!("cannot write {}: {e}", path.display()));
+        }
+    }
+
     /// The file of `variant` on `solver`, the `model`-th time it is asked
     /// (from 1). Appended, not `with_extension`: a stem may hold dots.
     pub fn path(&self, variant: Variant, solver: &str, model: usize) -> PathBuf {

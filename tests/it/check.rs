@@ -576,3 +576,43 @@ fn nc_dumps_exactly_what_check_sends() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// The Horn engine proves what the necessary condition cannot, and its
+/// dumped certificate checks run standalone: every clause check `unsat`.
+#[test]
+fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
+    let dir = std::env::temp_dir().join(format!("apc-chc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = program("sum_invariant.mc");
+    let nc = json(&apc(&["check", &file, "--format", "json"]));
+    assert_eq!(nc["targets"][0]["verdict"], "unknown", "{nc}");
+    let out = apc(&[
+        "check",
+        &file,
+        "--engine",
+        "chc",
+        "--format",
+        "json",
+        "--timeout",
+        "120",
+        "--dump-queries",
+        dir.to_str().unwrap(),
+    ]);
+    let t = &json(&out)["targets"][0];
+    assert_eq!(t["verdict"], "unreachable", "{t}");
+    assert_eq!(t["method"], "chc", "{t}");
+    let checks = dir.join("sum_invariant-main-9-5-chc-certificate-z3.smt2");
+    let text = std::fs::read_to_string(&checks).expect("the certificate is dumped");
+    let z3 = Command::new("z3").arg(&checks).output().expect("z3 runs");
+    let answers: Vec<String> = String::from_utf8_lossy(&z3.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        answers.len(),
+        text.matches("(check-sat)").count(),
+        "{answers:?}"
+    );
+    assert!(answers.iter().all(|a| a == "unsat"), "{answers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -639,3 +639,68 @@ fn long_run() {
     check_programs(seed, n, &Knobs::from_env());
     eprintln!("{:.1?} in all", start.elapsed());
 }
+
+/// The Horn engine never proves a target that a run hits: on integer
+/// programs (the fragment it encodes), every target some witness reaches
+/// must not come back `unreachable`. Also counts its proofs, so that the
+/// test fails if the engine stops proving anything.
+#[test]
+fn the_horn_engine_never_proves_a_target_a_run_hits() {
+    use apc::chc;
+    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 30);
+    let knobs = Knobs::with(&[
+        ("pointers", 0),
+        ("records", 0),
+        ("arrays", 0),
+        ("nested", 0),
+    ]);
+    let mut r = Rng(seed_or(0x5eed_c4c0_0000_0001));
+    let (mut hit, mut proved, mut refuted) = (0, 0, Vec::new());
+    for p in 0..n {
+        let src = program(&mut r, &knobs);
+        let (db, file) = Database::with_file("gen.mc", &src);
+        let parsed = db::parse(&db, file);
+        let prog = db::program(&db, file).as_ref().expect("main");
+        let mut reached = HashSet::new();
+        for _ in 0..6 {
+            let w = witness(&mut r);
+            if let Ok(res) = run_generated(&parsed.program, &w)
+                && let Outcome::Error { kind, span } = res.outcome
+            {
+                reached.insert((kind, span.start));
+            }
+        }
+        // A place is proved when none of its copies (inlined per call
+        // site, or in callees cut by recursion) is reached.
+        let mut places: BTreeMap<(apc::TargetKind, u32), Vec<u32>> = BTreeMap::new();
+        for t in &prog.body.targets {
+            places
+                .entry((t.kind, t.span.start))
+                .or_default()
+                .push(t.node);
+        }
+        let places: Vec<((apc::TargetKind, u32), bool)> = places
+            .into_iter()
+            .map(|(place, nodes)| {
+                let deadline = Instant::now() + Duration::from_secs(10);
+                let v = chc::decide(&prog.body, &nodes, deadline).0;
+                (place, matches!(v, chc::Verdict::Unreachable(_)))
+            })
+            .collect();
+        for ((kind, at), _) in places.into_iter().filter(|(_, proof)| *proof) {
+            proved += 1;
+            if reached.contains(&(kind, at)) {
+                refuted.push(format!(
+                    "program {p}: {} at byte {at} proved, but a run hits it\n{src}",
+                    kind.as_str()
+                ));
+            }
+        }
+        hit += reached.len();
+    }
+    assert!(refuted.is_empty(), "{}", refuted.join("\n"));
+    assert!(proved > 0 && hit > 0, "{proved} proofs, {hit} targets hit");
+    eprintln!(
+        "horn engine: {n} programs, {hit} targets hit by runs, {proved} proved, 0 contradicted"
+    );
+}

@@ -1,0 +1,673 @@
+//! The inlined flowgraph as constrained Horn clauses: one predicate per
+//! vertex that lies between the entry and the target's error vertex, over
+//! the program's state (integer variables, whether each local is
+//! assigned, main's input arrays and the input stream as SMT arrays); one
+//! clause per edge; the query "the error vertex is reached" as a clause
+//! with head `false`.
+//!
+//! The encoding over-approximates the runs: integers and input arrays are
+//! exact; values in local arrays, records and behind pointers are unknown
+//! (see `State`). So an invariant of the clauses is one of the program.
+
+use crate::ir::{self, BinOp, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
+use crate::smt::smtlib;
+use crate::syntax::ast::UnOp;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// A slot of the state the predicates range over.
+#[derive(Clone, Debug)]
+pub struct StateVar {
+    /// The SMT name of its current value (`x3`, `init3`).
+    pub name: String,
+    pub sort: String,
+    /// What it is, for people (`n`, `init(x)`).
+    pub label: String,
+}
+
+/// One Horn clause, `∀ vars. body → head`, kept apart so the certificate
+/// checks can assert its negation without the quantifier.
+#[derive(Clone, Debug)]
+pub struct Clause {
+    /// Declarations (name, sort) of every variable the clause uses.
+    pub vars: Vec<(String, String)>,
+    pub body: String,
+    pub head: String,
+    /// Which edge (or `entry`, `query`) it encodes.
+    pub origin: String,
+}
+
+/// The clauses of one target.
+#[derive(Clone, Debug)]
+pub struct Encoding {
+    pub state: Vec<StateVar>,
+    /// The predicates, by vertex.
+    pub predicates: Vec<NodeId>,
+    pub clauses: Vec<Clause>,
+}
+
+impl Encoding {
+    /// `(P7 x0 x1 …)` over `args`.
+    fn app(node: NodeId, args: &[String]) -> String {
+        if args.is_empty() {
+            return predicate_name(node);
+        }
+        format!("({} {})", predicate_name(node), args.join(" "))
+    }
+
+    /// The script for Z3's fixed-point engine: declarations, clauses,
+    /// `(check-sat)` and `(get-model)`.
+    pub fn script(&self, options: &[String]) -> String {
+        let mut out = String::from("(set-logic HORN)\n");
+        for o in options {
+            out.push_str(o);
+            out.push('\n');
+        }
+        let _ = writeln!(out, "; state: {}", self.legend());
+        let sorts: Vec<&str> = self.state.iter().map(|v| v.sort.as_str()).collect();
+        for &p in &self.predicates {
+            let _ = writeln!(
+                out,
+                "(declare-fun {} ({}) Bool)",
+                predicate_name(p),
+                sorts.join(" ")
+            );
+        }
+        for c in &self.clauses {
+            let _ = writeln!(out, "; {}", c.origin);
+            let decls: Vec<String> = c.vars.iter().map(|(n, s)| format!("({n} {s})")).collect();
+            let implication = format!("(=> {} {})", c.body, c.head);
+            if decls.is_empty() {
+                let _ = writeln!(out, "(assert {implication})");
+            } else {
+                let _ = writeln!(out, "(assert (forall ({}) {implication}))", decls.join(" "));
+            }
+        }
+        out.push_str("(check-sat)\n(get-model)\n");
+        out
+    }
+
+    /// Which SMT name is which program variable.
+    pub fn legend(&self) -> String {
+        let parts: Vec<String> = self
+            .state
+            .iter()
+            .map(|v| format!("{} = {}", v.name, v.label))
+            .collect();
+        parts.join(", ")
+    }
+}
+
+/// The name of a vertex's predicate.
+pub fn predicate_name(node: NodeId) -> String {
+    format!("P{node}")
+}
+
+/// The clauses for reaching any of `errors` (the error vertices of a
+/// target's copies: one per inlined call site, and those in callees cut by
+/// recursion), or why the program cannot be encoded.
+pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
+    let relevant = between(body, body.entry, errors);
+    if !errors.iter().any(|e| relevant[*e as usize]) {
+        // No path at all: the only clause needed is the entry's.
+        return Ok(Encoding {
+            state: vec![],
+            predicates: vec![],
+            clauses: vec![],
+        });
+    }
+    let edges: Vec<&ir::Edge> = body
+        .edges
+        .iter()
+        .filter(|e| relevant[e.from as usize] && relevant[e.to as usize])
+        .collect();
+    let state = State::of(body, &edges)?;
+    let mut rules = vec![state.entry_rule(body.entry)];
+    for e in &edges {
+        rules.push(state.edge_rule(body, e)?);
+    }
+    for &error in errors.iter().filter(|e| relevant[**e as usize]) {
+        rules.push(Rule {
+            vars: state.decls(""),
+            from: Some(error),
+            guards: vec![],
+            to: None,
+            args: vec![],
+            origin: format!("query: the target's error vertex {error}"),
+        });
+    }
+    // Large blocks: a predicate at each loop header only. (Z3 would
+    // inline the others itself, and then define them with ∃, which the
+    // quantifier-free certificate checks cannot take.)
+    let headers: BTreeSet<NodeId> = body
+        .loops
+        .iter()
+        .map(|l| l.header)
+        .filter(|h| relevant[*h as usize])
+        .collect();
+    let rules = eliminate(rules, &headers, &state.names(""))?;
+    let clauses = rules.iter().map(|r| r.clause(&state)).collect();
+    Ok(Encoding {
+        state: state.vars.clone(),
+        predicates: headers.into_iter().collect(),
+        clauses,
+    })
+}
+
+/// A clause under construction: `P_from(x⃗) ∧ guards → P_to(args)`, with
+/// no `P_from` for a fact and `false` for no `P_to`.
+#[derive(Clone, Debug)]
+struct Rule {
+    vars: Vec<(String, String)>,
+    from: Option<NodeId>,
+    guards: Vec<String>,
+    to: Option<NodeId>,
+    args: Vec<String>,
+    origin: String,
+}
+
+impl Rule {
+    fn clause(&self, state: &State) -> Clause {
+        let mut parts: Vec<String> = self
+            .from
+            .map(|f| Encoding::app(f, &state.names("")))
+            .into_iter()
+            .collect();
+        parts.extend(self.guards.iter().cloned());
+        let body = match parts.len() {
+            0 => "true".to_string(),
+            1 => parts.remove(0),
+            _ => format!("(and {})", parts.join(" ")),
+        };
+        let head = match self.to {
+            Some(t) => Encoding::app(t, &self.args),
+            None => "false".into(),
+        };
+        Clause {
+            vars: self.vars.clone(),
+            body,
+            head,
+            origin: self.origin.clone(),
+        }
+    }
+
+    /// `self` then `next` (whose `from` is `self`'s `to`): `next`'s guards
+    /// and arguments read the state `self` leaves, bound by a `let`.
+    fn then(&self, next: &Rule, names: &[String]) -> Rule {
+        // Only the slots `self` changes are bound; a slot read as it is
+        // becomes `self`'s value directly.
+        let binds: Vec<String> = names
+            .iter()
+            .zip(&self.args)
+            .filter(|(n, a)| n != a)
+            .map(|(n, a)| format!("({n} {a})"))
+            .collect();
+        let after = |text: &String| {
+            if let Some(k) = names.iter().position(|n| n == text) {
+                self.args[k].clone()
+            } else if binds.is_empty() {
+                text.clone()
+            } else {
+                format!("(let ({}) {text})", binds.join(" "))
+            }
+        };
+        let mut vars = self.vars.clone();
+        for v in &next.vars {
+            if !vars.contains(v) {
+                vars.push(v.clone());
+            }
+        }
+        let mut guards = self.guards.clone();
+        guards.extend(next.guards.iter().map(after));
+        Rule {
+            vars,
+            from: self.from,
+            guards,
+            to: next.to,
+            args: next.args.iter().map(after).collect(),
+            origin: format!("{}; {}", self.origin, next.origin),
+        }
+    }
+}
+
+/// The most text the composed clauses may have: a program whose blocks
+/// hold too many paths is refused rather than sent.
+const MAX_CLAUSE_TEXT: usize = 4 << 20;
+
+/// Removes every predicate but `keep`'s by resolution: each rule into a
+/// vertex is composed with each rule out of it.
+fn eliminate(
+    mut rules: Vec<Rule>,
+    keep: &BTreeSet<NodeId>,
+    names: &[String],
+) -> Result<Vec<Rule>, String> {
+    let mut nodes: Vec<NodeId> = rules.iter().filter_map(|r| r.to).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    for node in nodes.into_iter().filter(|n| !keep.contains(n)) {
+        crate::deadline::tick();
+        let (ins, rest): (Vec<Rule>, Vec<Rule>) =
+            rules.into_iter().partition(|r| r.to == Some(node));
+        let (outs, mut rest): (Vec<Rule>, Vec<Rule>) =
+            rest.into_iter().partition(|r| r.from == Some(node));
+        for i in &ins {
+            for o in &outs {
+                rest.push(i.then(o, names));
+            }
+        }
+        let size: usize = rest
+            .iter()
+            .map(|r| {
+                r.guards
+                    .iter()
+                    .chain(&r.args)
+                    .map(String::len)
+                    .sum::<usize>()
+            })
+            .sum();
+        if size > MAX_CLAUSE_TEXT {
+            return Err(
+                "unsupported: too many paths between loop headers for the Horn encoding".into(),
+            );
+        }
+        rules = rest;
+    }
+    Ok(rules)
+}
+
+/// The vertices on some path from `from` to one of `to`.
+fn between(body: &Body, from: NodeId, to: &[NodeId]) -> Vec<bool> {
+    let n = body.node_count as usize;
+    let (mut fwd, mut bwd) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+    for e in &body.edges {
+        fwd[e.from as usize].push(e.to);
+        bwd[e.to as usize].push(e.from);
+    }
+    let reach = |starts: &[NodeId], adj: &[Vec<NodeId>]| {
+        let mut seen = vec![false; n];
+        let mut stack = starts.to_vec();
+        for s in starts {
+            seen[*s as usize] = true;
+        }
+        while let Some(v) = stack.pop() {
+            for &w in &adj[v as usize] {
+                if !seen[w as usize] {
+                    seen[w as usize] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        seen
+    };
+    let (a, b) = (reach(&[from], &fwd), reach(to, &bwd));
+    a.iter().zip(&b).map(|(x, y)| *x && *y).collect()
+}
+
+/// The program state as predicate arguments.
+///
+/// Integers and input arrays are state; pointers, records and local arrays
+/// are not (yet): what is read from them is an unknown value, a write
+/// through a pointer may change every integer whose address is taken, and
+/// a call left by recursion may change what it can reach. That
+/// over-approximates every run, so an invariant stays a proof; it only
+/// proves less.
+struct State {
+    vars: Vec<StateVar>,
+    /// The position of each variable's value in `vars`, by variable.
+    value: Vec<Option<usize>>,
+    /// The position of each local's "assigned" flag.
+    init: Vec<Option<usize>>,
+    /// Input arrays (read-only, never in a clause's update).
+    input_arrays: Vec<bool>,
+    /// Integer variables whose address is taken.
+    address_taken: Vec<VarId>,
+}
+
+/// The unknown values one clause introduces.
+#[derive(Default)]
+struct Fresh {
+    vars: Vec<(String, String)>,
+    tag: String,
+}
+
+impl Fresh {
+    fn int(&mut self) -> String {
+        let name = format!("u{}.{}", self.tag, self.vars.len());
+        self.vars.push((name.clone(), "Int".into()));
+        name
+    }
+}
+
+impl State {
+    /// The variables the edges use that the state holds: integers and
+    /// input arrays.
+    fn of(body: &Body, edges: &[&ir::Edge]) -> Result<State, String> {
+        let mut used = BTreeSet::new();
+        // Whether a local holds a value is state only where it is asked.
+        let mut asked = BTreeSet::new();
+        for e in edges {
+            instr_vars(&e.instr, &mut used);
+            if let Instr::Assume(Cond::Initialized {
+                place: Place::Var(v),
+                ..
+            })
+            | Instr::Assert(
+                Cond::Initialized {
+                    place: Place::Var(v),
+                    ..
+                },
+                _,
+            ) = &e.instr
+            {
+                asked.insert(*v);
+            }
+        }
+        let n = body.vars.len();
+        let mut s = State {
+            vars: vec![],
+            value: vec![None; n],
+            init: vec![None; n],
+            input_arrays: vec![false; n],
+            address_taken: vec![],
+        };
+        for &v in &used {
+            let info = body.var(v);
+            let input = info.input_array || info.name == ir::INPUT_STREAM;
+            let sort = match info.ty.array_depth() {
+                Some(depth) if input => array_sort(depth),
+                _ if info.ty.is_int() => "Int".to_string(),
+                _ => continue,
+            };
+            s.input_arrays[v as usize] = input;
+            s.value[v as usize] = Some(s.vars.len());
+            s.vars.push(StateVar {
+                name: format!("x{v}"),
+                sort,
+                label: info.name.clone(),
+            });
+            if matches!(info.kind, VarKind::Local | VarKind::Temp) && asked.contains(&v) {
+                s.init[v as usize] = Some(s.vars.len());
+                s.vars.push(StateVar {
+                    name: format!("init{v}"),
+                    sort: "Int".into(),
+                    label: format!("init({})", info.name),
+                });
+            }
+        }
+        for e in edges {
+            address_taken(&e.instr, &mut |v| {
+                if s.value[v as usize].is_some() && !s.address_taken.contains(&v) {
+                    s.address_taken.push(v);
+                }
+            });
+        }
+        Ok(s)
+    }
+
+    fn names(&self, suffix: &str) -> Vec<String> {
+        self.vars
+            .iter()
+            .map(|v| format!("{}{suffix}", v.name))
+            .collect()
+    }
+
+    fn decls(&self, suffix: &str) -> Vec<(String, String)> {
+        self.vars
+            .iter()
+            .map(|v| (format!("{}{suffix}", v.name), v.sort.clone()))
+            .collect()
+    }
+
+    /// Any values; every local unassigned; the input stream read from 0.
+    fn entry_rule(&self, entry: NodeId) -> Rule {
+        let mut facts = vec!["true".to_string()];
+        for (v, slot) in self.init.iter().enumerate() {
+            if let Some(k) = slot {
+                facts.push(format!("(= {} 0)", self.vars[*k].name));
+            }
+            if self.vars_label(v) == Some(ir::INPUT_COUNTER) {
+                facts.push(format!("(= x{v} 0)"));
+            }
+        }
+        Rule {
+            vars: self.decls(""),
+            from: None,
+            guards: facts,
+            to: Some(entry),
+            args: self.names(""),
+            origin: "entry".into(),
+        }
+    }
+
+    fn vars_label(&self, v: usize) -> Option<&str> {
+        self.value[v].map(|k| self.vars[k].label.as_str())
+    }
+
+    /// `v` (and whether it is assigned) becomes unknown.
+    fn havoc(&self, v: VarId, head: &mut [String], fresh: &mut Fresh) {
+        if let Some(k) = self.value[v as usize] {
+            head[k] = fresh.int();
+        }
+        if let Some(i) = self.init[v as usize] {
+            head[i] = fresh.int();
+        }
+    }
+
+    /// `P_from(x) ∧ guard → P_to(x')` for one edge.
+    fn edge_rule(&self, body: &Body, e: &ir::Edge) -> Result<Rule, String> {
+        let mut head = self.names("");
+        let mut guard = Vec::new();
+        let mut fresh = Fresh {
+            tag: e.from.to_string(),
+            ..Fresh::default()
+        };
+        match &e.instr {
+            Instr::Assign(Place::Var(v), x) => {
+                if let Some(k) = self.value[*v as usize] {
+                    head[k] = self.expr(body, x, &mut fresh);
+                    if let Some(i) = self.init[*v as usize] {
+                        head[i] = "1".into();
+                    }
+                }
+            }
+            Instr::Assign(Place::Deref(_), _) => {
+                for &v in &self.address_taken {
+                    self.havoc(v, &mut head, &mut fresh);
+                }
+            }
+            // Into an array or record: not state.
+            Instr::Assign(..) | Instr::Alloc(..) => {}
+            Instr::Call { dst, .. } => {
+                self.havoc(*dst, &mut head, &mut fresh);
+                if let Some(k) = body
+                    .var_id(ir::INPUT_COUNTER)
+                    .and_then(|ic| self.value[ic as usize])
+                {
+                    head[k] = fresh.int();
+                }
+                for &v in &self.address_taken {
+                    self.havoc(v, &mut head, &mut fresh);
+                }
+            }
+            Instr::Assume(c) | Instr::Assert(c, _) => {
+                if let Some(g) = self.cond(body, c, &mut fresh) {
+                    guard.push(g);
+                }
+            }
+            Instr::Enter(locals) => {
+                for &v in locals {
+                    if let Some(k) = self.value[v as usize] {
+                        // A new activation: the value is whatever it is.
+                        head[k] = fresh.int();
+                    }
+                    if let Some(i) = self.init[v as usize] {
+                        head[i] = "0".into();
+                    }
+                }
+            }
+            Instr::Output(_) | Instr::Skip => {}
+        }
+        let mut vars = self.decls("");
+        vars.extend(fresh.vars);
+        Ok(Rule {
+            vars,
+            from: Some(e.from),
+            guards: guard,
+            to: Some(e.to),
+            args: head,
+            origin: format!("edge {} -> {}", e.from, e.to),
+        })
+    }
+
+    fn expr(&self, body: &Body, e: &Expr, fresh: &mut Fresh) -> String {
+        match e {
+            Expr::Int(n) => smtlib::int(n),
+            Expr::Var(v) => match self.value[*v as usize] {
+                Some(k) => self.vars[k].name.clone(),
+                None => fresh.int(),
+            },
+            Expr::Unary(UnOp::Neg, a) => format!("(- {})", self.expr(body, a, fresh)),
+            Expr::Unary(UnOp::Not, a) => format!("(ite (= {} 0) 1 0)", self.expr(body, a, fresh)),
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(body, a, fresh), self.expr(body, b, fresh));
+                match op {
+                    BinOp::Add => format!("(+ {a} {b})"),
+                    BinOp::Sub => format!("(- {a} {b})"),
+                    BinOp::Mul => format!("(* {a} {b})"),
+                    // C's truncating division (SMT-LIB's `div` is Euclidean).
+                    BinOp::Div => format!(
+                        "(ite (= (>= {a} 0) (> {b} 0)) (div (abs {a}) (abs {b})) (- (div (abs {a}) (abs {b}))))"
+                    ),
+                }
+            }
+            Expr::Cmp(op, a, b) => format!("(ite {} 1 0)", self.cmp(body, *op, a, b, fresh)),
+            Expr::Index(a, i) if self.is_input_array(a) => {
+                let (a, i) = (self.expr(body, a, fresh), self.expr(body, i, fresh));
+                format!("(select {a} {i})")
+            }
+            // Local arrays, records, pointers: an unknown integer (a
+            // pointer compared with `==` is one too).
+            Expr::Index(..)
+            | Expr::Null
+            | Expr::AddrOf(_)
+            | Expr::Load(_)
+            | Expr::Field(..)
+            | Expr::Record(_)
+            | Expr::Array(_) => fresh.int(),
+        }
+    }
+
+    fn is_input_array(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Var(v) => self.input_arrays[*v as usize],
+            Expr::Index(a, _) => self.is_input_array(a),
+            _ => false,
+        }
+    }
+
+    fn cmp(&self, body: &Body, op: CmpOp, a: &Expr, b: &Expr, fresh: &mut Fresh) -> String {
+        let (a, b) = (self.expr(body, a, fresh), self.expr(body, b, fresh));
+        match op {
+            CmpOp::Eq => format!("(= {a} {b})"),
+            CmpOp::Ne => format!("(not (= {a} {b}))"),
+            CmpOp::Lt => format!("(< {a} {b})"),
+            CmpOp::Le => format!("(<= {a} {b})"),
+            CmpOp::Gt => format!("(> {a} {b})"),
+            CmpOp::Ge => format!("(>= {a} {b})"),
+        }
+    }
+
+    /// The guard of a condition; `None` when it is not known (either
+    /// outcome is possible).
+    fn cond(&self, body: &Body, c: &Cond, fresh: &mut Fresh) -> Option<String> {
+        match c {
+            Cond::Cmp(op, a, b) => Some(self.cmp(body, *op, a, b, fresh)),
+            Cond::Initialized {
+                place: Place::Var(v),
+                positive,
+            } if self.value[*v as usize].is_some() => {
+                let holds = match self.init[*v as usize] {
+                    Some(k) => format!("(= {} 1)", self.vars[k].name),
+                    // Parameters and globals always hold a value.
+                    None => "true".into(),
+                };
+                Some(if *positive {
+                    holds
+                } else {
+                    format!("(not {holds})")
+                })
+            }
+            Cond::InBounds {
+                array, positive, ..
+            } if self.is_input_array(array) => {
+                // Input arrays are unbounded: never out of bounds.
+                Some(if *positive { "true" } else { "false" }.into())
+            }
+            Cond::Initialized { .. } | Cond::InBounds { .. } => None,
+        }
+    }
+}
+
+/// Calls `f` with every variable whose address an instruction takes.
+fn address_taken(i: &Instr, f: &mut impl FnMut(VarId)) {
+    let mut visit = |e: &Expr| {
+        e.walk(&mut |x| {
+            if let Expr::AddrOf(v) = x {
+                f(*v);
+            }
+        })
+    };
+    match i {
+        Instr::Assign(_, e) | Instr::Alloc(_, e) | Instr::Output(e) => visit(e),
+        Instr::Call { args, .. } => args.iter().for_each(visit),
+        _ => {}
+    }
+}
+
+/// `Int`, `(Array Int Int)`, `(Array Int (Array Int Int))`, …
+fn array_sort(depth: u32) -> String {
+    (0..depth).fold("Int".to_string(), |inner, _| format!("(Array Int {inner})"))
+}
+
+/// The variables an instruction reads or writes.
+fn instr_vars(i: &Instr, out: &mut BTreeSet<VarId>) {
+    let expr = |e: &Expr, out: &mut BTreeSet<VarId>| {
+        e.walk(&mut |x| {
+            if let Expr::Var(v) | Expr::AddrOf(v) = x {
+                out.insert(*v);
+            }
+        })
+    };
+    let place = |p: &Place, out: &mut BTreeSet<VarId>| {
+        if let Some(v) = p.root_var() {
+            out.insert(v);
+        }
+    };
+    match i {
+        Instr::Assign(p, e) => {
+            place(p, out);
+            expr(e, out);
+        }
+        Instr::Alloc(v, e) => {
+            out.insert(*v);
+            expr(e, out);
+        }
+        Instr::Call { dst, args, .. } => {
+            out.insert(*dst);
+            args.iter().for_each(|a| expr(a, out));
+        }
+        Instr::Output(e) => expr(e, out),
+        Instr::Assume(c) | Instr::Assert(c, _) => match c {
+            Cond::Cmp(_, a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+            Cond::Initialized { place: p, .. } => place(p, out),
+            Cond::InBounds { array, index, .. } => {
+                expr(array, out);
+                expr(index, out);
+            }
+        },
+        Instr::Enter(_) | Instr::Skip => {}
+    }
+}

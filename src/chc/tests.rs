@@ -1,0 +1,102 @@
+use super::*;
+use crate::db::{self, Database};
+
+/// The verdict of the Horn engine on the first target of kind `kind` in
+/// `src`'s main.
+fn verdict(src: &str, kind: crate::TargetKind) -> Verdict {
+    let (db, file) = Database::with_file("t.mc", src);
+    let prog = db::program(&db, file).as_ref().expect("main");
+    let nodes: Vec<_> = (prog.body.targets.iter())
+        .filter(|t| t.kind == kind)
+        .map(|t| t.node)
+        .collect();
+    assert!(!nodes.is_empty(), "no target");
+    decide(&prog.body, &nodes, Instant::now() + Duration::from_secs(60)).0
+}
+
+#[test]
+fn proves_a_loop_invariant() {
+    // code2inv-style: x >= y holds after the loop; the summaries of the
+    // necessary conditions lose it. (The bound 100000 is the CLI test's:
+    // it takes seconds.)
+    let src = "main() { var x, y; x = 1; y = 0; while (y < 1000) { x = x + y; y = y + 1; } assert(x >= y); return 0; }";
+    let v = verdict(src, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+}
+
+#[test]
+fn a_violated_assert_is_never_proved() {
+    // n = 7 ends the loop with x = 7.
+    let src = "main(n) { var x; x = 0; while (x < n) { x = x + 1; } assert(x != 7); return 0; }";
+    let v = verdict(src, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unknown(_)), "{v:?}");
+}
+
+/// What is read through a pointer or from a local array is unknown to the
+/// encoding: these asserts hold, and are not proved (never the converse).
+#[test]
+fn values_behind_pointers_and_in_local_arrays_are_unknown() {
+    for src in [
+        "main() { var x, p; x = 1; p = &x; *p = 2; assert(x == 2); return 0; }",
+        "main() { var a; a = [1, 2]; a[0] = 5; assert(a[0] == 5); return 0; }",
+    ] {
+        let v = verdict(src, crate::TargetKind::Assert);
+        assert!(matches!(v, Verdict::Unknown(_)), "{src}: {v:?}");
+    }
+    // An integer property beside them is still proved.
+    let src = "main(n) { var x, a; a = [1]; x = 0; while (x < n) { a[0] = x; x = x + 1; } assert(x >= 0); return 0; }";
+    let v = verdict(src, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+}
+
+/// A wrong invariant, put in place of the solver's, fails its checks.
+#[test]
+fn a_wrong_certificate_is_caught() {
+    let src = "main(n) { var x; x = 0; while (x < n) { x = x + 1; } assert(x >= 0); return 0; }";
+    let (db, file) = Database::with_file("t.mc", src);
+    let prog = db::program(&db, file).as_ref().expect("main");
+    let t = &prog.body.targets[prog.body.targets.len() - 1];
+    let enc = encode(&prog.body, &[t.node]).expect("encodable");
+    // Every predicate `true`: not inductive with the query clause.
+    let model: String = enc
+        .predicates
+        .iter()
+        .map(|&p| {
+            let params: Vec<String> = enc
+                .state
+                .iter()
+                .enumerate()
+                .map(|(k, v)| format!("(s{k} {})", v.sort))
+                .collect();
+            format!("(define-fun P{p} ({}) Bool true)\n", params.join(" "))
+        })
+        .collect();
+    let cert = Certificate::from_model(&format!("({model})"), &enc).expect("parsed");
+    let (solver, _) = horn_solver().expect("z3");
+    let result = check(
+        &solver,
+        &cert.checks(&enc),
+        enc.clauses.len(),
+        Instant::now() + Duration::from_secs(60),
+    );
+    assert!(result.is_err(), "a wrong invariant passed: {result:?}");
+    // And the solver's own certificate passes.
+    let v = decide(
+        &prog.body,
+        &[t.node],
+        Instant::now() + Duration::from_secs(60),
+    )
+    .0;
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+}
+
+#[test]
+#[ignore]
+fn print_script() {
+    let src = std::env::var("CHC_SRC").unwrap();
+    let (db, file) = Database::with_file("t.mc", &src);
+    let prog = db::program(&db, file).as_ref().expect("main");
+    let t = &prog.body.targets[prog.body.targets.len() - 1];
+    let enc = encode(&prog.body, &[t.node]).expect("encodable");
+    println!("{}", enc.script(&horn_solver().unwrap().1));
+}
