@@ -28,12 +28,7 @@ impl Certificate {
                 "the invariant has quantifiers; apc checks quantifier-free ones only".into(),
             );
         }
-        let params: Vec<String> = enc
-            .state
-            .iter()
-            .enumerate()
-            .map(|(k, v)| format!("(s{k} {})", v.sort))
-            .collect();
+        let params = enc.parameters();
         let definitions = enc
             .predicates
             .iter()
@@ -43,9 +38,7 @@ impl Certificate {
                     .iter()
                     .find(|d| defined_name(d) == Some(name.as_str()))
                     .cloned()
-                    .unwrap_or_else(|| {
-                        format!("(define-fun {name} ({}) Bool false)", params.join(" "))
-                    })
+                    .unwrap_or_else(|| format!("(define-fun {name} ({params}) Bool false)"))
             })
             .collect();
         Ok(Certificate { definitions })

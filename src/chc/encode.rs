@@ -87,6 +87,14 @@ impl Encoding {
         out
     }
 
+    /// A predicate's parameter list for a `define-fun`: `(s0 Int) (s1 …)`.
+    pub fn parameters(&self) -> String {
+        let params: Vec<String> = (self.state.iter().enumerate())
+            .map(|(k, v)| format!("(s{k} {})", v.sort))
+            .collect();
+        params.join(" ")
+    }
+
     /// Which SMT name is which program variable.
     pub fn legend(&self) -> String {
         let parts: Vec<String> = self

@@ -61,15 +61,7 @@ fn a_wrong_certificate_is_caught() {
     let model: String = enc
         .predicates
         .iter()
-        .map(|&p| {
-            let params: Vec<String> = enc
-                .state
-                .iter()
-                .enumerate()
-                .map(|(k, v)| format!("(s{k} {})", v.sort))
-                .collect();
-            format!("(define-fun P{p} ({}) Bool true)\n", params.join(" "))
-        })
+        .map(|&p| format!("(define-fun P{p} ({}) Bool true)\n", enc.parameters()))
         .collect();
     let cert = Certificate::from_model(&format!("({model})"), &enc).expect("parsed");
     let (solver, _) = horn_solver().expect("z3");
