@@ -19,7 +19,7 @@
 //! Input arrays (parameters of `main`) are values, never written: they
 //! share nothing.
 
-use super::{Body, Expr, Instr, VarId};
+use super::{Body, Expr, Instr, Place, VarId};
 use crate::types::Type;
 
 /// The groups of variables that may share cells.
@@ -27,6 +27,9 @@ use crate::types::Type;
 pub struct Sharing {
     /// Union-find parents, by variable; the last entry stands for memory.
     parent: Vec<u32>,
+    /// Variables written with references to their own cells
+    /// (`m[0] = m[1]`): their rows may share cells with each other.
+    self_shared: Vec<bool>,
 }
 
 impl Sharing {
@@ -34,6 +37,7 @@ impl Sharing {
     pub fn of(body: &Body) -> Sharing {
         let mut s = Sharing {
             parent: (0..=body.vars.len() as u32).collect(),
+            self_shared: vec![false; body.vars.len()],
         };
         for e in &body.edges {
             s.instr(body, &e.instr);
@@ -66,6 +70,16 @@ impl Sharing {
         (0..self.memory())
             .filter(|&w| w != v && self.find(w) == root)
             .collect()
+    }
+
+    /// Whether two elements of `v` may be the same cells (`m = [c, c]`,
+    /// `m = [c, d]` after `d = c`, `m[0] = m[1]`): then a write into one
+    /// row may change another.
+    pub fn rows_may_share(&self, v: VarId) -> bool {
+        self.self_shared[v as usize] || !self.others(v).is_empty() || {
+            let memory = self.memory();
+            self.find(v) == self.find(memory)
+        }
     }
 
     /// The variables whose cells memory may reach: a write through a
@@ -106,6 +120,9 @@ impl Sharing {
             Instr::Assign(place, e) => {
                 let to = place.root_var().unwrap_or(memory);
                 for r in refs(body, e, memory) {
+                    if r == to && to != memory && !matches!(place, Place::Var(_)) {
+                        self.self_shared[to as usize] = true;
+                    }
                     self.union(to, r);
                 }
                 self.addresses(body, e);
@@ -153,7 +170,7 @@ fn holds_refs(ty: &Type) -> bool {
 }
 
 /// The type of an expression's value, where the variables' types say it.
-fn type_of(body: &Body, e: &Expr) -> Option<Type> {
+pub fn type_of(body: &Body, e: &Expr) -> Option<Type> {
     match e {
         Expr::Var(v) => Some(body.var(*v).ty.clone()),
         Expr::Index(a, _) => match type_of(body, a)? {

@@ -29,7 +29,7 @@ mod loops;
 mod lower;
 mod print;
 
-pub use alias::Sharing;
+pub use alias::{Sharing, type_of};
 pub use definite_assignment::{DefiniteAssignment, definite_assignment};
 pub use inline::{Program as InlinedProgram, TargetOrigin, inline_program, natural_loops};
 pub use loops::{Backbones, backbones, loop_backbones};

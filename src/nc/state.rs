@@ -648,9 +648,17 @@ impl<'a> Eval<'a> {
                 }
             }
             Place::Deref(p) => {
-                let p = self.expr(terms, st, p);
-                let v = self.expr(terms, st, e);
-                self.store(terms, st, p, v);
+                // Only an integer cell is stored exactly: a record or array
+                // stored whole (`*pr = s`, `*pa = *pb`) may evaluate to an
+                // integer-sorted ⋆ or heap read, yet changes fields, rows
+                // and sharers.
+                let int_cell = matches!(ir::type_of(self.body, e), Some(Type::Int));
+                let (p, v) = (self.expr(terms, st, p), self.expr(terms, st, e));
+                if int_cell {
+                    self.store(terms, st, p, v);
+                } else {
+                    self.havoc_memory(terms, st);
+                }
             }
         }
     }
@@ -784,6 +792,11 @@ impl<'a> Eval<'a> {
     /// record exactly, and no integer cell is an element: nothing else
     /// changes.)
     fn forget_sharers(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+        // Rows of a nested array may be one another's cells: a write
+        // into one row is not a write into that row only.
+        if array_levels(&self.body.var(v).ty) >= 2 && self.slots.sharing.rows_may_share(v) {
+            self.forget(terms, st, v);
+        }
         for w in self.slots.sharing.others(v) {
             let s = self.star_for(terms, w);
             st.set(Slot::Value(w), s);

@@ -90,6 +90,9 @@ fn benchmark_verdicts(solver: &str) {
         "input_array_copy.mc",
         "sem_aliasing.mc",
         "array_in_record_field.mc",
+        "rows_share_cells.mc",
+        "record_stored_through_pointer.mc",
+        "array_stored_through_pointer.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
