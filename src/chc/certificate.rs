@@ -48,6 +48,7 @@ impl Certificate {
     /// implication in a `push`/`pop` frame with its own `check-sat`.
     pub fn checks(&self, enc: &Encoding) -> String {
         let mut out = String::from("(set-logic ALL)\n");
+        out.push_str(&enc.definitions());
         for d in &self.definitions {
             out.push_str(d);
             out.push('\n');

@@ -1,9 +1,9 @@
-//! The inlined flowgraph as constrained Horn clauses: one predicate per
-//! vertex that lies between the entry and the target's error vertex, over
-//! the program's state (integer variables, whether each local is
-//! assigned, main's input arrays and the input stream as SMT arrays); one
-//! clause per edge; the query "the error vertex is reached" as a clause
-//! with head `false`.
+//! The inlined flowgraph as constrained Horn clauses (docs/horn-clauses.md):
+//! over the program's state (integer variables, whether a local is
+//! assigned where that is asked, main's input arrays and the input stream
+//! as SMT arrays), a rule per edge between the entry and the target's
+//! error vertices, then every vertex but the loop headers removed by
+//! resolution; the query "an error vertex is reached" has head `false`.
 //!
 //! The encoding over-approximates the runs: integers and input arrays are
 //! exact; values in local arrays, records and behind pointers are unknown
@@ -64,6 +64,7 @@ impl Encoding {
             out.push('\n');
         }
         let _ = writeln!(out, "; state: {}", self.legend());
+        out.push_str(&self.definitions());
         let sorts: Vec<&str> = self.state.iter().map(|v| v.sort.as_str()).collect();
         for &p in &self.predicates {
             let _ = writeln!(
@@ -85,6 +86,18 @@ impl Encoding {
         }
         out.push_str("(check-sat)\n(get-model)\n");
         out
+    }
+
+    /// The helper functions the clauses use: `tdiv` where they divide
+    /// (only then: an unused definition with `div` changes Z3's strategy).
+    pub fn definitions(&self) -> String {
+        let divides =
+            (self.clauses.iter()).any(|c| c.body.contains("(tdiv ") || c.head.contains("(tdiv "));
+        if divides {
+            format!("{}\n", smtlib::truncating_division())
+        } else {
+            String::new()
+        }
     }
 
     /// A predicate's parameter list for a `define-fun`: `(s0 Int) (s1 …)`.
@@ -117,7 +130,7 @@ pub fn predicate_name(node: NodeId) -> String {
 pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
     let relevant = between(body, body.entry, errors);
     if !errors.iter().any(|e| relevant[*e as usize]) {
-        // No path at all: the only clause needed is the entry's.
+        // No path at all: no clause, and every check holds.
         return Ok(Encoding {
             state: vec![],
             predicates: vec![],
@@ -129,14 +142,14 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
         .iter()
         .filter(|e| relevant[e.from as usize] && relevant[e.to as usize])
         .collect();
-    let state = State::of(body, &edges)?;
+    let state = State::of(body, &edges);
     let mut rules = vec![state.entry_rule(body.entry)];
     for e in &edges {
-        rules.push(state.edge_rule(body, e)?);
+        rules.push(state.edge_rule(body, e));
     }
     for &error in errors.iter().filter(|e| relevant[**e as usize]) {
         rules.push(Rule {
-            vars: state.decls(""),
+            vars: state.decls(),
             from: Some(error),
             guards: vec![],
             to: None,
@@ -153,7 +166,7 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
         .map(|l| l.header)
         .filter(|h| relevant[*h as usize])
         .collect();
-    let rules = eliminate(rules, &headers, &state.names(""))?;
+    let rules = eliminate(rules, &headers, &state.names())?;
     let clauses = rules.iter().map(|r| r.clause(&state)).collect();
     Ok(Encoding {
         state: state.vars.clone(),
@@ -178,7 +191,7 @@ impl Rule {
     fn clause(&self, state: &State) -> Clause {
         let mut parts: Vec<String> = self
             .from
-            .map(|f| Encoding::app(f, &state.names("")))
+            .map(|f| Encoding::app(f, &state.names()))
             .into_iter()
             .collect();
         parts.extend(self.guards.iter().cloned());
@@ -349,7 +362,7 @@ impl Fresh {
 impl State {
     /// The variables the edges use that the state holds: integers and
     /// input arrays.
-    fn of(body: &Body, edges: &[&ir::Edge]) -> Result<State, String> {
+    fn of(body: &Body, edges: &[&ir::Edge]) -> State {
         let mut used = BTreeSet::new();
         // Whether a local holds a value is state only where it is asked.
         let mut asked = BTreeSet::new();
@@ -409,20 +422,16 @@ impl State {
                 }
             });
         }
-        Ok(s)
+        s
     }
 
-    fn names(&self, suffix: &str) -> Vec<String> {
-        self.vars
-            .iter()
-            .map(|v| format!("{}{suffix}", v.name))
-            .collect()
+    fn names(&self) -> Vec<String> {
+        self.vars.iter().map(|v| v.name.clone()).collect()
     }
 
-    fn decls(&self, suffix: &str) -> Vec<(String, String)> {
-        self.vars
-            .iter()
-            .map(|v| (format!("{}{suffix}", v.name), v.sort.clone()))
+    fn decls(&self) -> Vec<(String, String)> {
+        (self.vars.iter())
+            .map(|v| (v.name.clone(), v.sort.clone()))
             .collect()
     }
 
@@ -438,11 +447,11 @@ impl State {
             }
         }
         Rule {
-            vars: self.decls(""),
+            vars: self.decls(),
             from: None,
             guards: facts,
             to: Some(entry),
-            args: self.names(""),
+            args: self.names(),
             origin: "entry".into(),
         }
     }
@@ -462,8 +471,8 @@ impl State {
     }
 
     /// `P_from(x) ∧ guard → P_to(x')` for one edge.
-    fn edge_rule(&self, body: &Body, e: &ir::Edge) -> Result<Rule, String> {
-        let mut head = self.names("");
+    fn edge_rule(&self, body: &Body, e: &ir::Edge) -> Rule {
+        let mut head = self.names();
         let mut guard = Vec::new();
         let mut fresh = Fresh {
             tag: e.from.to_string(),
@@ -515,16 +524,16 @@ impl State {
             }
             Instr::Output(_) | Instr::Skip => {}
         }
-        let mut vars = self.decls("");
+        let mut vars = self.decls();
         vars.extend(fresh.vars);
-        Ok(Rule {
+        Rule {
             vars,
             from: Some(e.from),
             guards: guard,
             to: Some(e.to),
             args: head,
             origin: format!("edge {} -> {}", e.from, e.to),
-        })
+        }
     }
 
     fn expr(&self, body: &Body, e: &Expr, fresh: &mut Fresh) -> String {
@@ -542,10 +551,8 @@ impl State {
                     BinOp::Add => format!("(+ {a} {b})"),
                     BinOp::Sub => format!("(- {a} {b})"),
                     BinOp::Mul => format!("(* {a} {b})"),
-                    // C's truncating division (SMT-LIB's `div` is Euclidean).
-                    BinOp::Div => format!(
-                        "(ite (= (>= {a} 0) (> {b} 0)) (div (abs {a}) (abs {b})) (- (div (abs {a}) (abs {b}))))"
-                    ),
+                    // C's truncating division (`Encoding::definitions`).
+                    BinOp::Div => format!("(tdiv {a} {b})"),
                 }
             }
             Expr::Cmp(op, a, b) => format!("(ite {} 1 0)", self.cmp(body, *op, a, b, fresh)),

@@ -19,6 +19,7 @@ pub use encode::{Encoding, encode};
 
 use crate::ir::{Body, NodeId};
 use crate::smt::{self, Answer, Profile};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// The Horn engine's answer for one target.
@@ -43,9 +44,15 @@ pub struct Scripts {
 /// that `solvers/install.sh` puts in `solvers/bin/z3-horn` (or
 /// `$APC_Z3_HORN`) with the options that find invariants with large
 /// constants, or else the `z3` that `apc check` uses, with its defaults.
-pub fn horn_solver() -> Option<(Profile, Vec<String>)> {
-    let base = smt::default_z3()?;
-    match smt::locate_binary("z3-horn", "APC_Z3_HORN") {
+/// Looked up once per process.
+pub fn horn_solver() -> Result<(Profile, Vec<String>), String> {
+    static SOLVER: OnceLock<Result<(Profile, Vec<String>), String>> = OnceLock::new();
+    SOLVER.get_or_init(find_horn_solver).clone()
+}
+
+fn find_horn_solver() -> Result<(Profile, Vec<String>), String> {
+    let base = smt::default_z3().ok_or("z3 not found: run solvers/install.sh")?;
+    match smt::locate_binary("z3-horn", "APC_Z3_HORN")? {
         Some(path) => {
             let mut p = base;
             p.name = "z3-horn".into();
@@ -54,9 +61,9 @@ pub fn horn_solver() -> Option<(Profile, Vec<String>)> {
                 "(set-option :fp.spacer.global true)",
                 "(set-option :fp.spacer.iuc 0)",
             ];
-            Some((p, options.iter().map(|s| s.to_string()).collect()))
+            Ok((p, options.iter().map(|s| s.to_string()).collect()))
         }
-        None => Some((base, vec![])),
+        None => Ok((base, vec![])),
     }
 }
 
@@ -68,11 +75,9 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
         Ok(enc) => enc,
         Err(why) => return (Verdict::Unknown(why), scripts),
     };
-    let Some((solver, options)) = horn_solver() else {
-        return (
-            Verdict::Unknown("z3 not found: run solvers/install.sh".into()),
-            scripts,
-        );
+    let (solver, options) = match horn_solver() {
+        Ok(s) => s,
+        Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
     };
     let horn = enc.script(&options);
     scripts.horn = Some(horn.clone());

@@ -294,7 +294,7 @@ fn decide_by_horn_clauses(
             }
         }
     }
-    let solver = chc::horn_solver().map(|(p, _)| p.name);
+    let solver = chc::horn_solver().ok().map(|(p, _)| p.name);
     match verdict {
         chc::Verdict::Unreachable(_) => (Verdict::Unreachable, Some("chc".into()), solver),
         chc::Verdict::Unknown(why) => (Verdict::Unknown(why), None, None),
@@ -410,15 +410,9 @@ mod tests {
     /// for `which` = 0, 1, 2, and an assert on each.
     fn chains_program() -> String {
         let n = crate::syntax::parser::MAX_CHAIN_OPERANDS as usize;
-        let mixed: String = (1..n)
-            .map(|i| match i % 3 {
-                0 => " + a",
-                1 => " - b",
-                _ => " + c",
-            })
-            .collect();
+        let mixed = crate::syntax::parser::mixed_chain(n, ["a", "b", "c"]);
         format!(
-            "main(which, a, b, c) {{\n  var s, t, m, r;\n  s = {};\n  t = {};\n  m = a{mixed};\n  assert(s == {n} * a);\n  assert(t == 0 || a != 0);\n  assert(m != 7);\n  if (which == 0) {{ r = s; }} else {{ if (which == 1) {{ r = t; }} else {{ r = m; }} }}\n  return r;\n}}\n",
+            "main(which, a, b, c) {{\n  var s, t, m, r;\n  s = {};\n  t = {};\n  m = {mixed};\n  assert(s == {n} * a);\n  assert(t == 0 || a != 0);\n  assert(m != 7);\n  if (which == 0) {{ r = s; }} else {{ if (which == 1) {{ r = t; }} else {{ r = m; }} }}\n  return r;\n}}\n",
             vec!["a"; n].join(" + "),
             vec!["a"; n].join(" && "),
         )

@@ -529,13 +529,6 @@ fn host_stack_exhaustion_is_a_call_depth_limit() {
 /// `n` operands `x + x + …`, `x && x && …` and `x - y + z - y + …`, with the
 /// values they have for x = 1, y = 2, z = 3.
 fn long_chains(n: usize) -> Vec<(String, i64)> {
-    let mixed: String = (1..n)
-        .map(|i| match i % 3 {
-            0 => " + x",
-            1 => " - y",
-            _ => " + z",
-        })
-        .collect();
     let mixed_value = 1
         + (1..n as i64)
             .map(|i| [1, -2, 3][(i % 3) as usize])
@@ -544,7 +537,10 @@ fn long_chains(n: usize) -> Vec<(String, i64)> {
         (vec!["x"; n].join(" + "), n as i64),
         (vec!["x"; n].join(" && "), 1),
         (vec!["(x - 1)"; n].join(" && "), 0),
-        (format!("x{mixed}"), mixed_value),
+        (
+            crate::syntax::parser::mixed_chain(n, ["x", "y", "z"]),
+            mixed_value,
+        ),
     ]
 }
 

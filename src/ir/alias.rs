@@ -22,29 +22,94 @@
 use super::{Body, Expr, Instr, Place, VarId};
 use crate::types::Type;
 
-/// The groups of variables that may share cells.
+/// The groups of variables that may share cells, computed once per
+/// flowgraph: the analyses ask on every element write.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Sharing {
-    /// Union-find parents, by variable; the last entry stands for memory.
-    parent: Vec<u32>,
+    /// The group of each variable; the last entry stands for memory.
+    group: Vec<u32>,
+    /// The variables of each group, by group.
+    members: Vec<Vec<VarId>>,
     /// Variables written with references to their own cells
     /// (`m[0] = m[1]`): their rows may share cells with each other.
+    self_shared: Vec<bool>,
+}
+
+/// The union-find the groups are built with.
+struct Builder {
+    /// Parents, by variable; the last entry stands for memory.
+    parent: Vec<u32>,
     self_shared: Vec<bool>,
 }
 
 impl Sharing {
     /// The groups of `body`'s variables.
     pub fn of(body: &Body) -> Sharing {
-        let mut s = Sharing {
+        let mut b = Builder {
             parent: (0..=body.vars.len() as u32).collect(),
             self_shared: vec![false; body.vars.len()],
         };
         for e in &body.edges {
-            s.instr(body, &e.instr);
+            b.instr(body, &e.instr);
         }
-        s
+        let group: Vec<u32> = (0..b.parent.len() as u32).map(|x| b.find(x)).collect();
+        let mut members = vec![Vec::new(); group.len()];
+        for v in 0..body.vars.len() {
+            members[group[v] as usize].push(v as VarId);
+        }
+        Sharing {
+            group,
+            members,
+            self_shared: b.self_shared,
+        }
     }
 
+    fn memory_group(&self) -> u32 {
+        self.group[self.group.len() - 1]
+    }
+
+    /// The variables other than `v` whose cells a write into `v`'s
+    /// elements or fields may change.
+    pub fn others(&self, v: VarId) -> impl Iterator<Item = VarId> + '_ {
+        self.members[self.group[v as usize] as usize]
+            .iter()
+            .copied()
+            .filter(move |&w| w != v)
+    }
+
+    /// Whether two elements of `v` may be the same cells (`m = [c, c]`,
+    /// `m = [c, d]` after `d = c`, `m[0] = m[1]`): then a write into one
+    /// row may change another.
+    pub fn rows_may_share(&self, v: VarId) -> bool {
+        self.self_shared[v as usize]
+            || self.others(v).next().is_some()
+            || self.group[v as usize] == self.memory_group()
+    }
+
+    /// The variables whose cells memory may reach: a write through a
+    /// pointer into an array or record may change them.
+    pub fn in_memory(&self) -> &[VarId] {
+        &self.members[self.memory_group() as usize]
+    }
+
+    /// Every group of more than one variable, or that memory reaches, by
+    /// variable names (for the notes shown with a condition).
+    pub fn groups(&self, body: &Body) -> Vec<Vec<String>> {
+        let memory = self.memory_group();
+        (self.members.iter().enumerate())
+            .filter(|(g, vs)| vs.len() > 1 || (*g as u32 == memory && !vs.is_empty()))
+            .map(|(g, vs)| {
+                let mut names: Vec<String> = vs.iter().map(|&v| body.var(v).name.clone()).collect();
+                if g as u32 == memory {
+                    names.push("memory".into());
+                }
+                names
+            })
+            .collect()
+    }
+}
+
+impl Builder {
     fn memory(&self) -> u32 {
         self.parent.len() as u32 - 1
     }
@@ -61,57 +126,6 @@ impl Sharing {
         if ra != rb {
             self.parent[ra.max(rb) as usize] = ra.min(rb);
         }
-    }
-
-    /// The variables other than `v` whose cells a write into `v`'s
-    /// elements or fields may change.
-    pub fn others(&self, v: VarId) -> Vec<VarId> {
-        let root = self.find(v);
-        (0..self.memory())
-            .filter(|&w| w != v && self.find(w) == root)
-            .collect()
-    }
-
-    /// Whether two elements of `v` may be the same cells (`m = [c, c]`,
-    /// `m = [c, d]` after `d = c`, `m[0] = m[1]`): then a write into one
-    /// row may change another.
-    pub fn rows_may_share(&self, v: VarId) -> bool {
-        self.self_shared[v as usize] || !self.others(v).is_empty() || {
-            let memory = self.memory();
-            self.find(v) == self.find(memory)
-        }
-    }
-
-    /// The variables whose cells memory may reach: a write through a
-    /// pointer into an array or record may change them.
-    pub fn in_memory(&self) -> Vec<VarId> {
-        let root = self.find(self.memory());
-        (0..self.memory())
-            .filter(|&w| self.find(w) == root)
-            .collect()
-    }
-
-    /// Every group of more than one variable, by variable names (for the
-    /// notes shown with a condition).
-    pub fn groups(&self, body: &Body) -> Vec<Vec<String>> {
-        let mut by_root: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
-        for v in 0..self.memory() {
-            by_root
-                .entry(self.find(v))
-                .or_default()
-                .push(body.var(v).name.clone());
-        }
-        let memory = self.find(self.memory());
-        by_root
-            .into_iter()
-            .filter(|(root, names)| names.len() > 1 || (*root == memory && !names.is_empty()))
-            .map(|(root, mut names)| {
-                if root == memory {
-                    names.push("memory".into());
-                }
-                names
-            })
-            .collect()
     }
 
     fn instr(&mut self, body: &Body, i: &Instr) {

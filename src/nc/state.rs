@@ -560,7 +560,12 @@ impl<'a> Eval<'a> {
 
     /// Every length of `v` becomes ⋆ (its value was replaced by an unknown).
     fn havoc_lengths(&self, terms: &mut Terms, st: &mut State, v: VarId) {
-        for level in 0..array_levels(&self.body.var(v).ty) {
+        self.havoc_lengths_from(terms, st, v, 0);
+    }
+
+    /// The lengths of `v`'s arrays `from` levels down and deeper become ⋆.
+    fn havoc_lengths_from(&self, terms: &mut Terms, st: &mut State, v: VarId, from: u8) {
+        for level in from..array_levels(&self.body.var(v).ty) {
             if st.values.contains_key(&Slot::Len(v, level)) {
                 let s = terms.star();
                 st.set(Slot::Len(v, level), s);
@@ -633,20 +638,14 @@ impl<'a> Eval<'a> {
                 };
                 st.set(Slot::Field(*v, k), val);
             }
-            Place::Field(base, _) => {
-                let mut root = &**base;
-                while let Place::Index(b, _) | Place::Field(b, _) = root {
-                    root = b;
+            Place::Field(..) => match p.root_var() {
+                Some(v) => {
+                    let s = self.star_for(terms, v);
+                    st.set(Slot::Value(v), s);
                 }
-                match root {
-                    Place::Var(v) => {
-                        let s = self.star_for(terms, *v);
-                        st.set(Slot::Value(*v), s);
-                    }
-                    // Likewise a field write needs a record in the cell.
-                    _ => self.havoc_contents(terms, st),
-                }
-            }
+                // Likewise a field write needs a record in the cell.
+                None => self.havoc_contents(terms, st),
+            },
             Place::Deref(p) => {
                 // Only an integer cell is stored exactly: a record or array
                 // stored whole (`*pr = s`, `*pa = *pb`) may evaluate to an
@@ -777,13 +776,14 @@ impl<'a> Eval<'a> {
         st.set(Slot::Heap, h);
         let s = terms.star();
         st.set(Slot::Next, s);
+        // `*p = [..]` may rebind a whole variable: its own length too.
         for &v in &self.slots.address_taken {
-            self.forget(terms, st, v);
+            self.forget(terms, st, v, 0);
         }
         // Arrays and records whose cells memory may reach (`q = alloc a`,
         // `&a`) change with a write through a pointer into them.
-        for v in self.slots.sharing.in_memory() {
-            self.forget(terms, st, v);
+        for &v in self.slots.sharing.in_memory() {
+            self.forget(terms, st, v, 0);
         }
     }
 
@@ -794,40 +794,28 @@ impl<'a> Eval<'a> {
     fn forget_sharers(&self, terms: &mut Terms, st: &mut State, v: VarId) {
         // Rows of a nested array may be one another's cells: a write
         // into one row is not a write into that row only.
+        // An array's own length never changes while a variable holds it;
+        // its rows' may (`b = m; b[0] = [1, 2, 3];`): lengths from level 1.
         if array_levels(&self.body.var(v).ty) >= 2 && self.slots.sharing.rows_may_share(v) {
-            self.forget(terms, st, v);
+            self.forget(terms, st, v, 1);
         }
         for w in self.slots.sharing.others(v) {
-            let s = self.star_for(terms, w);
-            st.set(Slot::Value(w), s);
-            // An array's own length never changes while the variable holds
-            // it; its rows' may (`b = m; b[0] = [1, 2, 3];`).
-            for level in 1..array_levels(&self.body.var(w).ty) {
-                if st.values.contains_key(&Slot::Len(w, level)) {
-                    let s = terms.star();
-                    st.set(Slot::Len(w, level), s);
-                }
-            }
-            self.forget_fields(terms, st, w);
+            self.forget(terms, st, w, 1);
         }
     }
 
-    /// `v`'s value, lengths and fields become ⋆ (not whether it is
-    /// assigned).
-    fn forget(&self, terms: &mut Terms, st: &mut State, v: VarId) {
+    /// `v`'s value, its lengths `lengths_from` levels down and deeper, and
+    /// its fields become ⋆ (not whether it is assigned). A record variable
+    /// lives in its field slots: they change with it (they were kept, and
+    /// `pr.g = n` left `r.g` at its old value).
+    fn forget(&self, terms: &mut Terms, st: &mut State, v: VarId, lengths_from: u8) {
         let s = self.star_for(terms, v);
         st.set(Slot::Value(v), s);
-        self.havoc_lengths(terms, st, v);
-        self.forget_fields(terms, st, v);
-    }
-
-    /// A record variable lives in its field slots: they change with it
-    /// (they were kept, and `pr.g = n` left `r.g` at its old value).
-    fn forget_fields(&self, terms: &mut Terms, st: &mut State, v: VarId) {
-        for &slot in &self.slots.all {
-            if matches!(slot, Slot::Field(w, _) if w == v) {
+        self.havoc_lengths_from(terms, st, v, lengths_from);
+        if let Type::Record(fields) = &self.body.var(v).ty {
+            for k in 0..fields.len() as u32 {
                 let s = terms.star();
-                st.set(slot, s);
+                st.set(Slot::Field(v, k), s);
             }
         }
     }

@@ -175,13 +175,20 @@ pub fn default_z3() -> Option<Profile> {
 
 /// A solver binary by its environment variable, then `PATH`, then
 /// `solvers/bin/` (for binaries without a profile of their own, such as
-/// the Horn engine's Z3).
-pub fn locate_binary(command: &str, env_var: &str) -> Option<PathBuf> {
+/// the Horn engine's Z3); `None` if there is none, an error if the
+/// variable names something that is not an executable.
+pub fn locate_binary(command: &str, env_var: &str) -> Result<Option<PathBuf>, String> {
     if let Some(v) = std::env::var_os(env_var).filter(|v| !v.is_empty()) {
-        let path = PathBuf::from(v);
-        return is_executable(&path).then_some(path);
+        let path = PathBuf::from(&v);
+        return match is_executable(&path) {
+            true => Ok(Some(path)),
+            false => Err(format!(
+                "{env_var}={}: not an executable file",
+                path.display()
+            )),
+        };
     }
-    search_path(command).or_else(|| bundled(command))
+    Ok(search_path(command).or_else(|| bundled(command)))
 }
 
 fn is_executable(path: &Path) -> bool {

@@ -108,6 +108,14 @@ pub fn int(n: &BigInt) -> String {
     }
 }
 
+/// The definition of `tdiv`, C's truncating division, for scripts that
+/// are not printed from terms (the Horn engine's).
+pub fn truncating_division() -> String {
+    let terms = Terms::new();
+    let p = ScriptPrinter::new(&terms);
+    p.ctx.display(p.tdiv()).to_string()
+}
+
 /// Builds the S-expressions of one script.
 struct ScriptPrinter<'a> {
     terms: &'a Terms,

@@ -1065,6 +1065,18 @@ impl Parser {
     }
 }
 
+/// For tests of long chains: `x - y + z - y + x …` with `n` operands over
+/// `[x, y, z]` (the operators alternate, so it is no sum of equals).
+#[cfg(test)]
+pub(crate) fn mixed_chain(n: usize, [x, y, z]: [&str; 3]) -> String {
+    let mut chain = x.to_string();
+    for i in 1..n {
+        let (op, v) = [("+", x), ("-", y), ("+", z)][i % 3];
+        chain.push_str(&format!(" {op} {v}"));
+    }
+    chain
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1144,17 +1156,10 @@ mod tests {
 
     /// `n` operands: `x + x + …`, `x && x && …`, `x - y + z - y + …`.
     fn chains(n: usize) -> [String; 3] {
-        let mixed: String = (1..n)
-            .map(|i| match i % 3 {
-                0 => " + x",
-                1 => " - y",
-                _ => " + z",
-            })
-            .collect();
         [
             vec!["x"; n].join(" + "),
             vec!["x"; n].join(" && "),
-            format!("x{mixed}"),
+            super::mixed_chain(n, ["x", "y", "z"]),
         ]
     }
 

@@ -50,6 +50,17 @@ use std::time::{Duration, Instant};
 mod generator;
 use generator::{Knobs, Rng, program, witness};
 
+/// A database holding generated program `p`, which must be valid.
+fn generated_db(p: usize, src: &str) -> (Database, apc::db::SourceFile) {
+    let (db, file) = Database::with_file("gen.mc", src);
+    let diags = db::diagnostics(&db, file);
+    assert!(
+        diags.iter().all(|d| !d.is_error()),
+        "generated program {p} is invalid: {diags:?}\n{src}"
+    );
+    (db, file)
+}
+
 /// The witness as `apc run` flags.
 fn run_flags(w: &Witness) -> String {
     fn arg(v: &ArgValue) -> String {
@@ -243,12 +254,7 @@ fn check_programs(seed: u64, programs: usize, knobs: &Knobs) -> (usize, usize, u
         if verbose {
             eprintln!("program {p}\n{src}");
         }
-        let (db, file) = Database::with_file("gen.mc", &src);
-        let diags = db::diagnostics(&db, file);
-        assert!(
-            diags.iter().all(|d| !d.is_error()),
-            "generated program {p} is invalid: {diags:?}\n{src}"
-        );
+        let (db, file) = generated_db(p, &src);
         let parsed = db::parse(&db, file);
         let prog = db::program(&db, file).as_ref().expect("main");
         let mut seen = HashSet::new();
@@ -344,12 +350,7 @@ fn generated_programs_are_valid_and_short() {
         if p < show {
             eprintln!("--- program {p}\n{src}");
         }
-        let (db, file) = Database::with_file("gen.mc", &src);
-        let diags = db::diagnostics(&db, file);
-        assert!(
-            diags.iter().all(|d| !d.is_error()),
-            "generated program {p} is invalid: {diags:?}\n{src}"
-        );
+        let (db, file) = generated_db(p, &src);
         let parsed = db::parse(&db, file);
         for _ in 0..6 {
             let w = witness(&mut r);
@@ -477,12 +478,7 @@ fn check_verdicts(seed: u64, programs: usize, knobs: &Knobs) -> (VerdictStats, F
         .and_then(|s| s.parse().ok());
     for p in 0..programs {
         let src = program(&mut r, knobs);
-        let (db, file) = Database::with_file("gen.mc", &src);
-        let diags = db::diagnostics(&db, file);
-        assert!(
-            diags.iter().all(|d| !d.is_error()),
-            "generated program {p} is invalid: {diags:?}\n{src}"
-        );
+        let (db, file) = generated_db(p, &src);
         let parsed = db::parse(&db, file);
         let lines = apc::syntax::LineIndex::new(&src);
         let targets = check::targets(&db, file);
@@ -658,7 +654,7 @@ fn the_horn_engine_never_proves_a_target_a_run_hits() {
     let (mut hit, mut proved, mut refuted) = (0, 0, Vec::new());
     for p in 0..n {
         let src = program(&mut r, &knobs);
-        let (db, file) = Database::with_file("gen.mc", &src);
+        let (db, file) = generated_db(p, &src);
         let parsed = db::parse(&db, file);
         let prog = db::program(&db, file).as_ref().expect("main");
         let mut reached = HashSet::new();
