@@ -233,7 +233,7 @@ fn show_arg(v: &ArgValue) -> String {
 }
 
 /// `n=3 s=[72, 101] input=[5, -2]`, as `apc run --args … --input …` takes it.
-fn show_witness(w: &Witness) -> String {
+pub(super) fn show_witness(w: &Witness) -> String {
     let mut parts: Vec<String> = w
         .args
         .iter()
@@ -281,6 +281,17 @@ fn arg_json(v: &ArgValue) -> Value {
     }
 }
 
+/// `{"args": {...}, "input": [...]}`.
+pub(super) fn witness_json(w: &Witness) -> Value {
+    let args: Map<String, Value> = w
+        .args
+        .iter()
+        .map(|(n, v)| (n.clone(), arg_json(v)))
+        .collect();
+    let input: Vec<Value> = w.input.iter().map(big).collect();
+    json!({"args": args, "input": input})
+}
+
 fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
     let targets: Vec<Value> = reports
         .iter()
@@ -288,15 +299,7 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
             let t = &r.target;
             let (reason, witness) = match &r.verdict {
                 Verdict::Unreachable => (Value::Null, Value::Null),
-                Verdict::Reachable(w) => {
-                    let args: Map<String, Value> = w
-                        .args
-                        .iter()
-                        .map(|(n, v)| (n.clone(), arg_json(v)))
-                        .collect();
-                    let input: Vec<Value> = w.input.iter().map(big).collect();
-                    (Value::Null, json!({"args": args, "input": input}))
-                }
+                Verdict::Reachable(w) => (Value::Null, witness_json(w)),
                 Verdict::Unknown(why) => (Value::String(why.clone()), Value::Null),
             };
             json!({

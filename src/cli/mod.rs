@@ -26,6 +26,7 @@ mod bench;
 mod cfg;
 mod check;
 mod exit;
+mod explore;
 mod input_flags;
 mod limits;
 mod nc;
@@ -94,6 +95,17 @@ pub enum Command {
     /// 0 all unreachable, 1 some reachable, 3 none reachable but some unknown, 2 bad
     /// input or command line (e.g. a solver not installed).
     Check(check::CheckArgs),
+    /// Explore the program's paths with the thesis's symbolic executor.
+    ///
+    /// Runs `main` on symbolic inputs, one path at a time from a worklist (the search
+    /// strategy picks), pruning infeasible branches with one warm solver session and
+    /// optionally merging states that meet. Every check (assert, division, index,
+    /// dereference, uninitialised read) is asked of the solver; an error is reported
+    /// only with a witness the interpreter replays to it. Stops at the first error
+    /// (unless --all-errors). Exit status: 1 an error was found, 0 every path was
+    /// explored without one, 3 stopped at a limit (or some path was not decided) with
+    /// none found, 2 bad input or command line.
+    Explore(explore::ExploreArgs),
     /// Measure apc on the papers' benchmarks (not part of the test suite).
     Bench(bench::BenchArgs),
 }
@@ -119,6 +131,7 @@ pub fn main() -> ExitCode {
             Command::Cfg(a) => cfg::cfg(a),
             Command::Nc(a) => nc::nc(a),
             Command::Check(a) => check::check(a),
+            Command::Explore(a) => explore::explore(a),
             Command::Bench(a) => bench::bench(a),
         });
     let code = match worker.map(|h| h.join()) {

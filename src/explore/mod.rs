@@ -1,8 +1,478 @@
 //! The thesis's symbolic executor (Rozhoň, *Nested loops and path
-//! explosion in symbolic execution*, chapters 4–5; `docs/thesis-executor.md`):
-//! symbolic states (storage cells and frames, the call stack, the path
-//! condition), the six search strategies, pruning with one warm solver
-//! session, state merging, path subsumption, PDA loop summarisation, and
+//! explosion in symbolic execution*, chapters 4–5; `docs/thesis-executor.md`).
+//!
+//! - [`state`]: symbolic states (storage cells and frames, the call stack,
+//!   the path condition);
+//! - [`eval`]: expressions, conditions and places on a state;
+//! - [`exec`]: one step of a state, the worklist rules at branches, checks;
+//! - [`solver`]: the one warm solver session of a run (push/pop);
+//! - [`search`]: the worklist and the six search strategies;
+//! - [`merge`], [`query_count`]: state merging and its heuristics;
+//! - [`witness`]: an error's witness and its replay on the interpreter;
+//! - here: the options, the run loop, its limits and statistics.
+//!
+//! Not built yet (issue 18): path subsumption, PDA loop summarisation and
 //! guidance by necessary conditions.
 //!
-//! Not built yet: this is its place in the layers (see ARCHITECTURE.md).
+//! Knows the front end (through `db`), the IR, terms, the solver layer and
+//! the interpreter (to replay witnesses); nothing of the other engines.
+
+mod eval;
+mod exec;
+mod merge;
+mod program;
+pub mod query_count;
+mod search;
+mod solver;
+mod state;
+mod witness;
+
+#[cfg(test)]
+mod tests;
+
+use crate::db::{Database, SourceFile, Target};
+use crate::interp::Witness;
+use crate::smt::Profile;
+use exec::{Executor, Next, PathEnd};
+use program::Explored;
+use search::Worklist;
+use state::State;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strategy {
+    #[default]
+    Bfs,
+    Dfs,
+    Random,
+    Tree,
+    Coverage,
+    Klee,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Merging {
+    #[default]
+    None,
+    Aggressive,
+    Lattice,
+    Recursive,
+}
+
+/// What a symbolic index into an array of cells makes of a state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IndexMode {
+    /// One `ite` over the feasible cells.
+    #[default]
+    Ite,
+    /// One state per feasible cell, with `index == j`.
+    Fork,
+}
+
+/// A callback that shows the statistics of a run in progress.
+pub type Progress = Box<dyn Fn(&Stats)>;
+
+pub struct Options {
+    pub strategy: Strategy,
+    pub merging: Merging,
+    /// Merge when the differing variables' query counts sum below this.
+    pub limit_cost: f64,
+    /// Iterations per loop in the `recursive` query-count estimate.
+    pub kappa: u32,
+    pub index_mode: IndexMode,
+    pub timeout: Option<Duration>,
+    /// Most edges run, over all paths.
+    pub max_steps: u64,
+    /// Most paths finished.
+    pub max_paths: u64,
+    /// Deepest call stack (as the interpreter's limit).
+    pub max_call_depth: usize,
+    pub seed: u64,
+    /// Stop at the first error (the thesis's executor); otherwise report
+    /// each target once and go on.
+    pub stop_at_first_error: bool,
+    pub solver: Profile,
+    /// Called about ten times a second with the statistics so far.
+    pub progress: Option<Progress>,
+}
+
+impl Options {
+    pub fn new(solver: Profile) -> Options {
+        Options {
+            strategy: Strategy::Bfs,
+            merging: Merging::None,
+            limit_cost: 1.0,
+            kappa: 1,
+            index_mode: IndexMode::Ite,
+            timeout: None,
+            max_steps: u64::MAX,
+            max_paths: u64::MAX,
+            max_call_depth: 10_000,
+            seed: 0,
+            stop_at_first_error: true,
+            solver,
+            progress: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Stats {
+    pub started: Instant,
+    /// Paths run to their end without an error; a merged state counts
+    /// the paths it stands for (the thesis's path coverage).
+    pub paths: u64,
+    /// States run to their end without an error (a merged state is one).
+    pub runs: u64,
+    /// Paths that ended in an error.
+    pub error_paths: u64,
+    /// Branches found infeasible.
+    pub pruned: u64,
+    pub steps: u64,
+    pub states_merged: u64,
+    /// Merges the heuristic refused (or the sharing of the two stores).
+    pub merges_refused: u64,
+    /// Locations where a slow merged state stopped further merging.
+    pub blacklisted: u64,
+    pub queries: u64,
+    pub solver_time: Duration,
+    /// Paths dropped because the solver could not decide them.
+    pub undecided_paths: u64,
+    /// Why, the first few distinct reasons.
+    pub undecided_reasons: Vec<String>,
+    /// Error paths whose witness did not replay (a bug if ever non-zero).
+    pub replay_failures: u64,
+    pub covered_edges: usize,
+    pub total_edges: usize,
+    pub worklist: usize,
+    pub stopped_at_error: bool,
+    pub elapsed: Duration,
+}
+
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats {
+            started: Instant::now(),
+            paths: 0,
+            runs: 0,
+            error_paths: 0,
+            pruned: 0,
+            steps: 0,
+            states_merged: 0,
+            merges_refused: 0,
+            blacklisted: 0,
+            queries: 0,
+            solver_time: Duration::ZERO,
+            undecided_paths: 0,
+            undecided_reasons: Vec::new(),
+            replay_failures: 0,
+            covered_edges: 0,
+            total_edges: 0,
+            worklist: 0,
+            stopped_at_error: false,
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
+impl Stats {
+    pub(crate) fn note_undecided(&mut self, why: String) {
+        if self.undecided_reasons.len() < 5 && !self.undecided_reasons.contains(&why) {
+            self.undecided_reasons.push(why);
+        }
+    }
+}
+
+/// An error found, with the witness that the interpreter replayed to it.
+#[derive(Clone, Debug)]
+pub struct FoundError {
+    pub target: Target,
+    pub witness: Witness,
+    pub found_after: Duration,
+}
+
+/// How the exploration ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Every path was explored (errors, if any, are in the report).
+    Complete,
+    /// Stopped at the first error.
+    ErrorFound,
+    /// Stopped at a limit, or some paths were not decided: the reason.
+    Incomplete(String),
+}
+
+pub struct Report {
+    pub end: End,
+    pub errors: Vec<FoundError>,
+    pub stats: Stats,
+}
+
+/// A slower query than this on a merged state blacklists its merge site.
+const SLOW_MERGED_QUERY: Duration = Duration::from_millis(500);
+
+/// Explores `file` (which must have parsed and type-checked).
+pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report, String> {
+    let prog = Explored::new(db, file)?;
+    let deadline = opts.timeout.map(|t| Instant::now() + t);
+    let solver = solver::Solver::start(&opts.solver, deadline)?;
+    let mut ex = Executor::new(&prog, solver, opts);
+    ex.stats.total_edges = prog.edge_count();
+    let initial = ex.initial_state()?;
+    let mut run = Run {
+        counts: query_counts(&prog, opts),
+        worklist: Worklist::new(opts.strategy, opts.seed),
+        ex,
+        deadline,
+        blacklist: Vec::new(),
+        last_progress: Instant::now(),
+        distances: rustc_hash::FxHashMap::default(),
+        distance_epoch: u64::MAX,
+    };
+    run.worklist.push(initial, false);
+    let end = match deadline {
+        Some(d) => crate::deadline::run(d, || run.drive())
+            .unwrap_or_else(|_| End::Incomplete("timeout".into())),
+        None => run.drive(),
+    };
+    let mut stats = run.ex.stats.clone();
+    stats.queries = run.ex.solver.queries;
+    stats.solver_time = run.ex.solver.time;
+    stats.covered_edges = run.ex.covered.iter().flatten().filter(|c| **c).count();
+    stats.worklist = run.worklist.len();
+    stats.elapsed = stats.started.elapsed();
+    Ok(Report {
+        end,
+        errors: run.ex.errors,
+        stats,
+    })
+}
+
+/// The query counts of every function, for the heuristic merging strategies.
+fn query_counts(prog: &Explored, opts: &Options) -> Vec<query_count::QueryCounts> {
+    match opts.merging {
+        Merging::Lattice => prog.bodies.iter().map(query_count::lattice).collect(),
+        Merging::Recursive => prog
+            .bodies
+            .iter()
+            .map(|b| query_count::recursive(b, opts.kappa))
+            .collect(),
+        Merging::None | Merging::Aggressive => Vec::new(),
+    }
+}
+
+struct Run<'p> {
+    ex: Executor<'p>,
+    worklist: Worklist,
+    counts: Vec<query_count::QueryCounts>,
+    deadline: Option<Instant>,
+    blacklist: Vec<(usize, crate::ir::NodeId)>,
+    last_progress: Instant,
+    distances: rustc_hash::FxHashMap<(usize, crate::ir::NodeId), u32>,
+    distance_epoch: u64,
+}
+
+impl Run<'_> {
+    /// The thesis's `run`: take a state, run its path until it ends or
+    /// splits, until the worklist is empty, an error is found, or a limit.
+    fn drive(&mut self) -> End {
+        loop {
+            if let Some(why) = self.limit_reached() {
+                return End::Incomplete(why);
+            }
+            let Some(st) = self.pick() else { break };
+            self.run_path(st);
+            if self.ex.stats.stopped_at_error {
+                return End::ErrorFound;
+            }
+        }
+        let s = &self.ex.stats;
+        if s.undecided_paths > 0 || s.replay_failures > 0 {
+            return End::Incomplete(format!(
+                "{} paths not decided ({})",
+                s.undecided_paths + s.replay_failures,
+                s.undecided_reasons.join("; ")
+            ));
+        }
+        End::Complete
+    }
+
+    fn limit_reached(&self) -> Option<String> {
+        let s = &self.ex.stats;
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Some("timeout".into());
+        }
+        if s.steps >= self.ex.opts.max_steps {
+            return Some(format!("step limit ({})", self.ex.opts.max_steps));
+        }
+        if s.paths >= self.ex.opts.max_paths {
+            return Some(format!("path limit ({})", self.ex.opts.max_paths));
+        }
+        None
+    }
+
+    fn pick(&mut self) -> Option<State> {
+        let epoch = self.ex.coverage_epoch;
+        if epoch != self.distance_epoch {
+            self.distances.clear();
+            self.distance_epoch = epoch;
+        }
+        let (ex, distances) = (&self.ex, &mut self.distances);
+        let mut distance = |st: &State| {
+            let f = st.frame();
+            *distances
+                .entry((f.func, f.node))
+                .or_insert_with(|| distance_to_uncovered(ex, f.func, f.node))
+        };
+        self.worklist.pick(&mut distance)
+    }
+
+    /// Runs one path until it ends, parks, or the run must stop.
+    fn run_path(&mut self, mut st: State) {
+        loop {
+            self.ex.stats.steps += 1;
+            self.progress();
+            if self.limit_reached().is_some() {
+                self.worklist.push(st, false);
+                return;
+            }
+            if st.frames.len() > self.ex.opts.max_call_depth {
+                self.end_path(PathEnd::Undecided("call-depth limit".into()));
+                return;
+            }
+            let queries_before = (self.ex.solver.queries, self.ex.solver.time);
+            let merged_at = st.merged_at;
+            let next = self.ex.step(st);
+            self.watch_merged(merged_at, queries_before);
+            match next {
+                Next::Continue(s) => st = s,
+                Next::Split(first, rest) => {
+                    let leaves = self.worklist.branch(first.tree_node, rest.len() + 1);
+                    st = first;
+                    st.tree_node = leaves[0];
+                    for (mut s, leaf) in rest.into_iter().zip(&leaves[1..]) {
+                        s.tree_node = *leaf;
+                        self.add(s, false);
+                    }
+                }
+                Next::Park(s) => {
+                    self.add(s, true);
+                    return;
+                }
+                Next::End(e) => {
+                    self.end_path(e);
+                    return;
+                }
+            }
+            if self.ex.stats.stopped_at_error {
+                return;
+            }
+        }
+    }
+
+    fn end_path(&mut self, e: PathEnd) {
+        let s = &mut self.ex.stats;
+        match e {
+            PathEnd::Finished(n) => {
+                s.paths += n;
+                s.runs += 1;
+            }
+            PathEnd::Error => s.error_paths += 1,
+            PathEnd::Undecided(why) => {
+                s.undecided_paths += 1;
+                s.note_undecided(why);
+            }
+        }
+    }
+
+    /// A merged state whose query was slow blacklists its merge site.
+    fn watch_merged(
+        &mut self,
+        merged_at: Option<(usize, crate::ir::NodeId)>,
+        before: (u64, Duration),
+    ) {
+        let Some(site) = merged_at else { return };
+        let (q, t) = (self.ex.solver.queries, self.ex.solver.time);
+        if q > before.0 && t - before.1 > SLOW_MERGED_QUERY && !self.blacklist.contains(&site) {
+            self.blacklist.push(site);
+            self.ex.stats.blacklisted += 1;
+        }
+    }
+
+    /// Adds a state to the worklist, merged into a waiting one at the same
+    /// location if the merging strategy agrees.
+    fn add(&mut self, st: State, parked: bool) {
+        if self.ex.opts.merging == Merging::None {
+            return self.worklist.push(st, parked);
+        }
+        let f = st.frame();
+        if self.blacklist.contains(&(f.func, f.node)) {
+            return self.worklist.push(st, parked);
+        }
+        for slot in self.worklist.at(&st.location()) {
+            let other = self.worklist.state(slot);
+            if !self.worth_merging(other, &st) {
+                self.ex.stats.merges_refused += 1;
+                continue;
+            }
+            let id = self.ex.next_id();
+            let Some(merged) = merge::merge(&mut self.ex.terms, other, &st, id) else {
+                self.ex.stats.merges_refused += 1;
+                continue;
+            };
+            let (_, was_parked) = self.worklist.remove(slot);
+            self.ex.stats.states_merged += 1;
+            return self.worklist.push(merged, parked || was_parked);
+        }
+        self.worklist.push(st, parked)
+    }
+
+    /// The merging strategy's verdict on two states at the same location.
+    fn worth_merging(&self, a: &State, b: &State) -> bool {
+        if self.counts.is_empty() {
+            return true; // aggressive
+        }
+        let f = a.frame();
+        let q = &self.counts[f.func];
+        let cost: u64 = merge::differing_vars(a, b)
+            .into_iter()
+            .map(|v| q.at(f.node, v) as u64)
+            .sum();
+        (cost as f64) < self.ex.opts.limit_cost
+    }
+
+    fn progress(&mut self) {
+        if let Some(p) = &self.ex.opts.progress
+            && self.last_progress.elapsed() > Duration::from_millis(100)
+        {
+            self.last_progress = Instant::now();
+            let mut s = self.ex.stats.clone();
+            s.queries = self.ex.solver.queries;
+            s.worklist = self.worklist.len();
+            s.elapsed = s.started.elapsed();
+            p(&s);
+        }
+    }
+}
+
+/// Edges from `node` to the nearest edge not run yet, in its function
+/// (a large number if none is left there).
+fn distance_to_uncovered(ex: &Executor, func: usize, node: crate::ir::NodeId) -> u32 {
+    let body = &ex.prog.bodies[func];
+    let mut dist = vec![u32::MAX; body.node_count as usize];
+    let mut queue = std::collections::VecDeque::from([node]);
+    dist[node as usize] = 0;
+    while let Some(n) = queue.pop_front() {
+        for &e in &ex.prog.succ[func][n as usize] {
+            if !ex.covered[func][e as usize] {
+                return dist[n as usize];
+            }
+            let to = body.edges[e as usize].to as usize;
+            if dist[to] == u32::MAX {
+                dist[to] = dist[n as usize] + 1;
+                queue.push_back(to as crate::ir::NodeId);
+            }
+        }
+    }
+    10_000
+}

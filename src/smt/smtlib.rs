@@ -29,7 +29,8 @@ pub fn script(terms: &Terms, roots: &[TermId]) -> String {
 /// [`script`] without the `(check-sat)`: the query that options go
 /// before and blocking assertions after.
 pub fn query(terms: &Terms, roots: &[TermId]) -> String {
-    let p = ScriptPrinter::new(terms);
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
     let mut out = p.header(roots, &[]);
     p.assertions(&mut out, roots);
     out
@@ -38,7 +39,8 @@ pub fn query(terms: &Terms, roots: &[TermId]) -> String {
 /// A script that checks each root on its own: shared declarations, then
 /// `(push 1) (assert r) (check-sat) (pop 1)` per root.
 pub fn batch(terms: &Terms, roots: &[TermId]) -> String {
-    let p = ScriptPrinter::new(terms);
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
     let mut out = p.header(roots, &[]);
     let none = HashMap::default();
     for r in roots {
@@ -65,7 +67,8 @@ pub fn model_query(terms: &Terms, formula: TermId, vars: &[Var]) -> ModelQuery {
     let names: Vec<String> = vars.iter().map(|v| name(terms, *v)).collect();
     let free = terms.free_vars(formula);
     let missing: Vec<Var> = vars.iter().copied().filter(|v| !free.contains(v)).collect();
-    let p = ScriptPrinter::new(terms);
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
     let mut text = p.header(&[formula], &missing);
     p.assertions(&mut text, &[formula]);
     text.push_str("(check-sat)\n");
@@ -112,21 +115,114 @@ pub fn int(n: &BigInt) -> String {
 /// are not printed from terms (the Horn engine's).
 pub fn truncating_division() -> String {
     let terms = Terms::new();
-    let p = ScriptPrinter::new(&terms);
+    let ctx = arena();
+    let p = ScriptPrinter::new(&terms, &ctx);
     p.ctx.display(p.tdiv()).to_string()
+}
+
+/// The printer of an interactive session that lives as long as a run:
+/// every variable is declared once and every compound term is defined
+/// once (`define-fun e!N`), at the top level, the first time a command
+/// needs it. A later check that mentions a known term sends its name only,
+/// so the text sent over a run stays linear in the number of distinct
+/// terms, however long the path conditions grow.
+pub struct Incremental {
+    ctx: Context,
+    names: HashMap<TermId, SExpr>,
+    declared: std::collections::HashSet<Var>,
+    tdiv_defined: bool,
+}
+
+impl Default for Incremental {
+    fn default() -> Incremental {
+        Incremental {
+            ctx: arena(),
+            names: HashMap::default(),
+            declared: Default::default(),
+            tdiv_defined: false,
+        }
+    }
+}
+
+impl Incremental {
+    /// The commands that make `t` (a closed quantifier-free term) known to
+    /// the session, appended to `out`; returns the text that names `t`.
+    pub fn prepare(&mut self, terms: &Terms, t: TermId, out: &mut String) -> String {
+        let order = self.unnamed_post_order(terms, t);
+        let p = ScriptPrinter::new(terms, &self.ctx);
+        for u in order {
+            match terms.node(u) {
+                Node::Var(v) => {
+                    if self.declared.insert(*v) {
+                        p.declare(out, *v);
+                    }
+                    continue;
+                }
+                Node::Int(_) | Node::Bool(_) => continue,
+                Node::Div(..) if !self.tdiv_defined => {
+                    self.tdiv_defined = true;
+                    p.line(out, p.tdiv());
+                }
+                _ => {}
+            }
+            let sort = match terms.sort(u) {
+                Sort::Bool => "Bool",
+                _ => "Int",
+            };
+            let body = p.term(u, &self.names);
+            let name = self.ctx.atom(format!("e!{}", u.0));
+            let empty = self.ctx.list(vec![]);
+            let def = p.command("define-fun", vec![name, empty, self.ctx.atom(sort), body]);
+            p.line(out, def);
+            self.names.insert(u, name);
+        }
+        let p = ScriptPrinter::new(terms, &self.ctx);
+        self.ctx.display(p.term(t, &self.names)).to_string()
+    }
+
+    /// The subterms of `t` not yet named, children before parents (an
+    /// explicit stack: path conditions can be deep).
+    fn unnamed_post_order(&self, terms: &Terms, t: TermId) -> Vec<TermId> {
+        let mut order = Vec::new();
+        let mut seen: std::collections::HashSet<TermId> = Default::default();
+        let mut stack = vec![(t, false)];
+        while let Some((u, expanded)) = stack.pop() {
+            if expanded {
+                order.push(u);
+                continue;
+            }
+            if self.names.contains_key(&u) || !seen.insert(u) {
+                continue;
+            }
+            if let Node::Var(v) = terms.node(u)
+                && self.declared.contains(v)
+            {
+                continue;
+            }
+            stack.push((u, true));
+            for c in terms.children(terms.node(u)) {
+                stack.push((c, false));
+            }
+        }
+        order
+    }
 }
 
 /// Builds the S-expressions of one script.
 struct ScriptPrinter<'a> {
     terms: &'a Terms,
-    ctx: Context,
+    ctx: &'a Context,
+}
+
+/// An S-expression arena with no solver attached.
+fn arena() -> Context {
+    ContextBuilder::new()
+        .build()
+        .expect("a context without a solver starts no process")
 }
 
 impl<'a> ScriptPrinter<'a> {
-    fn new(terms: &'a Terms) -> ScriptPrinter<'a> {
-        let ctx = ContextBuilder::new()
-            .build()
-            .expect("a context without a solver starts no process");
+    fn new(terms: &'a Terms, ctx: &'a Context) -> ScriptPrinter<'a> {
         ScriptPrinter { terms, ctx }
     }
 

@@ -1,0 +1,272 @@
+//! `apc explore`: the thesis's symbolic executor (the contract: `docs/cli.md`).
+
+use super::check::{SolverArgs, SolverChoice, show_witness, witness_json};
+use super::{ExitStatus, Format, bad, limits, load};
+use crate::explore::{self, End, IndexMode, Merging, Options, Report, Stats, Strategy};
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StrategyChoice {
+    /// Oldest state first.
+    Bfs,
+    /// Newest state first.
+    Dfs,
+    /// A uniformly random state (reproducible with --seed).
+    Random,
+    /// KLEE's random path: a random walk down the execution tree.
+    Tree,
+    /// Random, weighted by 1 / distance to the nearest statement not run yet.
+    Coverage,
+    /// `tree` and `coverage` in turn.
+    Klee,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MergingChoice {
+    None,
+    /// Merge every two states at the same location and call stack.
+    Aggressive,
+    /// Merge when the query-count estimate (a data-flow fixpoint, capped at
+    /// 10) of the differing variables sums below --limit-cost.
+    Lattice,
+    /// As `lattice`, with the estimate counting each loop at most --kappa times.
+    Recursive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum IndexChoice {
+    /// A symbolic index reads an `ite` over the cells it may select.
+    Ite,
+    /// A symbolic index forks one state per cell it may select.
+    Fork,
+}
+
+#[derive(Args, Debug)]
+pub struct ExploreArgs {
+    /// The microc source file.
+    pub file: PathBuf,
+    /// Which waiting state runs next.
+    #[arg(long, value_enum, default_value_t = StrategyChoice::Bfs)]
+    pub strategy: StrategyChoice,
+    /// When two states at the same location and call stack become one.
+    #[arg(long, value_enum, default_value_t = MergingChoice::None)]
+    pub merging: MergingChoice,
+    /// `lattice`/`recursive`: merge when the estimated future queries over the
+    /// variables whose values differ sum below this (at least 0).
+    #[arg(long, default_value_t = 1.0, value_name = "X", value_parser = cost)]
+    pub limit_cost: f64,
+    /// `recursive`: how many iterations of each loop the estimate counts (0 to 255).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=255))]
+    pub kappa: u32,
+    /// What a symbolic index into a local array makes of the state.
+    #[arg(long, value_enum, default_value_t = IndexChoice::Ite)]
+    pub index: IndexChoice,
+    /// Wall-clock limit in seconds for the whole exploration (greater than 0).
+    #[arg(long, default_value = "30", value_name = "SECS", value_parser = limits::seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
+    /// Stop after running this many edges over all paths.
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u64>,
+    /// Stop after this many paths ran to their end.
+    #[arg(long, value_name = "N")]
+    pub max_paths: Option<u64>,
+    /// Seed of the random choices (`random`, `tree`, `coverage`, `klee`).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Report every target an error path reaches (once each) and go on;
+    /// by default exploration stops at the first error, as the thesis's does.
+    #[arg(long)]
+    pub all_errors: bool,
+    #[command(flatten)]
+    pub solvers: SolverArgs,
+    /// Output format: text, or one JSON object.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+fn cost(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a number at least 0 (got `{s}`)")),
+    }
+}
+
+pub fn explore(a: ExploreArgs) -> ExitCode {
+    if a.solvers.solver == SolverChoice::All {
+        return bad("explore talks to one solver: choose --solver z3 or --solver cvc5");
+    }
+    let solver = match a.solvers.locate() {
+        Ok(mut s) => s.remove(0),
+        Err(code) => return code,
+    };
+    let loaded = match load(&a.file) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let mut opts = options(&a, solver);
+    let bar = super::progress(0, "{spinner} {elapsed} {msg}");
+    let shown = bar.clone();
+    opts.progress = Some(Box::new(move |s: &Stats| {
+        shown.set_message(format!(
+            "{} paths, {} waiting, {} queries, {}/{} edges",
+            s.paths, s.worklist, s.queries, s.covered_edges, s.total_edges
+        ));
+        shown.tick();
+    }));
+    let report = explore::explore(&loaded.db, loaded.file, &opts);
+    bar.finish_and_clear();
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return bad(&e),
+    };
+    match a.format {
+        Format::Text => print_text(&loaded.path, &a, &report),
+        Format::Json => print_json(&loaded.path, &a, &report),
+    }
+    exit_status(&report).into()
+}
+
+fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
+    let mut o = Options::new(solver);
+    o.strategy = match a.strategy {
+        StrategyChoice::Bfs => Strategy::Bfs,
+        StrategyChoice::Dfs => Strategy::Dfs,
+        StrategyChoice::Random => Strategy::Random,
+        StrategyChoice::Tree => Strategy::Tree,
+        StrategyChoice::Coverage => Strategy::Coverage,
+        StrategyChoice::Klee => Strategy::Klee,
+    };
+    o.merging = match a.merging {
+        MergingChoice::None => Merging::None,
+        MergingChoice::Aggressive => Merging::Aggressive,
+        MergingChoice::Lattice => Merging::Lattice,
+        MergingChoice::Recursive => Merging::Recursive,
+    };
+    o.index_mode = match a.index {
+        IndexChoice::Ite => IndexMode::Ite,
+        IndexChoice::Fork => IndexMode::Fork,
+    };
+    o.limit_cost = a.limit_cost;
+    o.kappa = a.kappa;
+    o.timeout = Some(a.timeout);
+    o.max_steps = a.max_steps.unwrap_or(u64::MAX);
+    o.max_paths = a.max_paths.unwrap_or(u64::MAX);
+    o.seed = a.seed;
+    o.stop_at_first_error = !a.all_errors;
+    o
+}
+
+/// 1 an error was found, 0 every path explored without one, 3 stopped
+/// at a limit (or some paths were not decided) with none found.
+fn exit_status(r: &Report) -> ExitStatus {
+    if !r.errors.is_empty() {
+        ExitStatus::Found
+    } else if r.end == End::Complete {
+        ExitStatus::Ok
+    } else {
+        ExitStatus::Undecided
+    }
+}
+
+fn end_text(r: &Report) -> String {
+    match &r.end {
+        End::Complete if r.errors.is_empty() => "every path explored: no error".into(),
+        End::Complete => "every path explored".into(),
+        End::ErrorFound => "stopped at the first error".into(),
+        End::Incomplete(why) => format!("stopped before every path was explored: {why}"),
+    }
+}
+
+fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
+    for e in &r.errors {
+        let t = &e.target;
+        outln!(
+            "{path}:{}:{}: {} in {}: reachable with {} (found after {:.1} ms)",
+            t.line,
+            t.col,
+            t.kind.as_str(),
+            t.function,
+            show_witness(&e.witness),
+            super::rounded_ms(e.found_after, 1)
+        );
+    }
+    let s = &r.stats;
+    outln!(
+        "{} paths in {} runs ({} error paths, {} not decided), {} pruned branches, {} merges, {} queries ({:.1} ms in the solver), {}/{} edges covered, {} steps",
+        s.paths,
+        s.runs,
+        s.error_paths,
+        s.undecided_paths,
+        s.pruned,
+        s.states_merged,
+        s.queries,
+        super::rounded_ms(s.solver_time, 1),
+        s.covered_edges,
+        s.total_edges,
+        s.steps
+    );
+    outln!(
+        "{}; strategy {:?}, merging {:?} ({:.1} ms)",
+        end_text(r),
+        a.strategy,
+        a.merging,
+        super::rounded_ms(s.elapsed, 1)
+    );
+}
+
+fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
+    let errors: Vec<serde_json::Value> = r
+        .errors
+        .iter()
+        .map(|e| {
+            let t = &e.target;
+            json!({
+                "kind": t.kind.as_str(),
+                "function": t.function,
+                "line": t.line,
+                "col": t.col,
+                "witness": witness_json(&e.witness),
+                "found_after_ms": super::rounded_ms(e.found_after, 1),
+            })
+        })
+        .collect();
+    let s = &r.stats;
+    let (end, reason) = match &r.end {
+        End::Complete => ("complete", None),
+        End::ErrorFound => ("error-found", None),
+        End::Incomplete(why) => ("incomplete", Some(why.clone())),
+    };
+    let name = |v: Option<clap::builder::PossibleValue>| v.map(|v| v.get_name().to_string());
+    let out = json!({
+        "file": path,
+        "strategy": name(a.strategy.to_possible_value()),
+        "merging": name(a.merging.to_possible_value()),
+        "end": end,
+        "reason": reason,
+        "errors": errors,
+        "first_error": errors.first(),
+        "stats": {
+            "paths": s.paths,
+            "runs": s.runs,
+            "error_paths": s.error_paths,
+            "undecided_paths": s.undecided_paths,
+            "undecided_reasons": s.undecided_reasons,
+            "pruned_branches": s.pruned,
+            "states_merged": s.states_merged,
+            "merges_refused": s.merges_refused,
+            "merge_sites_blacklisted": s.blacklisted,
+            "queries": s.queries,
+            "solver_ms": super::rounded_ms(s.solver_time, 1),
+            "steps": s.steps,
+            "covered_edges": s.covered_edges,
+            "total_edges": s.total_edges,
+            "replay_failures": s.replay_failures,
+        },
+        "time_ms": super::rounded_ms(s.elapsed, 1),
+    });
+    outln!("{out:#}");
+}

@@ -1,0 +1,85 @@
+//! The program as the executor walks it: one flowgraph per function (not
+//! inlined: calls push frames), with what the search needs precomputed.
+
+use crate::db::{self, SourceFile, Target};
+use crate::ir::{Body, EdgeId, NodeId, NodeKind, TargetId};
+use crate::syntax::ast;
+use rustc_hash::FxHashMap as HashMap;
+
+pub(crate) struct Explored {
+    pub bodies: Vec<Body>,
+    pub by_name: HashMap<String, usize>,
+    pub main: usize,
+    /// Out-edges of each vertex, per function.
+    pub succ: Vec<Vec<Vec<EdgeId>>>,
+    /// Vertices with two or more in-edges (where paths meet), per function.
+    pub joins: Vec<Vec<bool>>,
+    /// Edges that leave a loop when its condition fails, per function.
+    pub loop_exits: Vec<Vec<bool>>,
+    /// The file's targets, by function and id.
+    pub targets: Vec<HashMap<TargetId, Target>>,
+    /// The parsed program and its text, for replays.
+    pub ast: ast::Program,
+    pub source: String,
+}
+
+impl Explored {
+    /// The program of a file that parsed and type-checked.
+    pub(crate) fn new(db: &db::Database, file: SourceFile) -> Result<Explored, String> {
+        let mut bodies = Vec::new();
+        for f in db::functions(db, file) {
+            bodies.push(db::function_body(db, *f).clone());
+        }
+        let by_name: HashMap<String, usize> = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.name.clone(), i))
+            .collect();
+        let main = *by_name.get("main").ok_or("the program has no `main`")?;
+        let mut targets: Vec<HashMap<TargetId, Target>> = vec![HashMap::default(); bodies.len()];
+        for t in db::targets(db, file) {
+            targets[by_name[&t.function]].insert(t.id, t);
+        }
+        Ok(Explored {
+            succ: bodies.iter().map(|b| b.successors()).collect(),
+            joins: bodies.iter().map(joins).collect(),
+            loop_exits: bodies.iter().map(loop_exits).collect(),
+            targets,
+            by_name,
+            main,
+            ast: db::parse(db, file).program.clone(),
+            source: file.text(db).clone(),
+            bodies,
+        })
+    }
+
+    pub(crate) fn is_error(&self, func: usize, node: NodeId) -> Option<TargetId> {
+        match self.bodies[func].node_kinds[node as usize] {
+            NodeKind::Error(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Number of edges over all functions (the statement-coverage total).
+    pub(crate) fn edge_count(&self) -> usize {
+        self.bodies.iter().map(|b| b.edges.len()).sum()
+    }
+}
+
+fn joins(b: &Body) -> Vec<bool> {
+    let mut indegree = vec![0u32; b.node_count as usize];
+    for e in &b.edges {
+        indegree[e.to as usize] += 1;
+    }
+    indegree.into_iter().map(|d| d >= 2).collect()
+}
+
+fn loop_exits(b: &Body) -> Vec<bool> {
+    let mut mask = vec![false; b.edges.len()];
+    for l in &b.loops {
+        for &e in &l.exit_edges {
+            mask[e as usize] = true;
+        }
+    }
+    mask
+}

@@ -1,0 +1,164 @@
+//! The executor's one warm solver session (docs/thesis-executor.md,
+//! "Pruning"): every feasibility question of a run goes to the same
+//! process, each in a `push`/`pop` scope. Terms and path-condition
+//! prefixes are defined once at the top level (`smt::smtlib::Incremental`),
+//! so a check sends two names, not the whole path condition.
+//!
+//! A watchdog cancels the session at the run's deadline: a check cut short
+//! answers `unknown`, and `unknown` is never taken for `unsat`.
+
+use super::state::PathCond;
+use crate::smt::smtlib::Incremental;
+use crate::smt::{Cancel, CheckResult, Profile, Session};
+use crate::term::{TermId, Terms};
+use num_bigint::BigInt;
+use std::time::{Duration, Instant};
+
+/// The answer to "can this happen?".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Feasibility {
+    Sat,
+    Unsat,
+    Unknown(String),
+}
+
+pub(crate) struct Solver {
+    session: Session,
+    printer: Incremental,
+    /// Path-condition prefixes already defined (`pc!id`).
+    defined_pcs: rustc_hash::FxHashSet<u64>,
+    pub queries: u64,
+    pub time: Duration,
+    /// The longest single check, and whether a check ran out of time.
+    pub slowest: Duration,
+    _watchdog: Option<Watchdog>,
+}
+
+/// Cancels a session at a deadline, unless dropped first.
+struct Watchdog {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn watchdog(cancel: &Cancel, deadline: Instant) -> Watchdog {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let (flag, cancel) = (done.clone(), cancel.clone());
+    std::thread::spawn(move || {
+        while !flag.load(Ordering::SeqCst) {
+            let now = Instant::now();
+            if now >= deadline {
+                cancel.cancel();
+                return;
+            }
+            std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+        }
+    });
+    Watchdog { done }
+}
+
+impl Solver {
+    pub(crate) fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Solver, String> {
+        let cancel = Cancel::new();
+        let mut session = Session::start(profile, &cancel)?;
+        // Definitions made inside a check's scope (values asked after a
+        // kept `sat`) must outlive its `pop`: the printer remembers them.
+        session.send("(set-option :global-declarations true)\n(set-logic ALL)")?;
+        Ok(Solver {
+            session,
+            printer: Incremental::default(),
+            defined_pcs: Default::default(),
+            queries: 0,
+            time: Duration::ZERO,
+            slowest: Duration::ZERO,
+            _watchdog: deadline.map(|d| watchdog(&cancel, d)),
+        })
+    }
+
+    /// The name of a path condition in the session, defining its prefixes
+    /// that are new.
+    fn pc_name(&mut self, terms: &Terms, pc: &PathCond, out: &mut String) -> String {
+        let mut pending = Vec::new();
+        let mut cur = pc.0.clone();
+        while let Some(n) = cur {
+            if self.defined_pcs.contains(&n.id) {
+                break;
+            }
+            pending.push(n.clone());
+            cur = n.parent.0.clone();
+        }
+        for n in pending.into_iter().rev() {
+            let c = self.printer.prepare(terms, n.conjunct, out);
+            let parent = match &n.parent.0 {
+                Some(p) => format!("pc!{}", p.id),
+                None => "true".into(),
+            };
+            out.push_str(&format!(
+                "(define-fun pc!{} () Bool (and {parent} {c}))\n",
+                n.id
+            ));
+            self.defined_pcs.insert(n.id);
+        }
+        match &pc.0 {
+            Some(n) => format!("pc!{}", n.id),
+            None => "true".into(),
+        }
+    }
+
+    /// Whether `pc ∧ extra` is satisfiable. With `keep`, the scope stays
+    /// open on `sat` so that values can be asked ([`Solver::values`]);
+    /// the caller closes it with [`Solver::close`].
+    pub(crate) fn check(
+        &mut self,
+        terms: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+        keep: bool,
+    ) -> Feasibility {
+        let mut text = String::new();
+        let p = self.pc_name(terms, pc, &mut text);
+        let e = self.printer.prepare(terms, extra, &mut text);
+        text.push_str(&format!("(push 1)\n(assert {p})\n(assert {e})"));
+        if let Err(e) = self.session.send(&text) {
+            return Feasibility::Unknown(e);
+        }
+        let started = Instant::now();
+        let answer = self.session.check();
+        let took = started.elapsed();
+        self.queries += 1;
+        self.time += took;
+        self.slowest = self.slowest.max(took);
+        let f = match answer {
+            CheckResult::Sat => Feasibility::Sat,
+            CheckResult::Unsat => Feasibility::Unsat,
+            CheckResult::Unknown(why) => Feasibility::Unknown(why),
+        };
+        if !(keep && f == Feasibility::Sat) {
+            self.close();
+        }
+        f
+    }
+
+    /// Closes the scope of the last check.
+    pub(crate) fn close(&mut self) {
+        let _ = self.session.send("(pop 1)");
+    }
+
+    /// After a `sat` kept open: the values of integer terms.
+    pub(crate) fn values(&mut self, terms: &Terms, ts: &[TermId]) -> Result<Vec<BigInt>, String> {
+        let mut text = String::new();
+        let names: Vec<String> = ts
+            .iter()
+            .map(|t| self.printer.prepare(terms, *t, &mut text))
+            .collect();
+        if !text.is_empty() {
+            self.session.send(&text)?;
+        }
+        self.session.int_values(&names)
+    }
+}
