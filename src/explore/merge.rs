@@ -56,7 +56,7 @@ pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Opti
         store: Rc::new(m.out),
         pc,
         pins: Rc::new(pins),
-        paths: a.paths + b.paths,
+        paths: a.paths.saturating_add(b.paths),
         tree_node: a.tree_node,
         merged_at: Some((a.frame().func, a.frame().node)),
     })

@@ -374,7 +374,7 @@ impl Run<'_> {
         let s = &mut self.ex.stats;
         match e {
             PathEnd::Finished(n) => {
-                s.paths += n;
+                s.paths = s.paths.saturating_add(n);
                 s.runs += 1;
             }
             PathEnd::Error => s.error_paths += 1,

@@ -8,6 +8,7 @@ mod check;
 mod cli;
 mod common;
 mod conditions;
+mod explore;
 mod fuzz_frontend;
 mod incremental;
 mod layers;

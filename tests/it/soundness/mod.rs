@@ -47,6 +47,7 @@ use num_bigint::BigInt;
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
+mod explore;
 mod generator;
 use generator::{Knobs, Rng, program, witness};
 
