@@ -42,6 +42,33 @@ pub enum Which {
     /// takes to decide the program's assert; per family, the growth as the least-squares
     /// slope on a log–log scale (1 = linear in n, 2 = quadratic).
     Scale(ScaleArgs),
+    /// The symbolic executor (`apc explore`) on the Table 2 programs and the thesis's
+    /// listings: for each search strategy × merging strategy, how the exploration
+    /// ended, the paths (merged states counting their inner paths) and the runs, the
+    /// merges, the solver queries and their time, the total time and the time to the
+    /// first error. Stops at the first error, as `apc explore` does.
+    Explore(ExploreBenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExploreBenchArgs {
+    #[command(flatten)]
+    pub solvers: SolverArgs,
+    /// The strategies measured (repeatable; default all six).
+    #[arg(long, value_enum)]
+    pub strategy: Vec<super::explore::StrategyChoice>,
+    /// The merging strategies measured (repeatable; default all four).
+    #[arg(long, value_enum)]
+    pub merging: Vec<super::explore::MergingChoice>,
+    /// Only the programs whose file name contains this (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub program: Vec<String>,
+    /// Limit in seconds for each exploration.
+    #[arg(long, default_value = "5", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
+    /// Output: an aligned table, or JSON (a list of rows) or CSV for scripts.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
+    pub format: BenchFormat,
 }
 
 #[derive(Args, Debug)]
@@ -112,7 +139,125 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Apc(a) => apc(a),
         Which::Ksweep(a) => ksweep(a),
         Which::Scale(a) => scale(a),
+        Which::Explore(a) => explore(a),
     }
+}
+
+fn explore(a: ExploreBenchArgs) -> ExitCode {
+    use super::explore::{MergingChoice, StrategyChoice};
+    if a.solvers.solver == super::check::SolverChoice::All {
+        return bad("the executor talks to one solver: choose --solver z3 or --solver cvc5");
+    }
+    let solver = match a.solvers.locate() {
+        Ok(mut s) => s.remove(0),
+        Err(code) => return code,
+    };
+    let strategies = if a.strategy.is_empty() {
+        StrategyChoice::value_variants().to_vec()
+    } else {
+        a.strategy.clone()
+    };
+    let mergings = if a.merging.is_empty() {
+        MergingChoice::value_variants().to_vec()
+    } else {
+        a.merging.clone()
+    };
+    let programs: Vec<_> = bench::explore::programs()
+        .into_iter()
+        .filter(|(f, _)| a.program.is_empty() || a.program.iter().any(|p| f.contains(p.as_str())))
+        .collect();
+    if programs.is_empty() {
+        return bad("no benchmark program matches --program");
+    }
+    let bar = progress(programs.len() * strategies.len() * mergings.len());
+    let mut rows = Vec::new();
+    for p in &programs {
+        for s in &strategies {
+            for m in &mergings {
+                bar.set_message(format!("{} {s:?} {m:?}", p.0));
+                let row = bench::explore::explore_row(
+                    *p,
+                    super::explore::strategy(*s),
+                    super::explore::merging(*m),
+                    &solver,
+                    a.timeout,
+                );
+                bar.inc(1);
+                match row {
+                    Ok(r) => rows.push(r),
+                    Err(e) => {
+                        bar.finish_and_clear();
+                        return bad(&format!("{}: {e}", p.0));
+                    }
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let list: Vec<Value> = rows.iter().map(explore_json).collect();
+    match a.format {
+        BenchFormat::Table => {
+            let head: Vec<String> = [
+                "program",
+                "strategy",
+                "merging",
+                "end",
+                "paths",
+                "runs",
+                "merges",
+                "queries",
+                "solver ms",
+                "total ms",
+                "first error ms",
+            ]
+            .map(String::from)
+            .to_vec();
+            let body: Vec<Vec<String>> = list
+                .iter()
+                .map(|r| {
+                    [
+                        "program",
+                        "strategy",
+                        "merging",
+                        "end",
+                        "paths",
+                        "runs",
+                        "merges",
+                        "queries",
+                        "solver_ms",
+                        "total_ms",
+                        "first_error_ms",
+                    ]
+                    .iter()
+                    .map(|k| match &r[*k] {
+                        Value::String(s) => s.clone(),
+                        Value::Null => "-".into(),
+                        v => v.to_string(),
+                    })
+                    .collect()
+                })
+                .collect();
+            print_table(&head, &body);
+        }
+        f => print_rows(&list, f),
+    }
+    ExitStatus::Ok.into()
+}
+
+fn explore_json(r: &bench::explore::ExploreRow) -> Value {
+    json!({
+        "program": r.program,
+        "strategy": format!("{:?}", r.strategy).to_lowercase(),
+        "merging": format!("{:?}", r.merging).to_lowercase(),
+        "end": r.end,
+        "paths": r.paths,
+        "runs": r.runs,
+        "merges": r.merged,
+        "queries": r.queries,
+        "solver_ms": ms(r.solver_time),
+        "total_ms": ms(r.total),
+        "first_error_ms": r.first_error.map(ms),
+    })
 }
 
 fn ms(d: Duration) -> f64 {

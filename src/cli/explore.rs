@@ -130,22 +130,30 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
     exit_status(&report).into()
 }
 
-fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
-    let mut o = Options::new(solver);
-    o.strategy = match a.strategy {
+pub(super) fn strategy(s: StrategyChoice) -> Strategy {
+    match s {
         StrategyChoice::Bfs => Strategy::Bfs,
         StrategyChoice::Dfs => Strategy::Dfs,
         StrategyChoice::Random => Strategy::Random,
         StrategyChoice::Tree => Strategy::Tree,
         StrategyChoice::Coverage => Strategy::Coverage,
         StrategyChoice::Klee => Strategy::Klee,
-    };
-    o.merging = match a.merging {
+    }
+}
+
+pub(super) fn merging(m: MergingChoice) -> Merging {
+    match m {
         MergingChoice::None => Merging::None,
         MergingChoice::Aggressive => Merging::Aggressive,
         MergingChoice::Lattice => Merging::Lattice,
         MergingChoice::Recursive => Merging::Recursive,
-    };
+    }
+}
+
+fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
+    let mut o = Options::new(solver);
+    o.strategy = strategy(a.strategy);
+    o.merging = merging(a.merging);
     o.index_mode = match a.index {
         IndexChoice::Ite => IndexMode::Ite,
         IndexChoice::Fork => IndexMode::Fork,
