@@ -218,12 +218,17 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
         s.steps
     );
     outln!(
-        "{}; strategy {:?}, merging {:?} ({:.1} ms)",
+        "{}; strategy {}, merging {} ({:.1} ms)",
         end_text(r),
-        a.strategy,
-        a.merging,
+        value_name(a.strategy.to_possible_value()),
+        value_name(a.merging.to_possible_value()),
         super::rounded_ms(s.elapsed, 1)
     );
+}
+
+/// A flag value as the command line spells it.
+fn value_name(v: Option<clap::builder::PossibleValue>) -> String {
+    v.map(|v| v.get_name().to_string()).unwrap_or_default()
 }
 
 fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
@@ -248,11 +253,10 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
         End::ErrorFound => ("error-found", None),
         End::Incomplete(why) => ("incomplete", Some(why.clone())),
     };
-    let name = |v: Option<clap::builder::PossibleValue>| v.map(|v| v.get_name().to_string());
     let out = json!({
         "file": path,
-        "strategy": name(a.strategy.to_possible_value()),
-        "merging": name(a.merging.to_possible_value()),
+        "strategy": value_name(a.strategy.to_possible_value()),
+        "merging": value_name(a.merging.to_possible_value()),
         "end": end,
         "reason": reason,
         "errors": errors,

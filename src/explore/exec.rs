@@ -362,7 +362,10 @@ impl<'p> Executor<'p> {
                 Feasibility::Sat => feasible.push((*e, *g, implied || alone)),
                 Feasibility::Unsat => {
                     first_unsat = k == 0;
-                    self.stats.pruned += 1;
+                    // Pruned: the solver said so (a constant guard is no branch).
+                    if self.terms.as_bool(*g).is_none() {
+                        self.stats.pruned += 1;
+                    }
                 }
                 Feasibility::Unknown(why) => {
                     self.stats.undecided_paths += 1;

@@ -212,25 +212,6 @@ fn json_contract_and_exit_codes() {
     }
 }
 
-/// A directory with a fake solver named `z3` (and nothing else on PATH
-/// but the basics the wrapper needs).
-fn fake_solver(name: &str, script: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("apc-fake-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("z3");
-    std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
-fn with_path(dir: &Path, args: &[&str]) -> Command {
-    let path = format!("{}:/usr/bin:/bin", dir.display());
-    let mut c = Command::new(env!("CARGO_BIN_EXE_apc"));
-    c.args(args).env("PATH", path).env_remove("APC_Z3");
-    c
-}
-
 fn check_with_fake(name: &str, script: &str, timeout: &str) -> (Value, Duration) {
     let dir = fake_solver(name, script);
     let start = Instant::now();

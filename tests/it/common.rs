@@ -52,3 +52,22 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
 }
+
+/// A directory with a fake solver named `z3` (and nothing else on PATH
+/// but the basics the wrapper needs).
+pub fn fake_solver(name: &str, script: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("apc-fake-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("z3");
+    std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+pub fn with_path(dir: &Path, args: &[&str]) -> Command {
+    let path = format!("{}:/usr/bin:/bin", dir.display());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_apc"));
+    c.args(args).env("PATH", path).env_remove("APC_Z3");
+    c
+}

@@ -256,3 +256,33 @@ fn command_line_contract() {
     let (code, _, _) = run(&["explore", &file("thesis_4_2.mc"), "--limit-cost", "-1"]);
     assert_eq!(code, Some(2));
 }
+
+/// A solver that answers `unknown` to every check: nothing is pruned as
+/// infeasible and nothing is called "no error"; every branch it could not
+/// decide is counted, and the run is incomplete (exit 3).
+#[test]
+fn a_solver_unknown_is_never_unsat() {
+    let dir = crate::common::fake_solver(
+        "explore-unknown",
+        "while read -r l; do case \"$l\" in *check-sat*) echo unknown;; esac; done",
+    );
+    let out = crate::common::with_path(
+        &dir,
+        &[
+            "explore",
+            &programs_dir().join("thesis_4_2.mc").display().to_string(),
+            "--format",
+            "json",
+            "--timeout",
+            "20",
+        ],
+    )
+    .output()
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(out.status.code(), Some(3), "{v:#}");
+    assert_eq!(v["end"], "incomplete", "{v:#}");
+    assert!(v["stats"]["undecided_paths"].as_u64().unwrap() > 0, "{v:#}");
+    assert_eq!(v["stats"]["pruned_branches"], 0, "{v:#}");
+    assert_eq!(v["errors"], serde_json::json!([]), "{v:#}");
+}
