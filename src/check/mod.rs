@@ -382,22 +382,7 @@ fn hits(
     w: &Witness,
     t: &Target,
 ) -> Result<(), String> {
-    use crate::interp::{Limits, Outcome};
-    let r = crate::interp::run(program, w, Limits::default()).map_err(|e| e.to_string())?;
-    match r.outcome {
-        Outcome::Error { kind, span } => {
-            let (line, col) = lines.line_col(text, span.start);
-            if kind == t.kind && (line, col) == (t.line, t.col) {
-                Ok(())
-            } else {
-                Err(format!("the replay hit {} at {line}:{col}", kind.as_str()))
-            }
-        }
-        Outcome::Returned(v) => Err(format!("the replay returned {v}")),
-        Outcome::AssumeFailed { .. } => Err("the replay stopped at a failed assume".into()),
-        Outcome::StepLimit { .. } => Err("the replay hit the step limit".into()),
-        Outcome::CallDepthLimit { .. } => Err("the replay hit the call-depth limit".into()),
-    }
+    crate::interp::replay_hits(program, text, lines, w, t.kind, (t.line, t.col))
 }
 
 #[cfg(test)]

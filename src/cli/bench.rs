@@ -197,7 +197,8 @@ fn explore(a: ExploreBenchArgs) -> ExitCode {
     let list: Vec<Value> = rows.iter().map(explore_json).collect();
     match a.format {
         BenchFormat::Table => {
-            let head: Vec<String> = [
+            // JSON key of each column; the header shows it with spaces.
+            const COLUMNS: [&str; 11] = [
                 "program",
                 "strategy",
                 "merging",
@@ -206,35 +207,22 @@ fn explore(a: ExploreBenchArgs) -> ExitCode {
                 "runs",
                 "merges",
                 "queries",
-                "solver ms",
-                "total ms",
-                "first error ms",
-            ]
-            .map(String::from)
-            .to_vec();
+                "solver_ms",
+                "total_ms",
+                "first_error_ms",
+            ];
+            let head: Vec<String> = COLUMNS.iter().map(|k| k.replace('_', " ")).collect();
             let body: Vec<Vec<String>> = list
                 .iter()
                 .map(|r| {
-                    [
-                        "program",
-                        "strategy",
-                        "merging",
-                        "end",
-                        "paths",
-                        "runs",
-                        "merges",
-                        "queries",
-                        "solver_ms",
-                        "total_ms",
-                        "first_error_ms",
-                    ]
-                    .iter()
-                    .map(|k| match &r[*k] {
-                        Value::String(s) => s.clone(),
-                        Value::Null => "-".into(),
-                        v => v.to_string(),
-                    })
-                    .collect()
+                    COLUMNS
+                        .iter()
+                        .map(|k| match &r[*k] {
+                            Value::String(s) => s.clone(),
+                            Value::Null => "-".into(),
+                            v => v.to_string(),
+                        })
+                        .collect()
                 })
                 .collect();
             print_table(&head, &body);

@@ -50,6 +50,17 @@ pub enum Strategy {
     Klee,
 }
 
+impl Strategy {
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Bfs,
+        Strategy::Dfs,
+        Strategy::Random,
+        Strategy::Tree,
+        Strategy::Coverage,
+        Strategy::Klee,
+    ];
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Merging {
     #[default]

@@ -6,7 +6,7 @@
 use super::FoundError;
 use super::exec::Executor;
 use crate::db::Target;
-use crate::interp::{self, ArgValue, Limits, Outcome, Witness};
+use crate::interp::{self, ArgValue, Witness};
 use crate::term::{Node, TermId, Var};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
@@ -189,17 +189,13 @@ fn replays(
     w: &Witness,
     target: &Target,
 ) -> Result<(), String> {
-    let r = interp::run(program, w, Limits::default()).map_err(|e| e.to_string())?;
     let lines = crate::syntax::LineIndex::new(source);
-    match r.outcome {
-        Outcome::Error { kind, span } => {
-            let (line, col) = lines.line_col(source, span.start);
-            if kind == target.kind && (line, col) == (target.line, target.col) {
-                Ok(())
-            } else {
-                Err(format!("the replay hit {} at {line}:{col}", kind.as_str()))
-            }
-        }
-        other => Err(format!("the replay ended otherwise: {other:?}")),
-    }
+    interp::replay_hits(
+        program,
+        source,
+        &lines,
+        w,
+        target.kind,
+        (target.line, target.col),
+    )
 }

@@ -130,6 +130,34 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// Replays a witness (the check of every `reachable` verdict): `Ok(())` if
+/// the run fails with `kind` at `at` (line, column in `text`), else what the
+/// run did instead.
+pub fn replay_hits(
+    program: &Program,
+    text: &str,
+    lines: &crate::syntax::LineIndex,
+    w: &Witness,
+    kind: TargetKind,
+    at: (u32, u32),
+) -> Result<(), String> {
+    let r = run(program, w, Limits::default()).map_err(|e| e.to_string())?;
+    match r.outcome {
+        Outcome::Error { kind: k, span } => {
+            let (line, col) = lines.line_col(text, span.start);
+            if k == kind && (line, col) == at {
+                Ok(())
+            } else {
+                Err(format!("the replay hit {} at {line}:{col}", k.as_str()))
+            }
+        }
+        Outcome::Returned(v) => Err(format!("the replay returned {v}")),
+        Outcome::AssumeFailed { .. } => Err("the replay stopped at a failed assume".into()),
+        Outcome::StepLimit { .. } => Err("the replay hit the step limit".into()),
+        Outcome::CallDepthLimit { .. } => Err("the replay hit the call-depth limit".into()),
+    }
+}
+
 /// Host stack for a run: deep microc recursion recurses on the host.
 const STACK_SIZE: usize = 1 << 30;
 

@@ -8,14 +8,7 @@ use apc::db::Database;
 use apc::explore::{self, End, IndexMode, Merging, Options, Report, Strategy};
 use std::time::Duration;
 
-const STRATEGIES: [Strategy; 6] = [
-    Strategy::Bfs,
-    Strategy::Dfs,
-    Strategy::Random,
-    Strategy::Tree,
-    Strategy::Coverage,
-    Strategy::Klee,
-];
+const STRATEGIES: [Strategy; 6] = Strategy::ALL;
 
 fn options(strategy: Strategy, merging: Merging) -> Options {
     let z3 = apc::smt::locate(apc::smt::SolverKind::Z3, None).expect("z3 installed");

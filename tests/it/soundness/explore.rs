@@ -27,14 +27,7 @@ struct Tally {
     checked: usize,
 }
 
-const STRATEGIES: [Strategy; 6] = [
-    Strategy::Bfs,
-    Strategy::Dfs,
-    Strategy::Random,
-    Strategy::Tree,
-    Strategy::Coverage,
-    Strategy::Klee,
-];
+const STRATEGIES: [Strategy; 6] = Strategy::ALL;
 
 fn options(p: usize) -> Options {
     let z3 = apc::smt::locate(apc::smt::SolverKind::Z3, None).expect("z3 installed");
