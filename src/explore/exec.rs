@@ -48,7 +48,8 @@ pub(crate) struct Executor<'p> {
     /// Bumped whenever an edge is covered for the first time.
     pub coverage_epoch: u64,
     next_pc: u64,
-    /// The cells of the program-wide variables (`$in`, `$ic`).
+    /// The initial cells of the program-wide variables (`$in`, `$ic`);
+    /// a call takes its caller's (merging renumbers cells).
     globals: Vec<(String, CellId)>,
     /// main's parameters: name, term variable, input-array dimensions (0: an integer).
     pub inputs: Vec<(String, crate::term::Var, u8)>,
@@ -156,12 +157,7 @@ impl<'p> Executor<'p> {
             .iter()
             .enumerate()
             .map(|(i, v)| match v.kind {
-                VarKind::Global => self
-                    .globals
-                    .iter()
-                    .find(|(n, _)| *n == v.name)
-                    .map(|(_, c)| *c)
-                    .expect("the globals exist from the start"),
+                VarKind::Global => self.global_cell(st, &v.name),
                 _ if i < body.params => st.new_cell(args.next().unwrap_or(Value::Uninit)),
                 _ => st.new_cell(Value::Uninit),
             })
@@ -172,6 +168,22 @@ impl<'p> Executor<'p> {
             cells: cells.into(),
             result_to,
         }
+    }
+
+    /// The cell of a program-wide variable: the caller's (cells are
+    /// renumbered when states merge), or the initial one for main.
+    fn global_cell(&self, st: &State, name: &str) -> CellId {
+        if let Some(caller) = st.frames.last() {
+            let body = &self.prog.bodies[caller.func];
+            if let Some(v) = body.var_id(name) {
+                return caller.cells[v as usize];
+            }
+        }
+        self.globals
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| *c)
+            .expect("the globals exist from the start")
     }
 
     pub(crate) fn next_id(&mut self) -> u64 {
