@@ -27,6 +27,7 @@ pub enum StrategyChoice {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum MergingChoice {
+    /// Never merge: one state per path.
     None,
     /// Merge every two states at the same location and call stack.
     Aggressive,
