@@ -6,7 +6,8 @@
 //! `klee` (tree and coverage in turn).
 //!
 //! With merging on, states that arrive where paths meet are *parked*: a
-//! parked state is picked only when no other state can run, so that the
+//! parked state is picked when no other state can run (or every 4th pick,
+//! so that an unbounded loop elsewhere cannot starve it), so that the
 //! states bound for the same join point get there and merge first.
 
 use super::Strategy;
@@ -16,6 +17,9 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
+
+/// Every this many picks, a parked state runs even if others wait.
+const PARKED_TURN: u64 = 4;
 
 const ACTIVE: usize = 0;
 const PARKED: usize = 1;
@@ -149,14 +153,18 @@ impl Worklist {
     /// The next state to run, by the strategy; `distance` is a state's
     /// distance to the nearest statement not run yet (for `coverage`).
     pub(crate) fn pick(&mut self, distance: &mut dyn FnMut(&State) -> u32) -> Option<State> {
-        let pool = if !self.live[ACTIVE].is_empty() {
-            ACTIVE
-        } else if !self.live[PARKED].is_empty() {
+        self.picks += 1;
+        // A parked state also runs every PARKED_TURN-th pick: otherwise an
+        // unbounded loop or recursion elsewhere would starve it for ever.
+        let parked_turn = self.picks.is_multiple_of(PARKED_TURN);
+        let pool = if !self.live[PARKED].is_empty() && (parked_turn || self.live[ACTIVE].is_empty())
+        {
             PARKED
+        } else if !self.live[ACTIVE].is_empty() {
+            ACTIVE
         } else {
             return None;
         };
-        self.picks += 1;
         let slot = match self.strategy {
             Strategy::Bfs => self.oldest_or_newest(pool, true),
             Strategy::Dfs => self.oldest_or_newest(pool, false),
