@@ -511,4 +511,39 @@ mod tests {
         let g = t.eq(at, two);
         assert!(!script(&t, &[g]).contains("tdiv"));
     }
+
+    /// The session printer defines each variable, term and `tdiv` once:
+    /// a term asked again costs nothing, a larger one only its new nodes.
+    #[test]
+    fn incremental_printing_defines_each_term_once() {
+        let mut t = Terms::new();
+        let a = t.new_var(VarKind::Symbol, "a");
+        let at = t.var(a);
+        let two = t.int(2);
+        let q = t.div(at, two);
+        let small = t.lt(q, two);
+        let mut p = Incremental::default();
+        let mut first = String::new();
+        let name = p.prepare(&t, small, &mut first);
+        assert_eq!(first.matches("declare-fun").count(), 1, "{first}");
+        assert_eq!(first.matches("define-fun tdiv").count(), 1, "{first}");
+        assert!(name.starts_with("e!"), "{name}");
+        let mut again = String::new();
+        assert_eq!(p.prepare(&t, small, &mut again), name);
+        assert!(again.is_empty(), "{again}");
+        let three = t.int(3);
+        let q3 = t.div(at, three);
+        let big = t.lt(q3, three);
+        let both = t.and2(small, big);
+        let mut more = String::new();
+        p.prepare(&t, both, &mut more);
+        assert!(
+            !more.contains("declare-fun") && !more.contains("tdiv ((a"),
+            "{more}"
+        );
+        assert!(
+            more.contains(&name),
+            "the known conjunct is used by name: {more}"
+        );
+    }
 }
