@@ -44,8 +44,10 @@ struct TreeNode {
 pub(crate) struct Worklist {
     strategy: Strategy,
     rng: SmallRng,
-    slots: Vec<Option<Entry>>,
-    free: Vec<usize>,
+    /// The waiting states by slot; a slot is never reused, so an old
+    /// entry of `order` cannot name a newer state.
+    slots: HashMap<usize, Entry>,
+    next_slot: usize,
     /// Insertion order per pool (removed slots are skipped lazily).
     order: [VecDeque<usize>; 2],
     /// The live slots per pool, and each slot's position there.
@@ -61,8 +63,8 @@ impl Worklist {
         Worklist {
             strategy,
             rng: SmallRng::seed_from_u64(seed),
-            slots: Vec::new(),
-            free: Vec::new(),
+            slots: HashMap::default(),
+            next_slot: 0,
             order: Default::default(),
             live: Default::default(),
             position: HashMap::default(),
@@ -93,10 +95,8 @@ impl Worklist {
 
     pub(crate) fn push(&mut self, state: State, parked: bool) {
         let pool = if parked { PARKED } else { ACTIVE };
-        let slot = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(None);
-            self.slots.len() - 1
-        });
+        let slot = self.next_slot;
+        self.next_slot += 1;
         self.order[pool].push_back(slot);
         self.position.insert(slot, self.live[pool].len());
         self.live[pool].push(slot);
@@ -105,7 +105,7 @@ impl Worklist {
             .or_default()
             .push(slot);
         self.count_leaf(state.tree_node, pool, slot, true);
-        self.slots[slot] = Some(Entry { state, pool });
+        self.slots.insert(slot, Entry { state, pool });
     }
 
     fn count_leaf(&mut self, leaf: usize, pool: usize, slot: usize, add: bool) {
@@ -124,12 +124,12 @@ impl Worklist {
     }
 
     pub(crate) fn state(&self, slot: usize) -> &State {
-        &self.slots[slot].as_ref().expect("a live slot").state
+        &self.slots[&slot].state
     }
 
     /// Takes a state out of the worklist.
     pub(crate) fn remove(&mut self, slot: usize) -> (State, bool) {
-        let Entry { state, pool } = self.slots[slot].take().expect("a live slot");
+        let Entry { state, pool } = self.slots.remove(&slot).expect("a live slot");
         let at = self
             .position
             .remove(&slot)
@@ -146,7 +146,6 @@ impl Worklist {
             }
         }
         self.count_leaf(state.tree_node, pool, slot, false);
-        self.free.push(slot);
         (state, pool == PARKED)
     }
 
@@ -188,9 +187,7 @@ impl Worklist {
                 self.order[pool].pop_back()
             }
             .expect("a non-empty pool has an order entry");
-            if self.slots[s].as_ref().is_some_and(|e| e.pool == pool)
-                && self.position.contains_key(&s)
-            {
+            if self.slots.get(&s).is_some_and(|e| e.pool == pool) {
                 return s;
             }
         }
@@ -202,7 +199,7 @@ impl Worklist {
         let mut n = 0;
         loop {
             if let Some(slot) = self.tree[n].slot
-                && self.slots[slot].as_ref().is_some_and(|e| e.pool == pool)
+                && self.slots.get(&slot).is_some_and(|e| e.pool == pool)
             {
                 return slot;
             }
