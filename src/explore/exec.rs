@@ -45,8 +45,9 @@ pub(crate) struct Executor<'p> {
     pub errors: Vec<FoundError>,
     /// Edges run at least once, per function.
     pub covered: Vec<Vec<bool>>,
-    /// Bumped whenever an edge is covered for the first time.
-    pub coverage_epoch: u64,
+    /// How many edges have run (also the coverage's version: it grows
+    /// exactly when an edge is covered for the first time).
+    pub covered_count: u64,
     next_pc: u64,
     /// The initial cells of the program-wide variables (`$in`, `$ic`);
     /// a call takes its caller's (merging renumbers cells).
@@ -70,7 +71,7 @@ impl<'p> Executor<'p> {
             opts,
             stats: Stats::default(),
             errors: Vec::new(),
-            coverage_epoch: 0,
+            covered_count: 0,
             next_pc: 0,
             globals: Vec::new(),
             inputs: Vec::new(),
@@ -255,7 +256,7 @@ impl<'p> Executor<'p> {
         let c = &mut self.covered[func][e as usize];
         if !*c {
             *c = true;
-            self.coverage_epoch += 1;
+            self.covered_count += 1;
         }
     }
 
@@ -394,26 +395,26 @@ impl<'p> Executor<'p> {
                 PathEnd::Undecided("no branch could be decided".into())
             });
         }
-        let mut states: Vec<State> = Vec::new();
-        for (e, g, known) in feasible {
-            let mut s = st.clone();
-            if !known {
-                self.add_to_pc(&mut s, g);
-            }
-            match self.arrive(s, func, e) {
-                Next::Continue(s) | Next::Park(s) => states.push(s),
-                _ => unreachable!("arriving only continues or parks"),
-            }
+        let mut arrivals: Vec<Next> = feasible
+            .into_iter()
+            .map(|(e, g, known)| {
+                let mut s = st.clone();
+                if !known {
+                    self.add_to_pc(&mut s, g);
+                }
+                self.arrive(s, func, e)
+            })
+            .collect();
+        if arrivals.len() == 1 {
+            return arrivals.remove(0);
         }
-        let first = states.remove(0);
-        if states.is_empty() {
-            let (f, n) = (first.frame().func, first.frame().node);
-            if self.opts.merging != super::Merging::None && self.prog.joins[f][n as usize] {
-                return Next::Park(first);
-            }
-            return Next::Continue(first);
-        }
-        Next::Split(first, states)
+        // A split: the first goes on (even at a join), the others wait.
+        let mut states = arrivals.into_iter().map(|a| match a {
+            Next::Continue(s) | Next::Park(s) => s,
+            _ => unreachable!("arriving only continues or parks"),
+        });
+        let first = states.next().expect("two or more arrivals");
+        Next::Split(first, states.collect())
     }
 
     /// Whether `pc ∧ g` is satisfiable; constants need no solver.

@@ -246,12 +246,7 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
             .unwrap_or_else(|_| End::Incomplete("timeout".into())),
         None => run.drive(),
     };
-    let mut stats = run.ex.stats.clone();
-    stats.queries = run.ex.solver.queries;
-    stats.solver_time = run.ex.solver.time;
-    stats.covered_edges = run.ex.covered.iter().flatten().filter(|c| **c).count();
-    stats.worklist = run.worklist.len();
-    stats.elapsed = stats.started.elapsed();
+    let stats = run.stats();
     Ok(Report {
         end,
         errors: run.ex.errors,
@@ -323,7 +318,7 @@ impl Run<'_> {
     }
 
     fn pick(&mut self) -> Option<State> {
-        let epoch = self.ex.coverage_epoch;
+        let epoch = self.ex.covered_count;
         if epoch != self.distance_epoch {
             self.distances.clear();
             self.distance_epoch = epoch;
@@ -457,12 +452,20 @@ impl Run<'_> {
             && self.last_progress.elapsed() > Duration::from_millis(100)
         {
             self.last_progress = Instant::now();
-            let mut s = self.ex.stats.clone();
-            s.queries = self.ex.solver.queries;
-            s.worklist = self.worklist.len();
-            s.elapsed = s.started.elapsed();
-            p(&s);
+            p(&self.stats());
         }
+    }
+
+    /// The statistics so far, with the figures kept elsewhere (the
+    /// solver's, the coverage, the worklist) filled in.
+    fn stats(&self) -> Stats {
+        let mut s = self.ex.stats.clone();
+        s.queries = self.ex.solver.queries;
+        s.solver_time = self.ex.solver.time;
+        s.covered_edges = self.ex.covered_count as usize;
+        s.worklist = self.worklist.len();
+        s.elapsed = s.started.elapsed();
+        s
     }
 }
 

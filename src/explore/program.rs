@@ -21,6 +21,7 @@ pub(crate) struct Explored {
     /// The parsed program and its text, for replays.
     pub ast: ast::Program,
     pub source: String,
+    pub lines: crate::syntax::LineIndex,
 }
 
 impl Explored {
@@ -43,12 +44,13 @@ impl Explored {
         Ok(Explored {
             succ: bodies.iter().map(|b| b.successors()).collect(),
             joins: bodies.iter().map(joins).collect(),
-            loop_exits: bodies.iter().map(loop_exits).collect(),
+            loop_exits: bodies.iter().map(Body::exit_edge_mask).collect(),
             targets,
             by_name,
             main,
             ast: db::parse(db, file).program.clone(),
             source: file.text(db).clone(),
+            lines: crate::syntax::LineIndex::new(file.text(db)),
             bodies,
         })
     }
@@ -72,14 +74,4 @@ fn joins(b: &Body) -> Vec<bool> {
         indegree[e.to as usize] += 1;
     }
     indegree.into_iter().map(|d| d >= 2).collect()
-}
-
-fn loop_exits(b: &Body) -> Vec<bool> {
-    let mut mask = vec![false; b.edges.len()];
-    for l in &b.loops {
-        for &e in &l.exit_edges {
-            mask[e as usize] = true;
-        }
-    }
-    mask
 }

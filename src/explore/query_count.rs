@@ -106,10 +106,14 @@ struct Graph<'b> {
 impl<'b> Graph<'b> {
     fn new(body: &'b Body) -> Graph<'b> {
         let succ = body.successors();
+        let mut preds: Vec<Vec<NodeId>> = vec![Vec::new(); body.node_count as usize];
+        for e in &body.edges {
+            preds[e.to as usize].push(e.from);
+        }
         let condition = body
             .loops
             .iter()
-            .map(|l| condition_region(body, l))
+            .map(|l| condition_region(body, &preds, l))
             .collect();
         let back = body.back_edge_mask();
         let enters = body
@@ -188,11 +192,7 @@ fn queried(c: &Cond) -> Vec<&Expr> {
     }
 }
 
-fn condition_region(body: &Body, l: &crate::ir::Loop) -> Vec<bool> {
-    let mut preds: Vec<Vec<NodeId>> = vec![Vec::new(); body.node_count as usize];
-    for e in &body.edges {
-        preds[e.to as usize].push(e.from);
-    }
+fn condition_region(body: &Body, preds: &[Vec<NodeId>], l: &crate::ir::Loop) -> Vec<bool> {
     let mut region = vec![false; body.node_count as usize];
     let mut stack: Vec<NodeId> = l
         .exit_edges

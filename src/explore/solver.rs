@@ -29,8 +29,6 @@ pub(crate) struct Solver {
     defined_pcs: rustc_hash::FxHashSet<u64>,
     pub queries: u64,
     pub time: Duration,
-    /// The longest single check, and whether a check ran out of time.
-    pub slowest: Duration,
     _watchdog: Option<Watchdog>,
 }
 
@@ -75,7 +73,6 @@ impl Solver {
             defined_pcs: Default::default(),
             queries: 0,
             time: Duration::ZERO,
-            slowest: Duration::ZERO,
             _watchdog: deadline.map(|d| watchdog(&cancel, d)),
         })
     }
@@ -132,7 +129,6 @@ impl Solver {
         let took = started.elapsed();
         self.queries += 1;
         self.time += took;
-        self.slowest = self.slowest.max(took);
         let f = match answer {
             CheckResult::Sat => Feasibility::Sat,
             CheckResult::Unsat => Feasibility::Unsat,

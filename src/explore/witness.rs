@@ -131,8 +131,7 @@ impl Executor<'_> {
             self.stop_if_first();
             return;
         }
-        let replayed = witness
-            .and_then(|w| replays(&self.prog.ast, &self.prog.source, &w, &target).map(|()| w));
+        let replayed = witness.and_then(|w| self.replays(&w, &target).map(|()| w));
         match replayed {
             Ok(w) => {
                 self.errors.push(FoundError {
@@ -150,6 +149,13 @@ impl Executor<'_> {
                 ));
             }
         }
+    }
+
+    /// Whether the interpreter, run on `w`, fails at `target`.
+    fn replays(&self, w: &Witness, target: &Target) -> Result<(), String> {
+        let p = self.prog;
+        let at = (target.line, target.col);
+        interp::replay_hits(&p.ast, &p.source, &p.lines, w, target.kind, at)
     }
 
     fn stop_if_first(&mut self) {
@@ -180,22 +186,4 @@ fn list(elems: Option<&Elements>, dims: usize, prefix: &[usize]) -> ArgValue {
         })
         .collect();
     ArgValue::List(items)
-}
-
-/// Whether the interpreter, run on `w`, fails at `target`.
-fn replays(
-    program: &crate::syntax::ast::Program,
-    source: &str,
-    w: &Witness,
-    target: &Target,
-) -> Result<(), String> {
-    let lines = crate::syntax::LineIndex::new(source);
-    interp::replay_hits(
-        program,
-        source,
-        &lines,
-        w,
-        target.kind,
-        (target.line, target.col),
-    )
 }

@@ -327,6 +327,17 @@ impl Body {
     pub fn is_back_edge(&self, e: EdgeId) -> bool {
         self.loops.iter().any(|l| l.back_edges.contains(&e))
     }
+    /// Edges that leave a loop when its condition fails, as a mask (the
+    /// `while` rule of the symbolic executor continues them first).
+    pub fn exit_edge_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.edges.len()];
+        for l in &self.loops {
+            for &e in &l.exit_edges {
+                mask[e as usize] = true;
+            }
+        }
+        mask
+    }
     /// `is_back_edge` for every edge at once (for passes over all edges:
     /// one scan of the loops instead of one per edge).
     pub fn back_edge_mask(&self) -> Vec<bool> {
