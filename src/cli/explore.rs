@@ -46,6 +46,15 @@ pub enum IndexChoice {
     Fork,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ChecksChoice {
+    /// A check's safety condition joins the annotation (the thesis's
+    /// listing 5.7): paths through checks can still be pruned.
+    Conjoin,
+    /// Nothing propagates past a check (the thesis's own tool, listing 5.6).
+    Block,
+}
+
 #[derive(Args, Debug)]
 pub struct ExploreArgs {
     /// The microc source file.
@@ -66,6 +75,21 @@ pub struct ExploreArgs {
     /// What a symbolic index into a local array makes of the state.
     #[arg(long, value_enum, default_value_t = IndexChoice::Ite)]
     pub index: IndexChoice,
+    /// Path subsumption: when a path ends, the vertices of main it ran
+    /// through are annotated with conditions under which no error follows
+    /// (weakest preconditions; loop invariants when found inductive), and
+    /// a state whose path condition implies its vertex's annotation is
+    /// pruned. Proves programs error-free that plain exploration cannot
+    /// finish (unbounded loops).
+    #[arg(long)]
+    pub subsumption: bool,
+    /// With --subsumption: what an annotation makes of a statement that may fail.
+    #[arg(long, value_enum, default_value_t = ChecksChoice::Conjoin, value_name = "HOW")]
+    pub at_checks: ChecksChoice,
+    /// With --subsumption: print main's annotations at the end, by source
+    /// line, as the thesis writes them beside its listings.
+    #[arg(long)]
+    pub show_annotations: bool,
     /// Wall-clock limit in seconds for the whole exploration (greater than 0).
     #[arg(long, default_value = "30", value_name = "SECS", value_parser = limits::seconds, allow_negative_numbers = true)]
     pub timeout: Duration,
@@ -155,6 +179,10 @@ fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
     let mut o = Options::new(solver);
     o.strategy = strategy(a.strategy);
     o.merging = merging(a.merging);
+    o.subsumption = a.subsumption.then_some(match a.at_checks {
+        ChecksChoice::Conjoin => explore::AtChecks::Conjoin,
+        ChecksChoice::Block => explore::AtChecks::Block,
+    });
     o.index_mode = match a.index {
         IndexChoice::Ite => IndexMode::Ite,
         IndexChoice::Fork => IndexMode::Fork,
@@ -218,6 +246,20 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
         s.total_edges,
         s.steps
     );
+    if a.subsumption {
+        outln!(
+            "subsumption: {} paths pruned ({} states checked), {} loop invariants kept, {} candidates not inductive",
+            s.subsumed,
+            s.annotation_checks,
+            s.invariants,
+            s.invariants_refuted
+        );
+    }
+    if a.show_annotations {
+        for (line, text) in &r.annotations {
+            outln!("  line {line}: {text}");
+        }
+    }
     outln!(
         "{}; strategy {}, merging {} ({:.1} ms)",
         end_text(r),
@@ -278,7 +320,13 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "covered_edges": s.covered_edges,
             "total_edges": s.total_edges,
             "replay_failures": s.replay_failures,
+            "subsumed_paths": s.subsumed,
+            "annotation_checks": s.annotation_checks,
+            "invariants": s.invariants,
+            "invariants_refuted": s.invariants_refuted,
         },
+        "subsumption": a.subsumption.then(|| value_name(a.at_checks.to_possible_value())),
+        "annotations": r.annotations.iter().map(|(line, text)| json!({"line": line, "annotation": text})).collect::<Vec<_>>(),
         "time_ms": super::rounded_ms(s.elapsed, 1),
     });
     outln!("{out:#}");

@@ -55,10 +55,17 @@ pub(crate) struct Executor<'p> {
     /// main's parameters: name, term variable, input-array dimensions (0: an integer).
     pub inputs: Vec<(String, crate::term::Var, u8)>,
     pub stream: Option<crate::term::Var>,
+    /// main's annotations, with path subsumption on.
+    pub annotations: Option<super::subsume::Annotations>,
 }
 
 impl<'p> Executor<'p> {
     pub(crate) fn new(prog: &'p Explored, solver: Solver, opts: &'p Options) -> Executor<'p> {
+        let mut terms = Terms::new();
+        let annotations = opts.subsumption.map(|at| {
+            let main = prog.main;
+            super::subsume::Annotations::new(&prog.bodies[main], &prog.succ[main], &mut terms, at)
+        });
         Executor {
             covered: prog
                 .bodies
@@ -66,7 +73,7 @@ impl<'p> Executor<'p> {
                 .map(|b| vec![false; b.edges.len()])
                 .collect(),
             prog,
-            terms: Terms::new(),
+            terms,
             solver,
             opts,
             stats: Stats::default(),
@@ -76,6 +83,7 @@ impl<'p> Executor<'p> {
             globals: Vec::new(),
             inputs: Vec::new(),
             stream: None,
+            annotations,
         }
     }
 
@@ -90,6 +98,9 @@ impl<'p> Executor<'p> {
             paths: 1,
             tree_node: 0,
             merged_at: None,
+            trail: Default::default(),
+            laps: Rc::new(vec![0; self.prog.bodies[self.prog.main].loops.len()]),
+            deferred: false,
         };
         let stream = self
             .terms
@@ -238,6 +249,11 @@ impl<'p> Executor<'p> {
     /// After an edge: mark it covered, move to its target; park at a join.
     fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
         self.cover(func, e);
+        if let Some(ann) = &self.annotations
+            && st.frames.len() == 1
+        {
+            ann.count_lap(&mut st.laps, e);
+        }
         let edge = &self.prog.bodies[func].edges[e as usize];
         if !matches!(edge.instr, Instr::Call { .. }) {
             st.frame_mut().node = edge.to;
@@ -402,6 +418,7 @@ impl<'p> Executor<'p> {
                 if !known {
                     self.add_to_pc(&mut s, g);
                 }
+                s.deferred = self.past_t(&s, e);
                 self.arrive(s, func, e)
             })
             .collect();
@@ -415,6 +432,23 @@ impl<'p> Executor<'p> {
         });
         let first = states.next().expect("two or more arrivals");
         Next::Split(first, states.collect())
+    }
+
+    /// Whether `e` starts another iteration of a loop of main that the
+    /// state has been round once already (the thesis's `_t = 0`): with
+    /// path subsumption on, such a state waits until nothing else can run.
+    fn past_t(&self, st: &State, e: EdgeId) -> bool {
+        let body = &self.prog.bodies[st.frame().func];
+        let from = body.edges[e as usize].from;
+        match body.node_kinds[from as usize] {
+            NodeKind::LoopHeader(l) => {
+                self.annotations.is_some()
+                    && st.frames.len() == 1
+                    && !self.prog.loop_exits[st.frame().func][e as usize]
+                    && st.laps.get(l as usize).is_some_and(|n| *n >= 1)
+            }
+            _ => false,
+        }
     }
 
     /// Whether `pc ∧ g` is satisfiable; constants need no solver.

@@ -11,7 +11,7 @@
 //! differs so that it cannot be (x and y share a cell in one state and not
 //! in the other), the states are not merged.
 
-use super::state::{CellId, Frame, PathCond, State, Value};
+use super::state::{CellId, Frame, PathCond, State, Trail, Value};
 use crate::term::{TermId, Terms};
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
@@ -59,6 +59,9 @@ pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Opti
         paths: a.paths.saturating_add(b.paths),
         tree_node: a.tree_node,
         merged_at: Some((a.frame().func, a.frame().node)),
+        trail: Trail::join(&a.trail, &b.trail, a.frame().node),
+        laps: a.laps.clone(),
+        deferred: a.deferred && b.deferred,
     })
 }
 

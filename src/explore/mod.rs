@@ -8,11 +8,12 @@
 //! - [`solver`]: the one warm solver session of a run (push/pop);
 //! - [`search`]: the worklist and the six search strategies;
 //! - [`merge`], [`query_count`]: state merging and its heuristics;
+//! - [`subsume`]: path subsumption (lazy annotations, loop invariants);
 //! - [`witness`]: an error's witness and its replay on the interpreter;
 //! - here: the options, the run loop, its limits and statistics.
 //!
-//! Not built yet (issue 18): path subsumption, PDA loop summarisation and
-//! guidance by necessary conditions.
+//! Not built yet (issue 18): PDA loop summarisation and guidance by
+//! necessary conditions.
 //!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
 //! the interpreter (to replay witnesses); nothing of the other engines.
@@ -25,6 +26,7 @@ pub mod query_count;
 mod search;
 mod solver;
 mod state;
+mod subsume;
 mod witness;
 
 #[cfg(test)]
@@ -35,9 +37,10 @@ use crate::interp::Witness;
 use crate::smt::Profile;
 use exec::{Executor, Next, PathEnd};
 use program::Explored;
-use search::Worklist;
+use search::{Pool, Worklist};
 use state::State;
 use std::time::{Duration, Instant};
+pub use subsume::AtChecks;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Strategy {
@@ -91,6 +94,8 @@ pub struct Options {
     /// Iterations per loop in the `recursive` query-count estimate.
     pub kappa: u32,
     pub index_mode: IndexMode,
+    /// Path subsumption, and what its annotations make of checks.
+    pub subsumption: Option<AtChecks>,
     pub timeout: Option<Duration>,
     /// Most edges run, over all paths.
     pub max_steps: u64,
@@ -115,6 +120,7 @@ impl Options {
             limit_cost: 1.0,
             kappa: 1,
             index_mode: IndexMode::Ite,
+            subsumption: None,
             timeout: None,
             max_steps: u64::MAX,
             max_paths: u64::MAX,
@@ -139,6 +145,13 @@ pub struct Stats {
     pub error_paths: u64,
     /// Branches found infeasible.
     pub pruned: u64,
+    /// Paths pruned by path subsumption (their annotation held).
+    pub subsumed: u64,
+    /// States checked against an annotation.
+    pub annotation_checks: u64,
+    /// Loop invariants found inductive, and candidates that were not.
+    pub invariants: u64,
+    pub invariants_refuted: u64,
     pub steps: u64,
     pub states_merged: u64,
     /// Merges the heuristic refused (or the sharing of the two stores).
@@ -168,6 +181,10 @@ impl Default for Stats {
             runs: 0,
             error_paths: 0,
             pruned: 0,
+            subsumed: 0,
+            annotation_checks: 0,
+            invariants: 0,
+            invariants_refuted: 0,
             steps: 0,
             states_merged: 0,
             merges_refused: 0,
@@ -217,6 +234,9 @@ pub struct Report {
     pub end: End,
     pub errors: Vec<FoundError>,
     pub stats: Stats,
+    /// With path subsumption: main's annotations at the end, by source
+    /// line (line, condition under which no error follows).
+    pub annotations: Vec<(usize, String)>,
 }
 
 /// A slower query than this on a merged state blacklists its merge site.
@@ -240,17 +260,22 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
         distances: rustc_hash::FxHashMap::default(),
         distance_epoch: u64::MAX,
     };
-    run.worklist.push(initial, false);
+    run.worklist.push(initial, Pool::Active);
     let end = match deadline {
         Some(d) => crate::deadline::run(d, || run.drive())
             .unwrap_or_else(|_| End::Incomplete("timeout".into())),
         None => run.drive(),
     };
     let stats = run.stats();
+    let annotations = match &run.ex.annotations {
+        Some(a) => a.listing(&prog, &mut run.ex.terms),
+        None => Vec::new(),
+    };
     Ok(Report {
         end,
         errors: run.ex.errors,
         stats,
+        annotations,
     })
 }
 
@@ -335,13 +360,23 @@ impl Run<'_> {
 
     /// Runs one path until it ends, parks, or the run must stop.
     fn run_path(&mut self, mut st: State) {
+        st.deferred = false;
         loop {
             self.ex.stats.steps += 1;
             self.progress();
             if self.limit_reached().is_some() {
-                self.worklist.push(st, false);
+                self.worklist.push(st, Pool::Active);
                 return;
             }
+            if self.ex.annotations.is_some() && st.frames.len() == 1 {
+                st.trail = st.trail.push(st.frame().node);
+            }
+            if self.ex.subsumed(&st) {
+                self.ex.stats.subsumed += 1;
+                self.ex.learn(&st.trail);
+                return;
+            }
+            let trail = st.trail.clone();
             if st.frames.len() > self.ex.opts.max_call_depth {
                 self.end_path(PathEnd::Undecided("call-depth limit".into()));
                 return;
@@ -358,15 +393,21 @@ impl Run<'_> {
                     st.tree_node = leaves[0];
                     for (mut s, leaf) in rest.into_iter().zip(&leaves[1..]) {
                         s.tree_node = *leaf;
-                        self.add(s, false);
+                        let pool = if s.deferred {
+                            Pool::Deferred
+                        } else {
+                            Pool::Active
+                        };
+                        self.add(s, pool);
                     }
                 }
                 Next::Park(s) => {
-                    self.add(s, true);
+                    self.add(s, Pool::Parked);
                     return;
                 }
                 Next::End(e) => {
                     self.end_path(e);
+                    self.ex.learn(&trail);
                     return;
                 }
             }
@@ -407,13 +448,13 @@ impl Run<'_> {
 
     /// Adds a state to the worklist, merged into a waiting one at the same
     /// location if the merging strategy agrees.
-    fn add(&mut self, st: State, parked: bool) {
+    fn add(&mut self, st: State, pool: Pool) {
         if self.ex.opts.merging == Merging::None {
-            return self.worklist.push(st, parked);
+            return self.worklist.push(st, pool);
         }
         let f = st.frame();
         if self.blacklist.contains(&(f.func, f.node)) {
-            return self.worklist.push(st, parked);
+            return self.worklist.push(st, pool);
         }
         for slot in self.worklist.at(&st.location()) {
             let other = self.worklist.state(slot);
@@ -426,11 +467,11 @@ impl Run<'_> {
                 self.ex.stats.merges_refused += 1;
                 continue;
             };
-            let (_, was_parked) = self.worklist.remove(slot);
+            let (_, was) = self.worklist.remove(slot);
             self.ex.stats.states_merged += 1;
-            return self.worklist.push(merged, parked || was_parked);
+            return self.worklist.push(merged, merged_pool(pool, was));
         }
-        self.worklist.push(st, parked)
+        self.worklist.push(st, pool)
     }
 
     /// The merging strategy's verdict on two states at the same location.
@@ -465,7 +506,20 @@ impl Run<'_> {
         s.covered_edges = self.ex.covered_count as usize;
         s.worklist = self.worklist.len();
         s.elapsed = s.started.elapsed();
+        if let Some(a) = &self.ex.annotations {
+            s.invariants = a.invariants;
+            s.invariants_refuted = a.refuted;
+        }
         s
+    }
+}
+
+/// Where a merged state waits: parked if either was, deferred only if both were.
+fn merged_pool(a: Pool, b: Pool) -> Pool {
+    match (a, b) {
+        (Pool::Parked, _) | (_, Pool::Parked) => Pool::Parked,
+        (Pool::Deferred, Pool::Deferred) => Pool::Deferred,
+        _ => Pool::Active,
     }
 }
 

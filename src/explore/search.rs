@@ -9,6 +9,10 @@
 //! parked state is picked when no other state can run (or every 4th pick,
 //! so that an unbounded loop elsewhere cannot starve it), so that the
 //! states bound for the same join point get there and merge first.
+//!
+//! With path subsumption on, a loop iteration past the thesis's `_t` is
+//! *deferred*: it runs only when no other state waits, so that the loop's
+//! exit (and the annotations it brings) is explored first.
 
 use super::Strategy;
 use super::state::State;
@@ -23,6 +27,31 @@ const PARKED_TURN: u64 = 4;
 
 const ACTIVE: usize = 0;
 const PARKED: usize = 1;
+const DEFERRED: usize = 2;
+const POOLS: usize = 3;
+
+/// Where a waiting state waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pool {
+    Active,
+    /// At a join, for merging.
+    Parked,
+    /// Until nothing else can run.
+    Deferred,
+}
+
+impl Pool {
+    fn index(self) -> usize {
+        match self {
+            Pool::Active => ACTIVE,
+            Pool::Parked => PARKED,
+            Pool::Deferred => DEFERRED,
+        }
+    }
+    fn of(index: usize) -> Pool {
+        [Pool::Active, Pool::Parked, Pool::Deferred][index]
+    }
+}
 
 type Location = Vec<(usize, NodeId)>;
 
@@ -35,7 +64,7 @@ struct Entry {
 struct TreeNode {
     parent: Option<usize>,
     /// States in the worklist below this node, per pool.
-    live: [u32; 2],
+    live: [u32; POOLS],
     children: Vec<usize>,
     /// The worklist slot of the state at this leaf.
     slot: Option<usize>,
@@ -49,9 +78,9 @@ pub(crate) struct Worklist {
     slots: HashMap<usize, Entry>,
     next_slot: usize,
     /// Insertion order per pool (removed slots are skipped lazily).
-    order: [VecDeque<usize>; 2],
+    order: [VecDeque<usize>; POOLS],
     /// The live slots per pool, and each slot's position there.
-    live: [Vec<usize>; 2],
+    live: [Vec<usize>; POOLS],
     position: HashMap<usize, usize>,
     by_location: HashMap<Location, Vec<usize>>,
     tree: Vec<TreeNode>,
@@ -75,7 +104,7 @@ impl Worklist {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.live[ACTIVE].len() + self.live[PARKED].len()
+        self.live.iter().map(Vec::len).sum()
     }
 
     /// New leaves under `parent`, one per state it forked into.
@@ -93,8 +122,8 @@ impl Worklist {
             .collect()
     }
 
-    pub(crate) fn push(&mut self, state: State, parked: bool) {
-        let pool = if parked { PARKED } else { ACTIVE };
+    pub(crate) fn push(&mut self, state: State, pool: Pool) {
+        let pool = pool.index();
         let slot = self.next_slot;
         self.next_slot += 1;
         self.order[pool].push_back(slot);
@@ -128,7 +157,7 @@ impl Worklist {
     }
 
     /// Takes a state out of the worklist.
-    pub(crate) fn remove(&mut self, slot: usize) -> (State, bool) {
+    pub(crate) fn remove(&mut self, slot: usize) -> (State, Pool) {
         let Entry { state, pool } = self.slots.remove(&slot).expect("a live slot");
         let at = self
             .position
@@ -146,7 +175,7 @@ impl Worklist {
             }
         }
         self.count_leaf(state.tree_node, pool, slot, false);
-        (state, pool == PARKED)
+        (state, Pool::of(pool))
     }
 
     /// The next state to run, by the strategy; `distance` is a state's
@@ -161,6 +190,8 @@ impl Worklist {
             PARKED
         } else if !self.live[ACTIVE].is_empty() {
             ACTIVE
+        } else if !self.live[DEFERRED].is_empty() {
+            DEFERRED
         } else {
             return None;
         };

@@ -198,6 +198,73 @@ pub(crate) struct State {
     pub tree_node: usize,
     /// The location of the merge this state descends from, if any.
     pub merged_at: Option<(usize, NodeId)>,
+    /// The vertices of `main` its paths ran through (path subsumption
+    /// annotates them when the path ends).
+    pub trail: Trail,
+    /// Per loop of `main`: iterations since the loop was entered (the
+    /// thesis's `_t` counts them down).
+    pub laps: Rc<Vec<u32>>,
+    /// Runs only when no other state waits (a loop iteration past `_t`).
+    pub deferred: bool,
+}
+
+/// The vertices a path ran through, newest first; persistent, shared
+/// between forks, and a DAG after a merge (both paths' vertices).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Trail(pub Option<Rc<TrailNode>>);
+
+#[derive(Debug)]
+pub(crate) struct TrailNode {
+    pub node: NodeId,
+    pub parent: Trail,
+    /// The other state's trail, at a merge.
+    pub joined: Trail,
+    /// Longest distance from the start (a vertex comes after every vertex
+    /// of a shorter trail it extends).
+    pub len: usize,
+}
+
+impl Trail {
+    pub(crate) fn push(&self, node: NodeId) -> Trail {
+        self.node(node, Trail::default())
+    }
+
+    /// The trail of a merged state at `node`.
+    pub(crate) fn join(a: &Trail, b: &Trail, node: NodeId) -> Trail {
+        a.node(node, b.clone())
+    }
+
+    fn node(&self, node: NodeId, joined: Trail) -> Trail {
+        let len = self.len().max(joined.len()) + 1;
+        Trail(Some(Rc::new(TrailNode {
+            node,
+            parent: self.clone(),
+            joined,
+            len,
+        })))
+    }
+
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |n| n.len)
+    }
+
+    /// Every vertex visit on the trail, latest first (a visit is listed
+    /// after every visit that came after it on any path through it).
+    pub(crate) fn visits_backwards(&self) -> Vec<NodeId> {
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![self.clone()];
+        let mut out: Vec<(usize, NodeId)> = Vec::new();
+        while let Some(Trail(node)) = stack.pop() {
+            let Some(n) = node else { continue };
+            if seen.insert(Rc::as_ptr(&n)) {
+                out.push((n.len, n.node));
+                stack.push(n.parent.clone());
+                stack.push(n.joined.clone());
+            }
+        }
+        out.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
+        out.into_iter().map(|(_, v)| v).collect()
+    }
 }
 
 impl State {

@@ -244,6 +244,55 @@ pub enum Instr {
     Enter(Vec<VarId>),
 }
 
+impl Place {
+    /// Calls `f` on every expression the place reads (pointers, indices).
+    pub fn walk_exprs(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            Place::Var(_) => {}
+            Place::Deref(e) => e.walk(f),
+            Place::Index(b, i) => {
+                b.walk_exprs(f);
+                i.walk(f);
+            }
+            Place::Field(b, _) => b.walk_exprs(f),
+        }
+    }
+}
+
+impl Cond {
+    /// Calls `f` on every expression the condition reads.
+    pub fn walk_exprs(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            Cond::Cmp(_, a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Cond::Initialized { place, .. } => place.walk_exprs(f),
+            Cond::InBounds { array, index, .. } => {
+                array.walk(f);
+                index.walk(f);
+            }
+        }
+    }
+}
+
+impl Instr {
+    /// Calls `f` on every expression (and subexpression) the instruction
+    /// reads, those inside the places it writes included.
+    pub fn walk_exprs(&self, f: &mut impl FnMut(&Expr)) {
+        match self {
+            Instr::Assign(p, e) => {
+                p.walk_exprs(f);
+                e.walk(f);
+            }
+            Instr::Alloc(_, e) | Instr::Output(e) => e.walk(f),
+            Instr::Call { args, .. } => args.iter().for_each(|a| a.walk(f)),
+            Instr::Assume(c) | Instr::Assert(c, _) => c.walk_exprs(f),
+            Instr::Skip | Instr::Enter(_) => {}
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Edge {
     pub from: NodeId,
@@ -322,6 +371,21 @@ impl Body {
         for (i, e) in self.edges.iter().enumerate() {
             out[e.from as usize].push(i as EdgeId);
         }
+        out
+    }
+    /// The variables whose address is taken (`&v`) somewhere in the body:
+    /// the only ones a write through a pointer may change.
+    pub fn address_taken(&self) -> Vec<VarId> {
+        let mut out = Vec::new();
+        for e in &self.edges {
+            e.instr.walk_exprs(&mut |x| {
+                if let Expr::AddrOf(v) = x {
+                    out.push(*v);
+                }
+            });
+        }
+        out.sort();
+        out.dedup();
         out
     }
     pub fn is_back_edge(&self, e: EdgeId) -> bool {

@@ -75,12 +75,7 @@ impl Slots {
     pub fn new(terms: &mut Terms, body: &Body) -> Slots {
         let mut all = Vec::new();
         let mut symbols = HashMap::default();
-        let mut address_taken = Vec::new();
-        for e in &body.edges {
-            collect_address_taken(&e.instr, &mut address_taken);
-        }
-        address_taken.sort();
-        address_taken.dedup();
+        let address_taken = body.address_taken();
         for (i, v) in body.vars.iter().enumerate() {
             let id = i as VarId;
             let name = &v.name;
@@ -126,21 +121,6 @@ impl Slots {
             reentered: reentered(body),
             sharing: ir::Sharing::of(body),
         }
-    }
-}
-
-fn collect_address_taken(i: &ir::Instr, out: &mut Vec<VarId>) {
-    let expr = |e: &Expr, out: &mut Vec<VarId>| {
-        e.walk(&mut |x| {
-            if let Expr::AddrOf(v) = x {
-                out.push(*v);
-            }
-        })
-    };
-    match i {
-        ir::Instr::Assign(_, e) | ir::Instr::Alloc(_, e) | ir::Instr::Output(e) => expr(e, out),
-        ir::Instr::Call { args, .. } => args.iter().for_each(|a| expr(a, out)),
-        _ => {}
     }
 }
 

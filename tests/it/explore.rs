@@ -5,7 +5,7 @@
 
 use crate::common::{annotations, apc, programs, programs_dir};
 use apc::db::Database;
-use apc::explore::{self, End, IndexMode, Merging, Options, Report, Strategy};
+use apc::explore::{self, AtChecks, End, IndexMode, Merging, Options, Report, Strategy};
 use std::time::Duration;
 
 const STRATEGIES: [Strategy; 6] = Strategy::ALL;
@@ -57,23 +57,31 @@ fn annotated_outcomes_hold_under_every_strategy() {
                 (t["line"] == line && t["col"] == col).then(|| t["verdict"].as_str().unwrap_or(""))
             })
         };
-        // Every configuration on the thesis's listings, two on the others.
-        let configs: Vec<(Strategy, Merging)> = if name.starts_with("thesis_") {
+        // Every configuration on the thesis's listings, three on the
+        // others; path subsumption alone and combined with merging.
+        let (conjoin, block) = (Some(AtChecks::Conjoin), Some(AtChecks::Block));
+        let configs: Vec<(Strategy, Merging, Option<AtChecks>)> = if name.starts_with("thesis_") {
             let merged = [Merging::Aggressive, Merging::Lattice, Merging::Recursive];
             STRATEGIES
                 .iter()
-                .map(|s| (*s, Merging::None))
-                .chain(merged.map(|m| (Strategy::Bfs, m)))
+                .map(|s| (*s, Merging::None, None))
+                .chain(merged.map(|m| (Strategy::Bfs, m, None)))
+                .chain([
+                    (Strategy::Dfs, Merging::None, block),
+                    (Strategy::Bfs, Merging::Lattice, conjoin),
+                ])
                 .collect()
         } else {
             vec![
-                (Strategy::Bfs, Merging::None),
-                (Strategy::Bfs, Merging::Aggressive),
+                (Strategy::Bfs, Merging::None, None),
+                (Strategy::Bfs, Merging::Aggressive, None),
+                (Strategy::Dfs, Merging::None, conjoin),
             ]
         };
-        for (strategy, merging) in configs {
+        for (strategy, merging, subsumption) in configs {
             let started = std::time::Instant::now();
             let mut o = options(strategy, merging);
+            o.subsumption = subsumption;
             o.max_steps = 600;
             o.timeout = Some(Duration::from_secs(1));
             let r = explore_file(&name, &o);
@@ -87,7 +95,9 @@ fn annotated_outcomes_hold_under_every_strategy() {
                     r.stats.solver_time
                 );
             }
-            let how = format!("{name} with {strategy:?}, merging {merging:?}");
+            let how = format!(
+                "{name} with {strategy:?}, merging {merging:?}, subsumption {subsumption:?}"
+            );
             assert_eq!(
                 r.stats.replay_failures, 0,
                 "{how}: {:?}",
@@ -122,6 +132,68 @@ fn annotated_outcomes_hold_under_every_strategy() {
         complete * 3 >= runs,
         "only {complete} of {runs} explorations were complete"
     );
+}
+
+/// Listings 4.3 and 4.5: the `1 / 0` after an unbounded loop (nested in
+/// 4.5) is proved unreachable with path subsumption under every strategy,
+/// alone and with merging, through an invariant found inductive; plain
+/// exploration does not finish.
+#[test]
+fn subsumption_proves_the_unbounded_loops_safe() {
+    for name in ["thesis_4_3.mc", "thesis_4_5.mc"] {
+        let plain = explore_file(name, &options(Strategy::Bfs, Merging::None));
+        assert!(
+            matches!(plain.end, End::Incomplete(_)),
+            "{name}: {:?}",
+            plain.end
+        );
+        let merged = [Merging::None, Merging::Lattice, Merging::Aggressive];
+        for (s, m) in STRATEGIES
+            .iter()
+            .map(|s| (*s, Merging::None))
+            .chain(merged.map(|m| (Strategy::Bfs, m)))
+        {
+            for at in [AtChecks::Conjoin, AtChecks::Block] {
+                let mut o = options(s, m);
+                o.subsumption = Some(at);
+                let r = explore_file(name, &o);
+                let how = format!("{name} {s:?} {m:?} {at:?}");
+                assert_eq!((r.end.clone(), found(&r)), (End::Complete, vec![]), "{how}");
+                assert!(
+                    r.stats.invariants >= 1 && r.stats.subsumed >= 1,
+                    "{how}: {:?}",
+                    r.stats
+                );
+            }
+        }
+    }
+}
+
+/// Listings 5.6 and 5.7, the thesis's own annotations: a division that may
+/// fail blocks every annotation before it (5.6, the thesis's tool), or
+/// adds its safety condition `i != 0` (5.7, the improvement, our default).
+#[test]
+fn annotations_follow_listings_5_6_and_5_7() {
+    let mut o = options(Strategy::Dfs, Merging::None);
+    o.subsumption = Some(AtChecks::Block);
+    let block = explore_file("thesis_5_6.mc", &o).annotations;
+    let lines = |a: &[(usize, String)]| {
+        a.iter()
+            .map(|(l, t)| format!("{l}: {t}"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(lines(&block), ["11: y ≤ x", "14: true"]);
+    o.subsumption = Some(AtChecks::Conjoin);
+    let conjoin = explore_file("thesis_5_6.mc", &o).annotations;
+    let at = |l: usize| {
+        conjoin
+            .iter()
+            .find(|(m, _)| *m == l)
+            .map(|(_, t)| t.as_str())
+    };
+    assert_eq!(at(10), Some("y ≤ x ∧ i ≠ 0"), "{conjoin:?}");
+    assert_eq!(at(8), Some("y ≤ x"), "{conjoin:?}");
+    assert_eq!(at(4), Some("true"), "{conjoin:?}");
 }
 
 /// The thesis's outcomes, stated: 4.2 has no error; 4.10 divides by zero;

@@ -5,6 +5,11 @@
 //! not call one of its errors unreachable nor a target it proved free of
 //! errors reachable.
 //!
+//! With path subsumption, the same checks hold, and the executor without
+//! it is one more reference: when the run with subsumption explored every
+//! path, it must have found every error the plain run found (a pruned path
+//! that reaches an error is the bug this looks for).
+//!
 //! `EXPLORE_PROGRAMS=500 cargo test --release --test it soundness::explore -- --ignored`
 //! is the long run (`SOUNDNESS_SEED`, `SOUNDNESS_KNOBS` as elsewhere).
 
@@ -13,7 +18,7 @@ use super::{Findings, generated_db, run_flags, run_generated, seed_or};
 use crate::common::env_or;
 use apc::check::{self, CheckOptions, Verdict};
 use apc::db;
-use apc::explore::{self, End, Merging, Options, Strategy};
+use apc::explore::{self, AtChecks, End, Merging, Options, Strategy};
 use apc::interp::Outcome;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -25,11 +30,22 @@ struct Tally {
     errors_found: usize,
     hit_targets: usize,
     checked: usize,
+    /// With subsumption: runs of the plain executor that completed, and
+    /// errors it found.
+    plain_complete: usize,
+    plain_errors: usize,
+}
+
+/// Which executor is on trial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    Plain,
+    Subsumption,
 }
 
 const STRATEGIES: [Strategy; 6] = Strategy::ALL;
 
-fn options(p: usize) -> Options {
+fn options(p: usize, variant: Variant) -> Options {
     let z3 = apc::smt::locate(apc::smt::SolverKind::Z3, None).expect("z3 installed");
     let mut o = Options::new(z3);
     o.strategy = STRATEGIES[p % STRATEGIES.len()];
@@ -39,10 +55,14 @@ fn options(p: usize) -> Options {
     o.max_call_depth = 100;
     o.stop_at_first_error = false;
     o.seed = p as u64;
+    if variant == Variant::Subsumption {
+        o.subsumption = Some([AtChecks::Conjoin, AtChecks::Block][p % 2]);
+        o.merging = [Merging::None, Merging::Lattice][(p / 2) % 2];
+    }
     o
 }
 
-fn campaign(seed: u64, programs: usize) -> (Tally, Findings) {
+fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
     let mut r = Rng(seed);
     let mut findings = Findings::new(seed);
     let mut tally = Tally::default();
@@ -73,8 +93,8 @@ fn campaign(seed: u64, programs: usize) -> (Tally, Findings) {
                 }
             }
         }
-        let o = options(p);
-        let how = format!("{:?}/{:?}", o.strategy, o.merging);
+        let o = options(p, variant);
+        let how = format!("{:?}/{:?}/{:?}", o.strategy, o.merging, o.subsumption);
         let report = match explore::explore(&db, file, &o) {
             Ok(r) => r,
             Err(e) => {
@@ -100,6 +120,25 @@ fn campaign(seed: u64, programs: usize) -> (Tally, Findings) {
         }
         let found = |i: usize| report.errors.iter().any(|e| e.target == targets[i]);
         let complete = report.end == End::Complete;
+        if variant == Variant::Subsumption {
+            let plain = explore::explore(&db, file, &options(p, Variant::Plain))
+                .expect("the plain executor runs where subsumption did");
+            tally.plain_errors += plain.errors.len();
+            tally.plain_complete += usize::from(plain.end == End::Complete);
+            for e in &plain.errors {
+                if complete && !report.errors.iter().any(|f| f.target == e.target) {
+                    let t = &e.target;
+                    let what = format!(
+                        "{how}: explored every path but missed {} at {}:{} that the plain executor reaches with {:?}",
+                        t.kind.as_str(),
+                        t.line,
+                        t.col,
+                        e.witness
+                    );
+                    findings.add(true, "pruned-error", p, what, &src);
+                }
+            }
+        }
         if complete {
             tally.complete += 1;
             for (i, flags) in &hit {
@@ -141,9 +180,9 @@ fn campaign(seed: u64, programs: usize) -> (Tally, Findings) {
     (tally, findings)
 }
 
-fn run(programs: usize, seed: u64) {
+fn run(programs: usize, seed: u64, variant: Variant) {
     let start = Instant::now();
-    let (tally, findings) = campaign(seed, programs);
+    let (tally, findings) = campaign(seed, programs, variant);
     eprintln!("seed {seed:#x}: {tally:?} in {:.1?}", start.elapsed());
     findings.assert_none_fatal();
     assert!(tally.complete * 4 >= tally.programs, "{tally:?}");
@@ -154,6 +193,26 @@ fn explore_agrees_with_runs_and_check() {
     run(
         env_or("EXPLORE_PROGRAMS", 12),
         seed_or(0x5eed_e8b1_0000_0001),
+        Variant::Plain,
+    );
+}
+
+#[test]
+fn subsumption_prunes_no_error() {
+    run(
+        env_or("EXPLORE_PROGRAMS", 8),
+        seed_or(0x5eed_e8b1_0000_0101),
+        Variant::Subsumption,
+    );
+}
+
+#[test]
+#[ignore]
+fn subsumption_long_run() {
+    run(
+        env_or("EXPLORE_PROGRAMS", 1000),
+        seed_or(0x5eed_e8b1_0000_0142),
+        Variant::Subsumption,
     );
 }
 
@@ -163,5 +222,6 @@ fn explore_long_run() {
     run(
         env_or("EXPLORE_PROGRAMS", 500),
         seed_or(0x5eed_e8b1_0000_0042),
+        Variant::Plain,
     );
 }
