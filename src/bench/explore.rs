@@ -1,6 +1,7 @@
 //! `apc bench explore`: the executor's strategies × merging strategies on
 //! the Table 2 programs and the thesis's listings: paths, runs, queries and
-//! times, per combination (docs/thesis-executor.md).
+//! times, per combination (docs/thesis-executor.md); with guidance, the
+//! same towards each program's first target annotated reachable.
 
 use super::TABLE2;
 use crate::db::Database;
@@ -47,6 +48,10 @@ pub struct ExploreRow {
     pub program: &'static str,
     pub strategy: Strategy,
     pub merging: Merging,
+    /// Guided to this target (line, column), if guided.
+    pub goal: Option<(u32, u32)>,
+    /// States dropped by the goal's necessary condition.
+    pub off_course: u64,
     /// `complete`, `error-found`, or `incomplete: <why>`.
     pub end: String,
     pub paths: u64,
@@ -58,11 +63,24 @@ pub struct ExploreRow {
     pub first_error: Option<Duration>,
 }
 
-/// Explores `source` once with the given combination.
+/// The first target the program's annotations call reachable (`// @target
+/// {"line": …, "col": …, "verdict": "reachable"}`), the goal of a guided run.
+pub fn reachable_goal(source: &str) -> Option<(u32, u32)> {
+    source.lines().find_map(|l| {
+        let json = l.trim().strip_prefix("// @target")?;
+        let v: serde_json::Value = serde_json::from_str(json.trim()).ok()?;
+        (v["verdict"] == "reachable").then_some(())?;
+        Some((v["line"].as_u64()? as u32, v["col"].as_u64()? as u32))
+    })
+}
+
+/// Explores `source` once with the given combination, guided to `goal`
+/// if given.
 pub fn explore_row(
     (program, source): (&'static str, &'static str),
     strategy: Strategy,
     merging: Merging,
+    goal: Option<(u32, u32)>,
     solver: &Profile,
     timeout: Duration,
 ) -> Result<ExploreRow, String> {
@@ -71,6 +89,16 @@ pub fn explore_row(
     o.strategy = strategy;
     o.merging = merging;
     o.timeout = Some(timeout);
+    if let Some(at) = goal {
+        let target = (crate::check::targets(&db, file).into_iter())
+            .find(|t| (t.line, t.col) == at)
+            .ok_or_else(|| format!("no target at {}:{}", at.0, at.1))?;
+        let check_opts = crate::check::CheckOptions::new(vec![solver.clone()], timeout);
+        o.guide = Some(explore::Guide {
+            goal: target,
+            nc: crate::check::engine_options(&check_opts),
+        });
+    }
     let r = explore::explore(&db, file, &o)?;
     let end = match &r.end {
         End::Complete => "complete".to_string(),
@@ -81,6 +109,8 @@ pub fn explore_row(
         program,
         strategy,
         merging,
+        goal,
+        off_course: r.stats.off_course,
         end,
         paths: r.stats.paths,
         runs: r.stats.runs,

@@ -5,6 +5,11 @@
 //! φ̂^K, and a cheap φ̂^k with small k), a race of those queries on the
 //! chosen solvers, and for each model a witness that the interpreter
 //! replays. `reachable` is only ever said of a witness that hit the target.
+//!
+//! When the conditions leave a target undecided, the thesis's executor
+//! (`explore`), guided to the target and with path subsumption on, takes
+//! the time that is left: a witness it finds was replayed, and a guided run
+//! that explored every path to the target proves it unreachable.
 
 mod model;
 
@@ -53,6 +58,8 @@ pub enum Engine {
     Nc,
     /// Horn clauses with a checked invariant (proves only).
     Chc,
+    /// The executor alone, guided to the target with path subsumption.
+    Explore,
 }
 
 #[derive(Clone, Debug)]
@@ -78,6 +85,8 @@ pub struct Report {
     pub verdict: Verdict,
     /// The query that decided, e.g. `nc-unfolded:k=25`.
     pub method: Option<String>,
+    /// The engine that decided: `nc`, `chc` or `explore`.
+    pub engine: Option<&'static str>,
     /// The solver that decided.
     pub solver: Option<String>,
     pub time: Duration,
@@ -135,6 +144,7 @@ fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
             "internal error: {msg} (please report it with the program)"
         )),
         method: None,
+        engine: None,
         solver: None,
         time: Duration::ZERO,
     }
@@ -204,9 +214,21 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
     Report {
         target: t.clone(),
         verdict,
+        engine: method.as_deref().map(engine_of),
         method,
         solver,
         time: start.elapsed(),
+    }
+}
+
+/// The engine a decision's method names.
+fn engine_of(method: &str) -> &'static str {
+    if method.starts_with("explore") {
+        "explore"
+    } else if method.starts_with("chc") {
+        "chc"
+    } else {
+        "nc"
     }
 }
 
@@ -221,7 +243,6 @@ fn decide(
     opts: &CheckOptions,
     deadline: Instant,
 ) -> Decision {
-    let parsed = db::parse(db, file);
     let Some(prog) = db::program(db, file).as_ref() else {
         let why = "unsupported: the program has no main".to_string();
         return (Verdict::Unknown(why), None, None);
@@ -231,6 +252,89 @@ fn decide(
         let path = std::path::Path::new(file.path(db));
         return decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline);
     }
+    if opts.engine == Engine::Explore {
+        let nothing = (Verdict::Unknown("not explored".into()), None, None);
+        return decide_by_exploring(db, file, t, opts, deadline, nothing);
+    }
+    let decision = decide_by_conditions(db, file, t, opts, deadline);
+    match decision.0 {
+        Verdict::Unknown(_) => decide_by_exploring(db, file, t, opts, deadline, decision),
+        _ => decision,
+    }
+}
+
+/// Less time left than this after the conditions: the executor is not tried.
+const LEAST_TO_EXPLORE: Duration = Duration::from_millis(50);
+
+/// The executor's decision (guided to `t`, path subsumption on) within the
+/// time left; `before` (the conditions' undecided verdict) if it decides
+/// nothing, with its reason added.
+fn decide_by_exploring(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+    before: Decision,
+) -> Decision {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let Some(solver) = opts.solvers.first() else {
+        return before;
+    };
+    if left < LEAST_TO_EXPLORE {
+        return before;
+    }
+    let _p = deadline::phase("exploring");
+    let mut o = crate::explore::Options::new(solver.clone());
+    o.timeout = Some(left);
+    o.subsumption = Some(crate::explore::AtChecks::Conjoin);
+    o.stop_at_first_error = false;
+    o.guide = Some(crate::explore::Guide {
+        goal: t.clone(),
+        nc: engine_options(opts),
+    });
+    let name = Some(solver.name.clone());
+    let why = match crate::explore::explore(db, file, &o) {
+        Ok(r) => {
+            if let Some(e) = r.errors.iter().find(|e| e.target == *t) {
+                return (
+                    Verdict::Reachable(e.witness.clone()),
+                    Some("explore-guided".into()),
+                    name,
+                );
+            }
+            match r.end {
+                crate::explore::End::Complete => {
+                    return (
+                        Verdict::Unreachable,
+                        Some("explore-every-path".into()),
+                        name,
+                    );
+                }
+                crate::explore::End::Incomplete(why) => why,
+                crate::explore::End::ErrorFound => "stopped at another error".into(),
+            }
+        }
+        Err(e) => e,
+    };
+    match before {
+        (Verdict::Unknown(r), m, s) => (Verdict::Unknown(format!("{r}; explore: {why}")), m, s),
+        other => other,
+    }
+}
+
+/// The conditions' race on the target.
+fn decide_by_conditions(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
+    let parsed = db::parse(db, file);
+    let prog = db::program(db, file)
+        .as_ref()
+        .expect("a program with main (checked by `decide`)");
     let engine_opts = engine_options(opts);
     let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     let inputs = {

@@ -63,6 +63,11 @@ pub struct ExploreBenchArgs {
     /// Only the programs whose file name contains this (repeatable).
     #[arg(long, value_name = "TEXT")]
     pub program: Vec<String>,
+    /// Also run each combination guided to the program's first target
+    /// annotated reachable (states that cannot reach it dropped by its
+    /// necessary condition, the nearest first): the guided/unguided table.
+    #[arg(long)]
+    pub guided: bool,
     /// Limit in seconds for each exploration.
     #[arg(long, default_value = "5", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub timeout: Duration,
@@ -169,25 +174,35 @@ fn explore(a: ExploreBenchArgs) -> ExitCode {
     if programs.is_empty() {
         return bad("no benchmark program matches --program");
     }
-    let bar = progress(programs.len() * strategies.len() * mergings.len());
+    let aims = |source: &str| -> Vec<Option<(u32, u32)>> {
+        match bench::explore::reachable_goal(source) {
+            Some(g) if a.guided => vec![None, Some(g)],
+            _ => vec![None],
+        }
+    };
+    let runs: usize = programs.iter().map(|p| aims(p.1).len()).sum();
+    let bar = progress(runs * strategies.len() * mergings.len());
     let mut rows = Vec::new();
     for p in &programs {
         for s in &strategies {
             for m in &mergings {
-                bar.set_message(format!("{} {s:?} {m:?}", p.0));
-                let row = bench::explore::explore_row(
-                    *p,
-                    super::explore::strategy(*s),
-                    super::explore::merging(*m),
-                    &solver,
-                    a.timeout,
-                );
-                bar.inc(1);
-                match row {
-                    Ok(r) => rows.push(r),
-                    Err(e) => {
-                        bar.finish_and_clear();
-                        return bad(&format!("{}: {e}", p.0));
+                for goal in aims(p.1) {
+                    bar.set_message(format!("{} {s:?} {m:?}", p.0));
+                    let row = bench::explore::explore_row(
+                        *p,
+                        super::explore::strategy(*s),
+                        super::explore::merging(*m),
+                        goal,
+                        &solver,
+                        a.timeout,
+                    );
+                    bar.inc(1);
+                    match row {
+                        Ok(r) => rows.push(r),
+                        Err(e) => {
+                            bar.finish_and_clear();
+                            return bad(&format!("{}: {e}", p.0));
+                        }
                     }
                 }
             }
@@ -198,10 +213,12 @@ fn explore(a: ExploreBenchArgs) -> ExitCode {
     match a.format {
         BenchFormat::Table => {
             // JSON key of each column; the header shows it with spaces.
-            const COLUMNS: [&str; 11] = [
+            const COLUMNS: [&str; 13] = [
                 "program",
                 "strategy",
                 "merging",
+                "guided_to",
+                "dropped",
                 "end",
                 "paths",
                 "runs",
@@ -237,6 +254,8 @@ fn explore_json(r: &bench::explore::ExploreRow) -> Value {
         "program": r.program,
         "strategy": format!("{:?}", r.strategy).to_lowercase(),
         "merging": format!("{:?}", r.merging).to_lowercase(),
+        "guided_to": r.goal.map(|(l, c)| format!("{l}:{c}")),
+        "dropped": r.off_course,
         "end": r.end,
         "paths": r.paths,
         "runs": r.runs,

@@ -35,6 +35,7 @@ pub enum ModeChoice {
 pub enum EngineChoice {
     Nc,
     Chc,
+    Explore,
 }
 
 #[derive(Args, Debug)]
@@ -83,6 +84,10 @@ pub struct CheckArgs {
     /// witnesses), or `chc`, Horn clauses solved by Z3's fixed-point engine (proofs
     /// only: an invariant is `unreachable` once apc has re-checked it, clause by
     /// clause; values in local arrays, records and behind pointers are unknown to it).
+    /// Or `explore`: the symbolic executor guided to the target with path subsumption
+    /// (replayed witnesses; `unreachable` when every path to the target was explored).
+    /// With `nc`, a target the conditions leave undecided goes to the executor for the
+    /// time that is left.
     #[arg(long, value_enum, default_value_t = EngineChoice::Nc)]
     pub engine: EngineChoice,
     /// Send the necessary condition as computed, without the e-graph simplification
@@ -178,6 +183,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
         engine: match a.engine {
             EngineChoice::Nc => check::Engine::Nc,
             EngineChoice::Chc => check::Engine::Chc,
+            EngineChoice::Explore => check::Engine::Explore,
         },
     };
     let bar = if targets.len() > 1 {
@@ -310,6 +316,7 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
                 "verdict": r.verdict.name(),
                 "reason": reason,
                 "witness": witness,
+                "engine": r.engine,
                 "method": r.method,
                 "solver": r.solver,
                 "time_ms": ms(r.time),

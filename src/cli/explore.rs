@@ -86,6 +86,13 @@ pub struct ExploreArgs {
     /// With --subsumption: what an annotation makes of a statement that may fail.
     #[arg(long, value_enum, default_value_t = ChecksChoice::Conjoin, value_name = "HOW")]
     pub at_checks: ChecksChoice,
+    /// Explore towards the target at this place only (`LINE` or `LINE:COL`):
+    /// states whose path condition contradicts the target's necessary
+    /// condition are dropped, the state nearest to the target runs first,
+    /// and the run stops when the target is reached. "every path explored"
+    /// then proves that target unreachable (and says nothing of the others).
+    #[arg(long, value_name = "LINE[:COL]")]
+    pub guided: Option<String>,
     /// With --subsumption: print main's annotations at the end, by source
     /// line, as the thesis writes them beside its listings.
     #[arg(long)]
@@ -132,7 +139,26 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let mut opts = options(&a, solver);
+    let mut opts = options(&a, solver.clone());
+    if let Some(place) = &a.guided {
+        let all = crate::check::targets(&loaded.db, loaded.file);
+        let goal =
+            match super::places::targets_at_places(&loaded.path, &all, std::slice::from_ref(place))
+            {
+                Ok(mut ts) if ts.len() == 1 => ts.remove(0),
+                Ok(_) => {
+                    return bad(&format!(
+                        "--guided {place}: several targets there; give LINE:COL"
+                    ));
+                }
+                Err(code) => return code,
+            };
+        let check_opts = crate::check::CheckOptions::new(vec![solver], a.timeout);
+        opts.guide = Some(explore::Guide {
+            goal,
+            nc: crate::check::engine_options(&check_opts),
+        });
+    }
     let bar = super::progress(0, "{spinner} {elapsed} {msg}");
     let shown = bar.clone();
     opts.progress = Some(Box::new(move |s: &Stats| {
@@ -255,6 +281,16 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
             s.invariants_refuted
         );
     }
+    if let Some(g) = &a.guided {
+        outln!(
+            "guided to {g}: {} states dropped (cannot reach it){}",
+            s.off_course,
+            s.guide_note
+                .as_ref()
+                .map(|n| format!("; not guided by its condition: {n}"))
+                .unwrap_or_default()
+        );
+    }
     if a.show_annotations {
         for (line, text) in &r.annotations {
             outln!("  line {line}: {text}");
@@ -324,7 +360,10 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "annotation_checks": s.annotation_checks,
             "invariants": s.invariants,
             "invariants_refuted": s.invariants_refuted,
+            "off_course": s.off_course,
         },
+        "guided": a.guided,
+        "guide_note": s.guide_note,
         "subsumption": a.subsumption.then(|| value_name(a.at_checks.to_possible_value())),
         "annotations": r.annotations.iter().map(|(line, text)| json!({"line": line, "annotation": text})).collect::<Vec<_>>(),
         "time_ms": super::rounded_ms(s.elapsed, 1),

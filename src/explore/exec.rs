@@ -57,6 +57,8 @@ pub(crate) struct Executor<'p> {
     pub stream: Option<crate::term::Var>,
     /// main's annotations, with path subsumption on.
     pub annotations: Option<super::subsume::Annotations>,
+    /// The goal and its necessary condition, in a guided run.
+    pub guidance: Option<super::guide::Guidance>,
 }
 
 impl<'p> Executor<'p> {
@@ -84,6 +86,7 @@ impl<'p> Executor<'p> {
             inputs: Vec::new(),
             stream: None,
             annotations,
+            guidance: None,
         }
     }
 
@@ -135,15 +138,18 @@ impl<'p> Executor<'p> {
             )
         })?;
         if dims == 0 {
-            let s = self.terms.symbol(crate::term::VarKind::Symbol, &v.name);
+            // Named as the necessary conditions name an input (`a₀`), so
+            // that a guiding condition imports onto the same symbols.
+            let s = (self.terms).symbol(crate::term::VarKind::Symbol, &format!("{}₀", v.name));
             self.inputs.push((v.name.clone(), s, 0));
             return Ok(Value::Int(self.terms.var(s)));
         }
         let dims =
             u8::try_from(dims).map_err(|_| format!("`{}` has too many dimensions", v.name))?;
-        let s = self
-            .terms
-            .symbol(crate::term::VarKind::ArraySymbol(dims), &v.name);
+        let s = (self.terms).symbol(
+            crate::term::VarKind::ArraySymbol(dims),
+            &format!("{}₀", v.name),
+        );
         self.inputs.push((v.name.clone(), s, dims));
         Ok(Value::Input(super::state::InputArray {
             symbol: s,

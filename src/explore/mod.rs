@@ -9,17 +9,18 @@
 //! - [`search`]: the worklist and the six search strategies;
 //! - [`merge`], [`query_count`]: state merging and its heuristics;
 //! - [`subsume`]: path subsumption (lazy annotations, loop invariants);
+//! - [`guide`]: guidance towards one target by its necessary condition;
 //! - [`witness`]: an error's witness and its replay on the interpreter;
 //! - here: the options, the run loop, its limits and statistics.
 //!
-//! Not built yet (issue 18): PDA loop summarisation and guidance by
-//! necessary conditions.
+//! Not built yet (issue 18): PDA loop summarisation.
 //!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
 //! the interpreter (to replay witnesses); nothing of the other engines.
 
 mod eval;
 mod exec;
+mod guide;
 mod merge;
 mod program;
 pub mod query_count;
@@ -36,6 +37,7 @@ use crate::db::{Database, SourceFile, Target};
 use crate::interp::Witness;
 use crate::smt::Profile;
 use exec::{Executor, Next, PathEnd};
+pub use guide::Guide;
 use program::Explored;
 use search::{Pool, Worklist};
 use state::State;
@@ -96,6 +98,10 @@ pub struct Options {
     pub index_mode: IndexMode,
     /// Path subsumption, and what its annotations make of checks.
     pub subsumption: Option<AtChecks>,
+    /// Guidance towards one target: the run stops there, drops the states
+    /// that cannot reach it and runs the nearest first. `Complete` then
+    /// means the goal is unreachable (other targets were not looked for).
+    pub guide: Option<Guide>,
     pub timeout: Option<Duration>,
     /// Most edges run, over all paths.
     pub max_steps: u64,
@@ -121,6 +127,7 @@ impl Options {
             kappa: 1,
             index_mode: IndexMode::Ite,
             subsumption: None,
+            guide: None,
             timeout: None,
             max_steps: u64::MAX,
             max_paths: u64::MAX,
@@ -147,6 +154,10 @@ pub struct Stats {
     pub pruned: u64,
     /// Paths pruned by path subsumption (their annotation held).
     pub subsumed: u64,
+    /// States dropped because they cannot reach the goal (guided runs).
+    pub off_course: u64,
+    /// Why the goal's condition could not guide, if it could not.
+    pub guide_note: Option<String>,
     /// States checked against an annotation.
     pub annotation_checks: u64,
     /// Loop invariants found inductive, and candidates that were not.
@@ -182,6 +193,8 @@ impl Default for Stats {
             error_paths: 0,
             pruned: 0,
             subsumed: 0,
+            off_course: 0,
+            guide_note: None,
             annotation_checks: 0,
             invariants: 0,
             invariants_refuted: 0,
@@ -260,11 +273,18 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
         distances: rustc_hash::FxHashMap::default(),
         distance_epoch: u64::MAX,
     };
-    run.worklist.push(initial, Pool::Active);
+    let mut start = || {
+        run.aim(db, file);
+        if run.on_course(&initial) {
+            run.worklist.push(initial.clone(), Pool::Active);
+        }
+        run.drive()
+    };
     let end = match deadline {
-        Some(d) => crate::deadline::run(d, || run.drive())
-            .unwrap_or_else(|_| End::Incomplete("timeout".into())),
-        None => run.drive(),
+        Some(d) => {
+            crate::deadline::run(d, start).unwrap_or_else(|_| End::Incomplete("timeout".into()))
+        }
+        None => start(),
     };
     let stats = run.stats();
     let annotations = match &run.ex.annotations {
@@ -304,6 +324,24 @@ struct Run<'p> {
 }
 
 impl Run<'_> {
+    /// A guided run: the goal's condition and distances.
+    fn aim(&mut self, db: &Database, file: SourceFile) {
+        if let Some(g) = &self.ex.opts.guide {
+            let guidance = guide::Guidance::new(db, file, self.ex.prog, &mut self.ex.terms, g);
+            self.ex.guidance = Some(guidance);
+        }
+    }
+
+    /// Whether a state may go on: in a guided run, whether it may still
+    /// reach the goal (a state that cannot is counted and dropped).
+    fn on_course(&mut self, st: &State) -> bool {
+        if self.ex.guidance.is_none() || self.ex.may_reach_goal(st) {
+            return true;
+        }
+        self.ex.stats.off_course += 1;
+        false
+    }
+
     /// The thesis's `run`: take a state, run its path until it ends or
     /// splits, until the worklist is empty, an error is found, or a limit.
     fn drive(&mut self) -> End {
@@ -348,6 +386,9 @@ impl Run<'_> {
             self.distances.clear();
             self.distance_epoch = epoch;
         }
+        if let Some(g) = &self.ex.guidance {
+            return self.worklist.pick_nearest(&mut |st: &State| g.distance(st));
+        }
         let (ex, distances) = (&self.ex, &mut self.distances);
         let mut distance = |st: &State| {
             let f = st.frame();
@@ -377,6 +418,7 @@ impl Run<'_> {
                 return;
             }
             let trail = st.trail.clone();
+            let trail_pc = st.pc.id();
             if st.frames.len() > self.ex.opts.max_call_depth {
                 self.end_path(PathEnd::Undecided("call-depth limit".into()));
                 return;
@@ -386,11 +428,14 @@ impl Run<'_> {
             let next = self.ex.step(st);
             self.watch_merged(merged_at, queries_before);
             match next {
-                Next::Continue(s) => st = s,
+                Next::Continue(s) => {
+                    if s.pc.id() != trail_pc && !self.on_course(&s) {
+                        return;
+                    }
+                    st = s;
+                }
                 Next::Split(first, rest) => {
                     let leaves = self.worklist.branch(first.tree_node, rest.len() + 1);
-                    st = first;
-                    st.tree_node = leaves[0];
                     for (mut s, leaf) in rest.into_iter().zip(&leaves[1..]) {
                         s.tree_node = *leaf;
                         let pool = if s.deferred {
@@ -398,8 +443,15 @@ impl Run<'_> {
                         } else {
                             Pool::Active
                         };
-                        self.add(s, pool);
+                        if self.on_course(&s) {
+                            self.add(s, pool);
+                        }
                     }
+                    if !self.on_course(&first) {
+                        return;
+                    }
+                    st = first;
+                    st.tree_node = leaves[0];
                 }
                 Next::Park(s) => {
                     self.add(s, Pool::Parked);
@@ -506,6 +558,9 @@ impl Run<'_> {
         s.covered_edges = self.ex.covered_count as usize;
         s.worklist = self.worklist.len();
         s.elapsed = s.started.elapsed();
+        if let Some(g) = &self.ex.guidance {
+            s.guide_note = g.note.clone();
+        }
         if let Some(a) = &self.ex.annotations {
             s.invariants = a.invariants;
             s.invariants_refuted = a.refuted;

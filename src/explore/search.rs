@@ -181,20 +181,7 @@ impl Worklist {
     /// The next state to run, by the strategy; `distance` is a state's
     /// distance to the nearest statement not run yet (for `coverage`).
     pub(crate) fn pick(&mut self, distance: &mut dyn FnMut(&State) -> u32) -> Option<State> {
-        self.picks += 1;
-        // A parked state also runs every PARKED_TURN-th pick: otherwise an
-        // unbounded loop or recursion elsewhere would starve it for ever.
-        let parked_turn = self.picks.is_multiple_of(PARKED_TURN);
-        let pool = if !self.live[PARKED].is_empty() && (parked_turn || self.live[ACTIVE].is_empty())
-        {
-            PARKED
-        } else if !self.live[ACTIVE].is_empty() {
-            ACTIVE
-        } else if !self.live[DEFERRED].is_empty() {
-            DEFERRED
-        } else {
-            return None;
-        };
+        let pool = self.pool_to_pick()?;
         let slot = match self.strategy {
             Strategy::Bfs => self.oldest_or_newest(pool, true),
             Strategy::Dfs => self.oldest_or_newest(pool, false),
@@ -208,6 +195,38 @@ impl Worklist {
             Strategy::Klee => self.by_coverage(pool, distance),
         };
         Some(self.remove(slot).0)
+    }
+
+    /// The state nearest to a goal (`distance`), the oldest among equals;
+    /// parked states by the same turns as in [`Worklist::pick`].
+    pub(crate) fn pick_nearest(
+        &mut self,
+        distance: &mut dyn FnMut(&State) -> u32,
+    ) -> Option<State> {
+        let pool = self.pool_to_pick()?;
+        let slot = (self.live[pool].iter().copied())
+            .min_by_key(|s| (distance(self.state(*s)), *s))
+            .expect("a non-empty pool");
+        Some(self.remove(slot).0)
+    }
+
+    /// The pool the next pick takes from. A parked state also runs every
+    /// PARKED_TURN-th pick: otherwise an unbounded loop or recursion
+    /// elsewhere would starve it for ever; a deferred one only when
+    /// nothing else waits.
+    fn pool_to_pick(&mut self) -> Option<usize> {
+        self.picks += 1;
+        let parked_turn = self.picks.is_multiple_of(PARKED_TURN);
+        let [active, parked, deferred] = self.live.each_ref().map(|l| !l.is_empty());
+        if parked && (parked_turn || !active) {
+            Some(PARKED)
+        } else if active {
+            Some(ACTIVE)
+        } else if deferred {
+            Some(DEFERRED)
+        } else {
+            None
+        }
     }
 
     fn oldest_or_newest(&mut self, pool: usize, oldest: bool) -> usize {

@@ -29,7 +29,26 @@ pub(crate) struct Solver {
     defined_pcs: rustc_hash::FxHashSet<u64>,
     pub queries: u64,
     pub time: Duration,
+    /// The commands that set and lift a per-check time limit (`{ms}`), if
+    /// the solver has one.
+    check_limit: Option<(&'static str, &'static str)>,
     _watchdog: Option<Watchdog>,
+}
+
+/// Per-check time limits of the solvers apc knows (a check past it
+/// answers `unknown`).
+fn check_limit(profile: &Profile) -> Option<(&'static str, &'static str)> {
+    match profile.name.as_str() {
+        "z3" => Some((
+            "(set-option :timeout {ms})",
+            "(set-option :timeout 4294967295)",
+        )),
+        "cvc5" => Some((
+            "(set-option :tlimit-per {ms})",
+            "(set-option :tlimit-per 0)",
+        )),
+        _ => None,
+    }
 }
 
 /// Cancels a session at a deadline, unless dropped first.
@@ -73,6 +92,7 @@ impl Solver {
             defined_pcs: Default::default(),
             queries: 0,
             time: Duration::ZERO,
+            check_limit: check_limit(profile),
             _watchdog: deadline.map(|d| watchdog(&cancel, d)),
         })
     }
@@ -136,6 +156,29 @@ impl Solver {
         };
         if !(keep && f == Feasibility::Sat) {
             self.close();
+        }
+        f
+    }
+
+    /// [`Solver::check`] within `limit` (`unknown` past it) where the solver
+    /// takes a per-check limit; without one, as `check`.
+    pub(crate) fn check_within(
+        &mut self,
+        terms: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+        limit: Duration,
+    ) -> Feasibility {
+        let Some((set, lift)) = self.check_limit else {
+            return self.check(terms, pc, extra, false);
+        };
+        let ms = limit.as_millis().max(1).to_string();
+        if let Err(e) = self.session.send(&set.replace("{ms}", &ms)) {
+            return Feasibility::Unknown(e);
+        }
+        let f = self.check(terms, pc, extra, false);
+        if let Err(e) = self.session.send(lift) {
+            return Feasibility::Unknown(e);
         }
         f
     }

@@ -122,6 +122,11 @@ impl PathCond {
         self.0.as_ref().map_or(0, |n| n.len)
     }
 
+    /// The run-wide name of this path condition (0: `true`).
+    pub(crate) fn id(&self) -> u64 {
+        self.0.as_ref().map_or(0, |n| n.id)
+    }
+
     /// The conjuncts, oldest first.
     pub(crate) fn conjuncts(&self) -> Vec<TermId> {
         let mut out = Vec::with_capacity(self.len());

@@ -128,18 +128,32 @@ impl Executor<'_> {
     /// Replays a witness; records the error if it reaches the target.
     pub(crate) fn record_error(&mut self, target: Target, witness: Result<Witness, String>) {
         if self.errors.iter().any(|e| e.target == target) {
-            self.stop_if_first();
+            self.stop_if_first(&target);
             return;
         }
-        let replayed = witness.and_then(|w| self.replays(&w, &target).map(|()| w));
+        // A witness the solver could not give (a session cancelled at the
+        // deadline) leaves the path undecided; only one that was built and
+        // did not replay is a replay failure.
+        let witness = match witness {
+            Ok(w) => w,
+            Err(why) => {
+                self.stats.undecided_paths += 1;
+                self.stats.note_undecided(format!(
+                    "an error path to {}:{} has no witness ({why})",
+                    target.line, target.col
+                ));
+                return;
+            }
+        };
+        let replayed = self.replays(&witness, &target).map(|()| witness);
         match replayed {
             Ok(w) => {
+                self.stop_if_first(&target);
                 self.errors.push(FoundError {
                     target,
                     witness: w,
                     found_after: self.stats.started.elapsed(),
                 });
-                self.stop_if_first();
             }
             Err(why) => {
                 self.stats.replay_failures += 1;
@@ -158,8 +172,14 @@ impl Executor<'_> {
         interp::replay_hits(&p.ast, &p.source, &p.lines, w, target.kind, at)
     }
 
-    fn stop_if_first(&mut self) {
-        if self.opts.stop_at_first_error {
+    /// A guided run stops at its goal (and only there); otherwise the
+    /// first error stops the thesis's executor.
+    fn stop_if_first(&mut self, target: &Target) {
+        let stop = match &self.guidance {
+            Some(g) => g.goal == *target,
+            None => self.opts.stop_at_first_error,
+        };
+        if stop {
             self.stats.stopped_at_error = true;
         }
     }

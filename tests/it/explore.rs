@@ -196,6 +196,41 @@ fn annotations_follow_listings_5_6_and_5_7() {
     assert_eq!(at(4), Some("true"), "{conjoin:?}");
 }
 
+/// A run guided to one target: to a reachable one (hello's assert) it
+/// stops there with a replayed witness, having dropped states that could
+/// not reach it; to unreachable ones (4.2's and 4.3's `1 / 0`, the latter
+/// behind an unbounded loop, with subsumption) it explores every path to
+/// it, which proves it unreachable.
+#[test]
+fn guided_runs_reach_the_goal_or_prove_it_unreachable() {
+    let guided = |name: &str, at: (u32, u32), subsumption: bool| {
+        let path = programs_dir().join(name);
+        let text = std::fs::read_to_string(&path).expect("program");
+        let (db, file) = Database::with_file(&path.display().to_string(), &text);
+        let goal = (apc::check::targets(&db, file).into_iter())
+            .find(|t| (t.line, t.col) == at)
+            .expect("the target");
+        let mut o = options(Strategy::Bfs, Merging::None);
+        o.timeout = Some(Duration::from_secs(20));
+        o.max_steps = u64::MAX;
+        o.subsumption = subsumption.then_some(AtChecks::Conjoin);
+        let z3 = o.solver.clone();
+        let check_opts = apc::check::CheckOptions::new(vec![z3], Duration::from_secs(20));
+        o.guide = Some(explore::Guide {
+            goal,
+            nc: apc::check::engine_options(&check_opts),
+        });
+        explore::explore(&db, file, &o).expect("explores")
+    };
+    let r = guided("hello.mc", (28, 5), false);
+    assert_eq!((r.end.clone(), found(&r)), (End::ErrorFound, vec![(28, 5)]));
+    assert!(r.stats.off_course > 0, "{:?}", r.stats);
+    let r = guided("thesis_4_2.mc", (19, 11), false);
+    assert_eq!((r.end.clone(), found(&r)), (End::Complete, vec![]));
+    let r = guided("thesis_4_3.mc", (12, 11), true);
+    assert_eq!((r.end.clone(), found(&r)), (End::Complete, vec![]));
+}
+
 /// The thesis's outcomes, stated: 4.2 has no error; 4.10 divides by zero;
 /// 5.4 divides by zero with b = 2; 4.3 and 4.5 do not terminate.
 #[test]

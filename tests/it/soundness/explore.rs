@@ -34,6 +34,9 @@ struct Tally {
     /// errors it found.
     plain_complete: usize,
     plain_errors: usize,
+    /// Guided runs (to targets known reachable), and those that reached it.
+    guided: usize,
+    guided_found: usize,
 }
 
 /// Which executor is on trial.
@@ -125,6 +128,17 @@ fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
                 .expect("the plain executor runs where subsumption did");
             tally.plain_errors += plain.errors.len();
             tally.plain_complete += usize::from(plain.end == End::Complete);
+            guided_to_each(
+                &db,
+                file,
+                &plain,
+                &hit,
+                &targets,
+                p,
+                &src,
+                &mut findings,
+                &mut tally,
+            );
             for e in &plain.errors {
                 if complete && !report.errors.iter().any(|f| f.target == e.target) {
                     let t = &e.target;
@@ -178,6 +192,52 @@ fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
         }
     }
     (tally, findings)
+}
+
+/// Guided to each target that the plain executor or a run reached, with
+/// subsumption on: the run must not end "every path explored" without it
+/// (a state dropped by the target's condition, or pruned, that reaches it).
+#[allow(clippy::too_many_arguments)]
+fn guided_to_each(
+    db: &apc::db::Database,
+    file: apc::db::SourceFile,
+    plain: &explore::Report,
+    hit: &BTreeMap<usize, String>,
+    targets: &[check::Target],
+    p: usize,
+    src: &str,
+    findings: &mut Findings,
+    tally: &mut Tally,
+) {
+    let reached = (plain.errors.iter().map(|e| e.target.clone()))
+        .chain(hit.keys().map(|i| targets[*i].clone()));
+    let mut seen: Vec<check::Target> = Vec::new();
+    for goal in reached {
+        if seen.contains(&goal) {
+            continue;
+        }
+        seen.push(goal.clone());
+        let mut o = options(p, Variant::Subsumption);
+        let z3 = o.solver.clone();
+        let check_opts = CheckOptions::new(vec![z3], Duration::from_secs(5));
+        o.guide = Some(explore::Guide {
+            goal: goal.clone(),
+            nc: check::engine_options(&check_opts),
+        });
+        let r = explore::explore(db, file, &o).expect("a guided run");
+        tally.guided += 1;
+        let found = r.errors.iter().any(|e| e.target == goal);
+        tally.guided_found += usize::from(found);
+        if r.end == End::Complete && !found {
+            let what = format!(
+                "guided to {} at {}:{}: every path explored without it, but it is reachable",
+                goal.kind.as_str(),
+                goal.line,
+                goal.col
+            );
+            findings.add(true, "guided-missed", p, what, src);
+        }
+    }
 }
 
 fn run(programs: usize, seed: u64, variant: Variant) {
