@@ -60,6 +60,9 @@ pub enum Engine {
     Chc,
     /// The executor alone, guided to the target with path subsumption.
     Explore,
+    /// The conditions, then the executor on a target they leave undecided
+    /// (for the time left): `apc check`'s default.
+    NcThenExplore,
 }
 
 #[derive(Clone, Debug)]
@@ -258,7 +261,9 @@ fn decide(
     }
     let decision = decide_by_conditions(db, file, t, opts, deadline);
     match decision.0 {
-        Verdict::Unknown(_) => decide_by_exploring(db, file, t, opts, deadline, decision),
+        Verdict::Unknown(_) if opts.engine == Engine::NcThenExplore => {
+            decide_by_exploring(db, file, t, opts, deadline, decision)
+        }
         _ => decision,
     }
 }

@@ -33,6 +33,9 @@ pub enum ModeChoice {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum EngineChoice {
+    /// The necessary conditions, then the executor on what they leave undecided.
+    #[value(name = "nc+explore")]
+    NcExplore,
     Nc,
     Chc,
     Explore,
@@ -80,15 +83,16 @@ pub struct CheckArgs {
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
     pub no_counter_inference: bool,
-    /// Which engine decides: `nc`, the necessary conditions (proofs and replayed
-    /// witnesses), or `chc`, Horn clauses solved by Z3's fixed-point engine (proofs
-    /// only: an invariant is `unreachable` once apc has re-checked it, clause by
-    /// clause; values in local arrays, records and behind pointers are unknown to it).
-    /// Or `explore`: the symbolic executor guided to the target with path subsumption
-    /// (replayed witnesses; `unreachable` when every path to the target was explored).
-    /// With `nc`, a target the conditions leave undecided goes to the executor for the
-    /// time that is left.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Nc)]
+    /// Which engine decides. `nc+explore` (the default): the necessary conditions,
+    /// then, on a target they leave undecided, the symbolic executor for the time
+    /// that is left. `nc`: the necessary conditions alone (proofs and replayed
+    /// witnesses). `chc`: Horn clauses solved by Z3's fixed-point engine (proofs only:
+    /// an invariant is `unreachable` once apc has re-checked it, clause by clause;
+    /// values in local arrays, records and behind pointers are unknown to it).
+    /// `explore`: the symbolic executor alone, guided to the target with path
+    /// subsumption (replayed witnesses; `unreachable` when every path to the target
+    /// was explored).
+    #[arg(long, value_enum, default_value_t = EngineChoice::NcExplore)]
     pub engine: EngineChoice,
     /// Send the necessary condition as computed, without the e-graph simplification
     /// (for comparison: `apc bench simplify` measures both).
@@ -181,6 +185,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
         max_models: a.max_models,
         simplify: !a.no_simplify,
         engine: match a.engine {
+            EngineChoice::NcExplore => check::Engine::NcThenExplore,
             EngineChoice::Nc => check::Engine::Nc,
             EngineChoice::Chc => check::Engine::Chc,
             EngineChoice::Explore => check::Engine::Explore,

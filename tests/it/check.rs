@@ -110,6 +110,8 @@ fn benchmark_verdicts(solver: &str) {
                 "json",
                 "--timeout",
                 "120",
+                "--engine",
+                "nc",
             ]);
             let j = json(&out);
             // A place may hold several targets (a null and an uninitialised
@@ -165,7 +167,8 @@ fn json_contract_and_exit_codes() {
     assert_eq!(targets.len(), 4);
     for t in targets {
         for k in [
-            "kind", "function", "line", "col", "verdict", "reason", "witness", "method", "time_ms",
+            "kind", "function", "line", "col", "verdict", "reason", "witness", "engine", "method",
+            "time_ms",
         ] {
             assert!(t.get(k).is_some(), "{k} missing in {t}");
         }
@@ -561,6 +564,55 @@ fn nc_dumps_exactly_what_check_sends() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// What the conditions leave undecided, the executor decides in the time
+/// left (the default engine): listing 5.4's division by zero, whose
+/// condition's models do not replay (`nc-sat-no-witness`), gets a replayed
+/// witness; sum_invariant's assert, a loop invariant the conditions cannot
+/// express, is proved by a guided run that explored every path to it. The
+/// JSON names the engine.
+#[test]
+fn the_executor_decides_what_the_conditions_leave_undecided() {
+    for (name, verdict, method) in [
+        ("thesis_5_4.mc", "reachable", "explore-guided"),
+        ("sum_invariant.mc", "unreachable", "explore-every-path"),
+    ] {
+        let file = program(name);
+        let alone = json(&apc(&[
+            "check",
+            &file,
+            "--format",
+            "json",
+            "--engine",
+            "nc",
+            "--timeout",
+            "20",
+        ]));
+        assert_eq!(alone["targets"][0]["verdict"], "unknown", "{alone}");
+        let j = json(&apc(&[
+            "check",
+            &file,
+            "--format",
+            "json",
+            "--timeout",
+            "20",
+        ]));
+        let t = &j["targets"][0];
+        assert_eq!(
+            (&t["verdict"], &t["engine"], &t["method"]),
+            (&verdict.into(), &"explore".into(), &method.into()),
+            "{name}: {t}"
+        );
+        if verdict == "reachable" {
+            let run = replay(&file, &t["witness"]);
+            assert_eq!(
+                (&run["error"]["line"], &run["error"]["col"]),
+                (&t["line"], &t["col"]),
+                "{run}"
+            );
+        }
+    }
+}
+
 /// The Horn engine proves what the necessary condition cannot, and its
 /// dumped certificate checks run standalone: every clause check `unsat`.
 #[test]
@@ -568,7 +620,9 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
     let dir = std::env::temp_dir().join(format!("apc-chc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let file = program("sum_invariant.mc");
-    let nc = json(&apc(&["check", &file, "--format", "json"]));
+    let nc = json(&apc(&[
+        "check", &file, "--format", "json", "--engine", "nc",
+    ]));
     assert_eq!(nc["targets"][0]["verdict"], "unknown", "{nc}");
     let out = apc(&[
         "check",
