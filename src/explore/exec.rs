@@ -55,6 +55,8 @@ pub(crate) struct Executor<'p> {
     /// main's parameters: name, term variable, input-array dimensions (0: an integer).
     pub inputs: Vec<(String, crate::term::Var, u8)>,
     pub stream: Option<crate::term::Var>,
+    /// Loop summaries computed so far (`--summarization`).
+    pub summaries: super::summary::Memo,
 }
 
 impl<'p> Executor<'p> {
@@ -76,6 +78,7 @@ impl<'p> Executor<'p> {
             globals: Vec::new(),
             inputs: Vec::new(),
             stream: None,
+            summaries: Default::default(),
         }
     }
 
@@ -208,7 +211,7 @@ impl<'p> Executor<'p> {
                 let e = *e;
                 let backup = (self.opts.index_mode == super::IndexMode::Fork).then(|| st.clone());
                 match self.run_edge(&mut st, e) {
-                    Ok(()) => self.arrive(st, func, e),
+                    Ok(()) => self.arrive_or_summarise(st, func, e),
                     Err(Halt::Fork(t, js)) => Next::Split(
                         self.pin(backup.clone().expect("kept in fork mode"), t, js[0]),
                         js[1..]
@@ -236,7 +239,7 @@ impl<'p> Executor<'p> {
     }
 
     /// After an edge: mark it covered, move to its target; park at a join.
-    fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
+    pub(crate) fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
         self.cover(func, e);
         let edge = &self.prog.bodies[func].edges[e as usize];
         if !matches!(edge.instr, Instr::Call { .. }) {
@@ -252,7 +255,7 @@ impl<'p> Executor<'p> {
         Next::Continue(st)
     }
 
-    fn cover(&mut self, func: usize, e: EdgeId) {
+    pub(crate) fn cover(&mut self, func: usize, e: EdgeId) {
         let c = &mut self.covered[func][e as usize];
         if !*c {
             *c = true;

@@ -9,10 +9,11 @@
 //! - [`search`]: the worklist and the six search strategies;
 //! - [`merge`], [`query_count`]: state merging and its heuristics;
 //! - [`witness`]: an error's witness and its replay on the interpreter;
+//! - [`summary`]: PDA loop summarisation (`--summarization`);
 //! - here: the options, the run loop, its limits and statistics.
 //!
-//! Not built yet (issue 18): path subsumption, PDA loop summarisation and
-//! guidance by necessary conditions.
+//! Not built yet (issue 18): path subsumption and guidance by necessary
+//! conditions.
 //!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
 //! the interpreter (to replay witnesses); nothing of the other engines.
@@ -25,6 +26,7 @@ pub mod query_count;
 mod search;
 mod solver;
 mod state;
+mod summary;
 mod witness;
 
 #[cfg(test)]
@@ -105,6 +107,9 @@ pub struct Options {
     pub solver: Profile,
     /// Called about ten times a second with the statistics so far.
     pub progress: Option<Progress>,
+    /// A state entering a loop leaves it at once, one state per trace of
+    /// the loop's summary, when the loop is summarisable (thesis §4.4).
+    pub summarization: bool,
 }
 
 impl Options {
@@ -123,6 +128,7 @@ impl Options {
             stop_at_first_error: true,
             solver,
             progress: None,
+            summarization: false,
         }
     }
 }
@@ -158,6 +164,15 @@ pub struct Stats {
     pub worklist: usize,
     pub stopped_at_error: bool,
     pub elapsed: Duration,
+    // Loop summarisation (`summarization`).
+    /// Loops whose summary was computed.
+    pub loops_summarised: u64,
+    /// Loops found not summarisable.
+    pub loops_not_summarisable: u64,
+    /// Why, the first few (with the loop's place).
+    pub not_summarisable_reasons: Vec<String>,
+    /// States that entered a loop and left it by its summary.
+    pub summaries_applied: u64,
 }
 
 impl Default for Stats {
@@ -182,6 +197,10 @@ impl Default for Stats {
             worklist: 0,
             stopped_at_error: false,
             elapsed: Duration::ZERO,
+            loops_summarised: 0,
+            loops_not_summarisable: 0,
+            not_summarisable_reasons: Vec::new(),
+            summaries_applied: 0,
         }
     }
 }
