@@ -359,7 +359,11 @@ fn listings_4_11_and_4_12_are_not_summarisable() {
     ] {
         let r = explore_file(name, &summarising(Strategy::Bfs));
         assert_eq!(
-            (r.stats.loops_summarised, r.stats.loops_not_summarisable, r.stats.summaries_applied),
+            (
+                r.stats.loops_summarised,
+                r.stats.loops_not_summarisable,
+                r.stats.summaries_applied
+            ),
             (0, 1, 0),
             "{name}"
         );
@@ -386,7 +390,11 @@ fn nested_loops_of_listing_4_13() {
         let mut o = summarising(s);
         o.merging = m;
         let r = explore_file("thesis_4_13.mc", &o);
-        assert_eq!((r.end.clone(), found(&r)), (End::Complete, vec![]), "{s:?} {m:?}");
+        assert_eq!(
+            (r.end.clone(), found(&r)),
+            (End::Complete, vec![]),
+            "{s:?} {m:?}"
+        );
         assert_eq!(r.stats.loops_summarised, 2, "{s:?} {m:?}");
         assert_eq!(r.stats.loops_not_summarisable, 0, "{s:?} {m:?}");
     }
@@ -418,7 +426,13 @@ fn unsummarisable_bodies_say_why() {
 #[test]
 fn summarization_on_the_command_line() {
     let file = |n: &str| programs_dir().join(n).display().to_string();
-    let o = apc(&["explore", &file("thesis_4_9.mc"), "--summarization", "--format", "json"]);
+    let o = apc(&[
+        "explore",
+        &file("thesis_4_9.mc"),
+        "--summarization",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["end"], "complete", "{v:#}");
@@ -435,7 +449,9 @@ fn summarization_on_the_command_line() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("0 loops summarised, 1 not summarisable")
-            && out.contains("not summarisable: the loop at 6:3 in main: the condition `i < n` is NIV"),
+            && out.contains(
+                "not summarisable: the loop at 6:3 in main: the condition `i < n` is NIV"
+            ),
         "{out}"
     );
 }

@@ -229,7 +229,13 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
         let (plain, summarised) = match (plain, summarised) {
             (Ok(a), Ok(b)) => (a, b),
             (Err(e), _) | (_, Err(e)) => {
-                findings.add(true, "explore-error", p, format!("explore failed: {e}"), &src);
+                findings.add(
+                    true,
+                    "explore-error",
+                    p,
+                    format!("explore failed: {e}"),
+                    &src,
+                );
                 continue;
             }
         };
@@ -250,7 +256,8 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
                 findings.add(true, "replay", p, what, &src);
             }
         }
-        let found = |r: &explore::Report, t: &apc::db::Target| r.errors.iter().any(|e| e.target == *t);
+        let found =
+            |r: &explore::Report, t: &apc::db::Target| r.errors.iter().any(|e| e.target == *t);
         let place = |t: &apc::db::Target| format!("{} at {}:{}", t.kind.as_str(), t.line, t.col);
         if plain.end == End::Complete {
             tally.complete_plain += 1;
@@ -321,11 +328,18 @@ fn summarisation_long_run() {
 fn loop_program(r: &mut Rng) -> String {
     let mut g = Small(r.0 | 1);
     // The campaign's generator moves on independently.
-    r.0 = r.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) | 1;
+    r.0 =
+        r.0.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            | 1;
     let vars = ["a", "b", "c", "i"];
     let mut out = String::from("main() {\n  var a, b, c, i, n, t;\n");
     out += "  a = input;\n  b = input;\n  c = input;\n  n = input;\n  t = 0;\n";
-    out += if g.chance(50) { "  i = 0;\n" } else { "  i = input;\n" };
+    out += if g.chance(50) {
+        "  i = 0;\n"
+    } else {
+        "  i = input;\n"
+    };
     let guard = match g.below(5) {
         0 => "i < n".to_string(),
         1 => "i != n".to_string(),
@@ -400,7 +414,10 @@ impl Small {
 /// Inputs for [`loop_program`]: a short stream of small numbers.
 fn loop_witness(r: &mut Rng) -> apc::interp::Witness {
     let mut g = Small(r.0 | 1);
-    r.0 = r.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) | 1;
+    r.0 =
+        r.0.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            | 1;
     apc::interp::Witness {
         args: vec![],
         input: (0..g.int(0, 6)).map(|_| g.int(-3, 6).into()).collect(),
