@@ -223,6 +223,8 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
         }
         let mut o = options(p);
         o.merging = Merging::None;
+        // Unbounded loops stop the plain run at a limit: keep it short.
+        o.max_steps = 2_000;
         let plain = explore::explore(&db, file, &o);
         o.summarization = true;
         let summarised = explore::explore(&db, file, &o);
