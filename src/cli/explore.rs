@@ -109,6 +109,14 @@ pub struct ExploreArgs {
     /// Seed of the random choices (`random`, `tree`, `coverage`, `klee`).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Loop summarisation (the thesis's §4.4): a state that enters a loop
+    /// leaves it at once, one state per trace of the loop's summary (its
+    /// path dependency automaton, with path counters for the iterations).
+    /// Loops that are not summarisable (calls, pointers, arrays, outputs,
+    /// possible errors in the body, NIV conditions, irregular interleaving)
+    /// run as usual; the report says why.
+    #[arg(long)]
+    pub summarization: bool,
     /// Report every target an error path reaches (once each) and go on;
     /// by default exploration stops at the first error, as the thesis's does.
     #[arg(long)]
@@ -220,6 +228,7 @@ fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
     o.max_paths = a.max_paths.unwrap_or(u64::MAX);
     o.seed = a.seed;
     o.stop_at_first_error = !a.all_errors;
+    o.summarization = a.summarization;
     o
 }
 
@@ -296,6 +305,17 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
             outln!("  line {line}: {text}");
         }
     }
+    if a.summarization {
+        outln!(
+            "loop summarisation: {} loops summarised, {} not summarisable, {} summaries applied",
+            s.loops_summarised,
+            s.loops_not_summarisable,
+            s.summaries_applied
+        );
+        for why in &s.not_summarisable_reasons {
+            outln!("  not summarisable: {why}");
+        }
+    }
     outln!(
         "{}; strategy {}, merging {} ({:.1} ms)",
         end_text(r),
@@ -336,6 +356,7 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
         "file": path,
         "strategy": value_name(a.strategy.to_possible_value()),
         "merging": value_name(a.merging.to_possible_value()),
+        "summarization": a.summarization,
         "end": end,
         "reason": reason,
         "errors": errors,
@@ -361,6 +382,10 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "invariants": s.invariants,
             "invariants_refuted": s.invariants_refuted,
             "off_course": s.off_course,
+            "loops_summarised": s.loops_summarised,
+            "loops_not_summarisable": s.loops_not_summarisable,
+            "not_summarisable_reasons": s.not_summarisable_reasons,
+            "summaries_applied": s.summaries_applied,
         },
         "guided": a.guided,
         "guide_note": s.guide_note,

@@ -59,6 +59,8 @@ pub(crate) struct Executor<'p> {
     pub annotations: Option<super::subsume::Annotations>,
     /// The goal and its necessary condition, in a guided run.
     pub guidance: Option<super::guide::Guidance>,
+    /// Loop summaries computed so far (`--summarization`).
+    pub summaries: super::summary::Memo,
 }
 
 impl<'p> Executor<'p> {
@@ -87,6 +89,7 @@ impl<'p> Executor<'p> {
             stream: None,
             annotations,
             guidance: None,
+            summaries: Default::default(),
         }
     }
 
@@ -225,7 +228,7 @@ impl<'p> Executor<'p> {
                 let e = *e;
                 let backup = (self.opts.index_mode == super::IndexMode::Fork).then(|| st.clone());
                 match self.run_edge(&mut st, e) {
-                    Ok(()) => self.arrive(st, func, e),
+                    Ok(()) => self.arrive_or_summarise(st, func, e),
                     Err(Halt::Fork(t, js)) => Next::Split(
                         self.pin(backup.clone().expect("kept in fork mode"), t, js[0]),
                         js[1..]
@@ -253,7 +256,7 @@ impl<'p> Executor<'p> {
     }
 
     /// After an edge: mark it covered, move to its target; park at a join.
-    fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
+    pub(crate) fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
         self.cover(func, e);
         if let Some(ann) = &self.annotations
             && st.frames.len() == 1
@@ -274,7 +277,7 @@ impl<'p> Executor<'p> {
         Next::Continue(st)
     }
 
-    fn cover(&mut self, func: usize, e: EdgeId) {
+    pub(crate) fn cover(&mut self, func: usize, e: EdgeId) {
         let c = &mut self.covered[func][e as usize];
         if !*c {
             *c = true;

@@ -11,12 +11,12 @@
 //! - [`subsume`]: path subsumption (lazy annotations, loop invariants);
 //! - [`guide`]: guidance towards one target by its necessary condition;
 //! - [`witness`]: an error's witness and its replay on the interpreter;
+//! - [`summary`]: PDA loop summarisation (`--summarization`);
 //! - here: the options, the run loop, its limits and statistics.
 //!
-//! Not built yet (issue 18): PDA loop summarisation.
-//!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
-//! the interpreter (to replay witnesses); nothing of the other engines.
+//! the interpreter (to replay witnesses); of the other engines only `nc`,
+//! for guidance (the goal's necessary condition).
 
 mod eval;
 mod exec;
@@ -28,6 +28,7 @@ mod search;
 mod solver;
 mod state;
 mod subsume;
+mod summary;
 mod witness;
 
 #[cfg(test)]
@@ -116,6 +117,9 @@ pub struct Options {
     pub solver: Profile,
     /// Called about ten times a second with the statistics so far.
     pub progress: Option<Progress>,
+    /// A state entering a loop leaves it at once, one state per trace of
+    /// the loop's summary, when the loop is summarisable (thesis §4.4).
+    pub summarization: bool,
 }
 
 impl Options {
@@ -136,6 +140,7 @@ impl Options {
             stop_at_first_error: true,
             solver,
             progress: None,
+            summarization: false,
         }
     }
 }
@@ -182,6 +187,15 @@ pub struct Stats {
     pub worklist: usize,
     pub stopped_at_error: bool,
     pub elapsed: Duration,
+    // Loop summarisation (`summarization`).
+    /// Loops whose summary was computed.
+    pub loops_summarised: u64,
+    /// Loops found not summarisable.
+    pub loops_not_summarisable: u64,
+    /// Why, the first few (with the loop's place).
+    pub not_summarisable_reasons: Vec<String>,
+    /// States that entered a loop and left it by its summary.
+    pub summaries_applied: u64,
 }
 
 impl Default for Stats {
@@ -212,6 +226,10 @@ impl Default for Stats {
             worklist: 0,
             stopped_at_error: false,
             elapsed: Duration::ZERO,
+            loops_summarised: 0,
+            loops_not_summarisable: 0,
+            not_summarisable_reasons: Vec::new(),
+            summaries_applied: 0,
         }
     }
 }

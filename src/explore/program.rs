@@ -22,14 +22,18 @@ pub(crate) struct Explored {
     pub ast: ast::Program,
     pub source: String,
     pub lines: crate::syntax::LineIndex,
+    /// Where each function starts in the file (spans are function-relative).
+    pub offsets: Vec<u32>,
 }
 
 impl Explored {
     /// The program of a file that parsed and type-checked.
     pub(crate) fn new(db: &db::Database, file: SourceFile) -> Result<Explored, String> {
         let mut bodies = Vec::new();
+        let mut offsets = Vec::new();
         for f in db::functions(db, file) {
             bodies.push(db::function_body(db, *f).clone());
+            offsets.push(f.offset(db));
         }
         let by_name: HashMap<String, usize> = bodies
             .iter()
@@ -52,6 +56,7 @@ impl Explored {
             source: file.text(db).clone(),
             lines: crate::syntax::LineIndex::new(file.text(db)),
             bodies,
+            offsets,
         })
     }
 
@@ -60,6 +65,12 @@ impl Explored {
             NodeKind::Error(t) => Some(t),
             _ => None,
         }
+    }
+
+    /// The line and column of a function-relative span's start.
+    pub(crate) fn line_col(&self, func: usize, span: crate::syntax::Span) -> (u32, u32) {
+        let at = span.start + self.offsets.get(func).copied().unwrap_or(0);
+        self.lines.line_col(&self.source, at)
     }
 
     /// Number of edges over all functions (the statement-coverage total).

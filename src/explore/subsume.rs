@@ -606,7 +606,7 @@ impl Executor<'_> {
         }
         let a = ann.at(v, &mut self.terms);
         self.stats.annotation_checks += 1;
-        let Some(here) = self.instantiate(st, a) else {
+        let Some(here) = self.annotation_here(st, a) else {
             return false;
         };
         let not_here = self.terms.not(here);
@@ -615,7 +615,7 @@ impl Executor<'_> {
 
     /// An annotation with the state's values for main's variables, if each
     /// variable it reads has one the annotation language can say.
-    fn instantiate(&mut self, st: &State, a: TermId) -> Option<TermId> {
+    fn annotation_here(&mut self, st: &State, a: TermId) -> Option<TermId> {
         let ann = self.annotations.as_ref()?;
         let vars: Option<Vec<(Var, crate::ir::VarId)>> = (self.terms.free_vars(a).into_iter())
             .map(|v| ann.var(v).map(|var| (v, var)))

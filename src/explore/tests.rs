@@ -62,3 +62,259 @@ fn query_count_of_listing_4_8() {
         query_count::LATTICE_CAP
     );
 }
+
+/// An executor on a program of `tests/programs`, with summaries built by
+/// hand, and the summary of main's loop `l`.
+mod summaries {
+    use super::*;
+    use crate::explore::exec::Executor;
+    use crate::explore::program::Explored;
+    use crate::explore::solver::Solver;
+    use crate::term::TermId;
+
+    fn with_summary(name: &str, l: u32, f: impl FnOnce(&mut Executor, &summary::Summary)) {
+        let (db, file, _) = program(name);
+        let prog = Explored::new(&db, file).expect("explores");
+        let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3 installed");
+        let opts = Options::new(z3.clone());
+        let solver = Solver::start(&z3, None).expect("z3 starts");
+        let mut ex = Executor::new(&prog, solver, &opts);
+        let s = ex.summary_of(prog.main, l);
+        match &*s {
+            Ok(s) => f(&mut ex, s),
+            Err(why) => panic!("{name}: not summarised: {why}"),
+        }
+    }
+
+    fn dump(ex: &Executor, s: &summary::Summary) {
+        for (a, b, c) in &s.pda.edges {
+            eprintln!(
+                "{} -> {}: {}",
+                s.pda.vertices[*a].name,
+                s.pda.vertices[*b].name,
+                ex.terms.show(*c)
+            );
+        }
+        for t in &s.traces {
+            let eff: Vec<String> = t
+                .effect
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| {
+                    e.map(|e| {
+                        format!(
+                            "{} := {}",
+                            ex.terms.var_name(s.symbols.syms[i]),
+                            ex.terms.show(e)
+                        )
+                    })
+                })
+                .collect();
+            eprintln!(
+                "trace {}: {} | {}",
+                t.shape,
+                ex.terms.show(t.cond),
+                eff.join("; ")
+            );
+        }
+    }
+
+    /// The symbol of main's variable `name` in a summary, as a term.
+    fn sym(ex: &mut Executor, s: &summary::Summary, name: &str) -> TermId {
+        let body = &ex.prog.bodies[ex.prog.main];
+        let v = body.var_id(name).expect("the variable");
+        let i = s.symbols.slot(v).expect("an integer variable");
+        ex.terms.var(s.symbols.syms[i])
+    }
+
+    /// The edge source → target and its condition, with its counter k.
+    fn edge(ex: &mut Executor, s: &summary::Summary, from: &str, to: &str) -> (TermId, TermId) {
+        let (a, b) = (s.pda.vertex(from).unwrap(), s.pda.vertex(to).unwrap());
+        let c = s
+            .pda
+            .edges
+            .iter()
+            .find(|(x, y, _)| (*x, *y) == (a, b))
+            .map(|e| e.2)
+            .unwrap_or_else(|| panic!("no edge {from} -> {to}"));
+        let ks: Vec<_> = ex
+            .terms
+            .free_vars(c)
+            .into_iter()
+            .filter(|v| v.kind == crate::term::VarKind::Counter)
+            .collect();
+        assert_eq!(ks.len(), 1, "one counter in {}", ex.terms.show(c));
+        (c, ex.terms.var(ks[0]))
+    }
+
+    fn edge_names(s: &summary::Summary) -> Vec<(String, String)> {
+        let mut out: Vec<_> = s
+            .pda
+            .edges
+            .iter()
+            .map(|(a, b, _)| {
+                (
+                    s.pda.vertices[*a].name.clone(),
+                    s.pda.vertices[*b].name.clone(),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Listing 4.9 (Table 4.5): paths p1 (exit, `i >= n`) and p2 (`a += 2;
+    /// i += 1`), the one edge p2 → p1 with condition
+    /// `i + k − 1 < n ∧ i + k ≥ n ∧ k > 0`, and two traces: no iteration,
+    /// or κ > 0 iterations with a = a + 2κ and i = i + κ.
+    #[test]
+    fn pda_of_listing_4_9() {
+        with_summary("thesis_4_9.mc", 0, |ex, s| {
+            dump(ex, s);
+            assert_eq!(s.pda.vertices.len(), 2);
+            assert!(s.pda.vertices[0].exit.is_some() && s.pda.vertices[1].exit.is_none());
+            assert_eq!(edge_names(s), vec![("p2".into(), "p1".into())]);
+            assert!(s.pda.cycles.is_empty(), "sequential");
+            let (i, n, a) = (sym(ex, s, "i"), sym(ex, s, "n"), sym(ex, s, "a"));
+            let (c, k) = edge(ex, s, "p2", "p1");
+            let t = &mut ex.terms;
+            let ik = t.add(i, k);
+            let ik1 = t.add_int(ik, -1);
+            let zero = t.int(0);
+            let expected = vec![t.lt(ik1, n), t.ge(ik, n), t.gt(k, zero)];
+            assert_eq!(c, t.and(expected), "{}", t.show(c));
+            // The traces.
+            let shapes: Vec<&str> = s.traces.iter().map(|t| t.shape.as_str()).collect();
+            assert_eq!(shapes, vec!["p1", "p2 → p1"]);
+            let zero_iterations = &s.traces[0];
+            assert!(zero_iterations.effect.iter().all(Option::is_none));
+            assert_eq!(zero_iterations.cond, t.ge(i, n));
+            let more = &s.traces[1];
+            let kappa = t.var(more.counters[0]);
+            let (ai, ii) = (
+                s.symbols
+                    .slot(ex.prog.bodies[0].var_id("a").unwrap())
+                    .unwrap(),
+                s.symbols
+                    .slot(ex.prog.bodies[0].var_id("i").unwrap())
+                    .unwrap(),
+            );
+            let two_k = t.scale(2.into(), kappa);
+            assert_eq!(more.effect[ai], Some(t.add(a, two_k)));
+            assert_eq!(more.effect[ii], Some(t.add(i, kappa)));
+        });
+    }
+
+    /// Listing 4.10 (Tables 4.3 and 4.6): paths p1 (exit), p2 (`z > x`:
+    /// `x += 1`), p3 (`z <= x`: `z += 1`); edges p2 → p1, p2 → p3, p3 → p2
+    /// with the thesis's conditions; one cycle p2 ↔ p3, both periods 1.
+    #[test]
+    fn pda_of_listing_4_10() {
+        with_summary("thesis_4_10.mc", 0, |ex, s| {
+            dump(ex, s);
+            assert_eq!(s.pda.vertices.len(), 3);
+            let p = |n: &str| s.pda.vertex(n).unwrap();
+            assert!(s.pda.vertices[p("p1")].exit.is_some());
+            let changes = |v: usize| -> Vec<String> {
+                s.pda.vertices[v]
+                    .step
+                    .delta
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, d)| **d != ex.terms.var_const(s.symbols.syms[*i]))
+                    .map(|(i, _)| ex.terms.var_name(s.symbols.syms[i]).to_string())
+                    .collect()
+            };
+            assert_eq!(changes(p("p2")), vec!["x°"]);
+            assert_eq!(changes(p("p3")), vec!["z°"]);
+            assert_eq!(
+                edge_names(s),
+                vec![
+                    ("p2".into(), "p1".into()),
+                    ("p2".into(), "p3".into()),
+                    ("p3".into(), "p2".into())
+                ]
+            );
+            let (x, n, z) = (sym(ex, s, "x"), sym(ex, s, "n"), sym(ex, s, "z"));
+            // Table 4.6, rows 1 and 2.
+            for (to, exit) in [("p1", true), ("p3", false)] {
+                let (c, k) = edge(ex, s, "p2", to);
+                let t = &mut ex.terms;
+                let zero = t.int(0);
+                let xk = t.add(x, k);
+                let xk1 = t.add_int(xk, -1);
+                let mut expected = vec![t.lt(xk1, n), t.gt(z, xk1), t.gt(k, zero)];
+                if exit {
+                    expected.push(t.ge(xk, n));
+                } else {
+                    expected.extend([t.lt(xk, n), t.le(z, xk)]);
+                }
+                assert_eq!(c, t.and(expected), "p2 -> {to}: {}", t.show(c));
+            }
+            // Row 3, corrected (the thesis prints p3 → p1 and drops a conjunct).
+            let (c, k) = edge(ex, s, "p3", "p2");
+            let t = &mut ex.terms;
+            let zero = t.int(0);
+            let zk = t.add(z, k);
+            let zk1 = t.add_int(zk, -1);
+            let expected = vec![t.lt(x, n), t.le(zk1, x), t.gt(zk, x), t.gt(k, zero)];
+            assert_eq!(c, t.and(expected), "p3 -> p2: {}", t.show(c));
+            // The periodic cycle.
+            assert_eq!(s.pda.cycles.len(), 1);
+            let cyc = &s.pda.cycles[0];
+            let mut members: Vec<usize> = cyc.members.clone();
+            members.sort();
+            assert_eq!(members, vec![p("p2"), p("p3")]);
+            assert_eq!(cyc.periods, vec![Some(1.into()), Some(1.into())]);
+            // The zero-iteration trace, the ones without the cycle and the
+            // ones through it.
+            let shapes: Vec<&str> = s.traces.iter().map(|t| t.shape.as_str()).collect();
+            assert_eq!(
+                shapes,
+                vec![
+                    "p1",
+                    "p2 → p1",
+                    "p2 → p3×1 → p2 → p1",
+                    "p2 → (p3×1 p2×1)* → p3×1 → p2 → p1",
+                    "p3 → p2 → p1",
+                    "p3 → (p2×1 p3×1)* → p2 → p1"
+                ]
+            );
+        });
+    }
+
+    /// Listing 4.13: the inner loop (4.10's) is summarised first, and the
+    /// outer loop over its traces: every outer trace that runs sets
+    /// `res := res + v·κ` with `v` fixed on entry.
+    #[test]
+    fn nested_loops_of_listing_4_13() {
+        with_summary("thesis_4_13.mc", 0, |ex, s| {
+            dump(ex, s);
+            assert!(s.pda.cycles.is_empty());
+            // The exit and one body path per inner trace.
+            assert_eq!(s.pda.vertices.len(), 7);
+            assert_eq!(s.traces.len(), 7);
+            assert_eq!(ex.stats.loops_summarised, 2, "inner and outer");
+        });
+    }
+
+    /// Listings 4.11 and 4.12 are not summarisable, each for the thesis's
+    /// reason.
+    #[test]
+    fn irregular_and_niv_loops_are_not_summarised() {
+        for (name, why) in [
+            ("thesis_4_11.mc", "irregular: connected cycles"),
+            ("thesis_4_12.mc", "the condition `i < n` is NIV"),
+        ] {
+            let (db, file, _) = program(name);
+            let prog = Explored::new(&db, file).expect("explores");
+            let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3");
+            let opts = Options::new(z3.clone());
+            let mut ex = Executor::new(&prog, Solver::start(&z3, None).unwrap(), &opts);
+            match &*ex.summary_of(prog.main, 0) {
+                Ok(_) => panic!("{name} summarised"),
+                Err(e) => assert!(e.starts_with(why), "{name}: {e}"),
+            }
+        }
+    }
+}

@@ -82,6 +82,9 @@ fn annotated_outcomes_hold_under_every_strategy() {
             let started = std::time::Instant::now();
             let mut o = options(strategy, merging);
             o.subsumption = subsumption;
+            // The lattice run with subsumption has summaries on too: all
+            // three techniques at once.
+            o.summarization = merging == Merging::Lattice && subsumption.is_some();
             o.max_steps = 600;
             o.timeout = Some(Duration::from_secs(1));
             let r = explore_file(&name, &o);
@@ -384,4 +387,181 @@ fn a_solver_unknown_is_never_unsat() {
     assert!(v["stats"]["undecided_paths"].as_u64().unwrap() > 0, "{v:#}");
     assert_eq!(v["stats"]["pruned_branches"], 0, "{v:#}");
     assert_eq!(v["errors"], serde_json::json!([]), "{v:#}");
+}
+
+// ---- loop summarisation (--summarization) ------------------------------------
+
+fn summarising(strategy: Strategy) -> Options {
+    let mut o = options(strategy, Merging::None);
+    o.summarization = true;
+    o.stop_at_first_error = true;
+    o
+}
+
+fn explore_text(text: &str, o: &Options) -> Report {
+    let (db, file) = Database::with_file("inline.mc", text);
+    explore::explore(&db, file, o).expect("explores")
+}
+
+/// Listing 4.9: without summaries the loop never ends (a step limit
+/// stops the run); with them the run is complete and `a == 15` is
+/// infeasible (2κ = 15), under every strategy.
+#[test]
+fn summarisation_makes_listing_4_9_terminate() {
+    let plain = explore_file("thesis_4_9.mc", &options(Strategy::Bfs, Merging::None));
+    assert!(matches!(plain.end, End::Incomplete(_)), "{:?}", plain.end);
+    for s in STRATEGIES {
+        let r = explore_file("thesis_4_9.mc", &summarising(s));
+        assert_eq!((r.end.clone(), found(&r)), (End::Complete, vec![]), "{s:?}");
+        assert_eq!(
+            (r.stats.loops_summarised, r.stats.summaries_applied),
+            (1, 1),
+            "{s:?}"
+        );
+        // The zero-iteration trace and the κ > 0 one, each on to the `if`.
+        assert_eq!(r.stats.paths, 2, "{s:?}");
+    }
+}
+
+/// Listing 4.10 (periodic): summarised, and the division by zero is found
+/// with a witness the interpreter replays, also when the loop must run
+/// (`assume(x < n)` first), through the cycle's trace.
+#[test]
+fn summarised_periodic_loop_of_listing_4_10() {
+    for s in STRATEGIES {
+        let r = explore_file("thesis_4_10.mc", &summarising(s));
+        assert_eq!(
+            (r.end.clone(), found(&r)),
+            (End::ErrorFound, vec![(14, 12)]),
+            "{s:?}"
+        );
+        assert_eq!(r.stats.loops_summarised, 1, "{s:?}");
+        assert_eq!(r.stats.replay_failures, 0, "{s:?}");
+    }
+    let entered = std::fs::read_to_string(programs_dir().join("thesis_4_10.mc"))
+        .unwrap()
+        .replace("  while (x < n) {", "  assume(x < n); while (x < n) {");
+    for z_above in [false, true] {
+        // Both ways into the cycle: z > x first (p2) or z <= x (p3).
+        let text = entered.replace(
+            "assume(x < n);",
+            if z_above {
+                "assume(x < n); assume(z > x + 1);"
+            } else {
+                "assume(x < n); assume(z < x);"
+            },
+        );
+        let r = explore_text(&text, &summarising(Strategy::Bfs));
+        assert_eq!(found(&r), vec![(14, 12)], "{:?}", r.stats);
+        let w = &r.errors[0].witness.input;
+        assert!(w[1] < w[0], "the loop ran: {w:?}");
+        assert_eq!(r.stats.summaries_applied, 1);
+    }
+}
+
+/// Listings 4.11 (irregular) and 4.12 (NIV condition) are not summarised,
+/// and the report says why; they run as without summaries.
+#[test]
+fn listings_4_11_and_4_12_are_not_summarisable() {
+    for (name, why) in [
+        ("thesis_4_11.mc", "irregular"),
+        ("thesis_4_12.mc", "is NIV"),
+    ] {
+        let r = explore_file(name, &summarising(Strategy::Bfs));
+        assert_eq!(
+            (
+                r.stats.loops_summarised,
+                r.stats.loops_not_summarisable,
+                r.stats.summaries_applied
+            ),
+            (0, 1, 0),
+            "{name}"
+        );
+        let reasons = r.stats.not_summarisable_reasons.join("; ");
+        assert!(
+            reasons.contains("the loop at 6:3 in main") && reasons.contains(why),
+            "{name}: {reasons}"
+        );
+    }
+}
+
+/// Listing 4.13: the inner loop is summarised first, the outer one over
+/// its traces; the run is complete and `1 / res` never fails (res = n·κ
+/// with κ = n); without summaries it does not terminate.
+#[test]
+fn nested_loops_of_listing_4_13() {
+    let plain = explore_file("thesis_4_13.mc", &options(Strategy::Bfs, Merging::None));
+    assert!(matches!(plain.end, End::Incomplete(_)), "{:?}", plain.end);
+    for (s, m) in [
+        (Strategy::Bfs, Merging::None),
+        (Strategy::Dfs, Merging::None),
+        (Strategy::Bfs, Merging::Aggressive),
+    ] {
+        let mut o = summarising(s);
+        o.merging = m;
+        let r = explore_file("thesis_4_13.mc", &o);
+        assert_eq!(
+            (r.end.clone(), found(&r)),
+            (End::Complete, vec![]),
+            "{s:?} {m:?}"
+        );
+        assert_eq!(r.stats.loops_summarised, 2, "{s:?} {m:?}");
+        assert_eq!(r.stats.loops_not_summarisable, 0, "{s:?} {m:?}");
+    }
+}
+
+/// What makes a loop unsummarisable is said: a possible error in the body,
+/// an output, a call, a record write, a non-induction update.
+#[test]
+fn unsummarisable_bodies_say_why() {
+    let cases = [
+        ("x = x + 10 / y;", "may fail (div-by-zero"),
+        ("output x;", "`output`"),
+        ("x = f(x);", "calls `f`"),
+        ("a.f = x;", "writes a record field"),
+        ("x = x * 2;", "`x` is updated by neither"),
+    ];
+    for (stmt, why) in cases {
+        let text = format!(
+            "f(v) {{ return v; }}\nmain() {{\n  var x, y, i, n, a;\n  a = {{f: 0}};\n  x = input; y = input; i = 0; n = input;\n  while (i < n) {{\n    {stmt}\n    i = i + 1;\n  }}\n  return x;\n}}\n"
+        );
+        let r = explore_text(&text, &summarising(Strategy::Bfs));
+        let reasons = r.stats.not_summarisable_reasons.join("; ");
+        assert!(reasons.contains(why), "{stmt}: {reasons}");
+        assert_eq!(r.stats.summaries_applied, 0, "{stmt}");
+    }
+}
+
+/// The flag on the command line, its counts in the JSON and the text.
+#[test]
+fn summarization_on_the_command_line() {
+    let file = |n: &str| programs_dir().join(n).display().to_string();
+    let o = apc(&[
+        "explore",
+        &file("thesis_4_9.mc"),
+        "--summarization",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["end"], "complete", "{v:#}");
+    assert_eq!(v["summarization"], true);
+    assert_eq!(v["stats"]["loops_summarised"], 1, "{v:#}");
+    assert_eq!(v["stats"]["summaries_applied"], 1, "{v:#}");
+    let o = apc(&[
+        "explore",
+        &file("thesis_4_12.mc"),
+        "--summarization",
+        "--max-steps",
+        "300",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("0 loops summarised, 1 not summarisable")
+            && out.contains(
+                "not summarisable: the loop at 6:3 in main: the condition `i < n` is NIV"
+            ),
+        "{out}"
+    );
 }

@@ -285,3 +285,271 @@ fn explore_long_run() {
         Variant::Plain,
     );
 }
+
+// ---- loop summarisation ---------------------------------------------------
+
+#[derive(Default, Debug)]
+struct SummaryTally {
+    programs: usize,
+    loops_summarised: u64,
+    loops_not_summarisable: u64,
+    summaries_applied: u64,
+    complete_plain: usize,
+    complete_summarised: usize,
+    errors_plain: usize,
+    errors_summarised: usize,
+}
+
+/// Each generated program explored without and with `--summarization`:
+/// every error either reports has a witness that replayed; a run with
+/// summaries that explored every path found every target a concrete run
+/// hits and every error the plain executor found; and a plain run that
+/// explored every path found every error the summarised one did.
+fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings) {
+    let mut r = Rng(seed);
+    let mut findings = Findings::new(seed);
+    let mut tally = SummaryTally::default();
+    for p in 0..programs {
+        // Half the programs from the general generator, half loops of the
+        // shapes summaries are about.
+        let src = if p % 2 == 0 {
+            program(&mut r, &Knobs::from_env())
+        } else {
+            loop_program(&mut r)
+        };
+        let (db, file) = generated_db(p, &src);
+        let parsed = db::parse(&db, file);
+        let lines = apc::syntax::LineIndex::new(&src);
+        let targets = check::targets(&db, file);
+        let mut hit: BTreeMap<usize, String> = BTreeMap::new();
+        for _ in 0..12 {
+            let w = if p % 2 == 0 {
+                witness(&mut r)
+            } else {
+                loop_witness(&mut r)
+            };
+            let Ok(res) = run_generated(&parsed.program, &w) else {
+                continue;
+            };
+            if let Outcome::Error { kind, span } = res.outcome {
+                let (line, col) = lines.line_col(&src, span.start);
+                if let Some(i) = targets
+                    .iter()
+                    .position(|t| t.kind == kind && (t.line, t.col) == (line, col))
+                {
+                    hit.entry(i).or_insert_with(|| run_flags(&w));
+                }
+            }
+        }
+        let mut o = options(p, Variant::Plain);
+        o.merging = Merging::None;
+        // Unbounded loops stop the plain run at a limit: keep it short.
+        o.max_steps = 2_000;
+        let plain = explore::explore(&db, file, &o);
+        o.summarization = true;
+        // Combined: summaries alone, with subsumption, and with
+        // subsumption and merging, in turn.
+        if p % 3 >= 1 {
+            o.subsumption = Some(AtChecks::Conjoin);
+        }
+        if p % 3 == 2 {
+            o.merging = Merging::Lattice;
+        }
+        let summarised = explore::explore(&db, file, &o);
+        let (plain, summarised) = match (plain, summarised) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => {
+                findings.add(
+                    true,
+                    "explore-error",
+                    p,
+                    format!("explore failed: {e}"),
+                    &src,
+                );
+                continue;
+            }
+        };
+        tally.programs += 1;
+        let s = &summarised.stats;
+        tally.loops_summarised += s.loops_summarised;
+        tally.loops_not_summarisable += s.loops_not_summarisable;
+        tally.summaries_applied += s.summaries_applied;
+        tally.errors_plain += plain.errors.len();
+        tally.errors_summarised += summarised.errors.len();
+        let how = format!("{:?}/{:?}/{:?}", o.strategy, o.merging, o.subsumption);
+        for (r, which) in [(&plain, "plain"), (&summarised, "summarised")] {
+            if r.stats.replay_failures > 0 {
+                let what = format!(
+                    "{how} {which}: a witness did not replay: {:?}",
+                    r.stats.undecided_reasons
+                );
+                findings.add(true, "replay", p, what, &src);
+            }
+        }
+        let found =
+            |r: &explore::Report, t: &apc::db::Target| r.errors.iter().any(|e| e.target == *t);
+        let place = |t: &apc::db::Target| format!("{} at {}:{}", t.kind.as_str(), t.line, t.col);
+        if plain.end == End::Complete {
+            tally.complete_plain += 1;
+            for e in &summarised.errors {
+                if !found(&plain, &e.target) {
+                    let what = format!(
+                        "{how}: summarised found {}, the plain run explored every path without it",
+                        place(&e.target)
+                    );
+                    findings.add(true, "summary-extra", p, what, &src);
+                }
+            }
+        }
+        if summarised.end == End::Complete {
+            tally.complete_summarised += 1;
+            for e in &plain.errors {
+                if !found(&summarised, &e.target) {
+                    let what = format!(
+                        "{how}: summarised explored every path without {} that the plain run found ({:?})",
+                        place(&e.target),
+                        s.not_summarisable_reasons
+                    );
+                    findings.add(true, "summary-missed", p, what, &src);
+                }
+            }
+            for (i, flags) in &hit {
+                if !found(&summarised, &targets[*i]) {
+                    let what = format!(
+                        "{how}: summarised explored every path but missed {} that a run hits ({flags})",
+                        place(&targets[*i])
+                    );
+                    findings.add(true, "summary-missed", p, what, &src);
+                }
+            }
+        }
+    }
+    (tally, findings)
+}
+
+fn run_summarisation(programs: usize, seed: u64) {
+    let start = Instant::now();
+    let (tally, findings) = summarisation_campaign(seed, programs);
+    eprintln!("seed {seed:#x}: {tally:?} in {:.1?}", start.elapsed());
+    findings.assert_none_fatal();
+}
+
+#[test]
+fn summarisation_agrees_with_plain_runs() {
+    run_summarisation(
+        env_or("EXPLORE_SUMMARY_PROGRAMS", 8),
+        seed_or(0x5eed_e8b1_0000_5a11),
+    );
+}
+
+#[test]
+#[ignore]
+fn summarisation_long_run() {
+    run_summarisation(
+        env_or("EXPLORE_SUMMARY_PROGRAMS", 300),
+        seed_or(0x5eed_e8b1_0000_5a42),
+    );
+}
+
+/// A program around one loop of the shapes summaries handle (induction
+/// updates, branches on induction variables, `!=` guards, an input read,
+/// an inner loop), with a target after it; sometimes with something that
+/// makes the loop unsummarisable. Every variable is assigned first.
+fn loop_program(r: &mut Rng) -> String {
+    let mut g = Small(r.0 | 1);
+    // The campaign's generator moves on independently.
+    r.0 =
+        r.0.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            | 1;
+    let vars = ["a", "b", "c", "i"];
+    let mut out = String::from("main() {\n  var a, b, c, i, n, t;\n");
+    out += "  a = input;\n  b = input;\n  c = input;\n  n = input;\n  t = 0;\n";
+    out += if g.chance(50) {
+        "  i = 0;\n"
+    } else {
+        "  i = input;\n"
+    };
+    let guard = match g.below(5) {
+        0 => "i < n".to_string(),
+        1 => "i != n".to_string(),
+        2 => "i <= n".to_string(),
+        3 => format!("i < n && a > {}", g.int(-3, 3)),
+        _ => format!("i + {} < n + a", g.int(0, 2)),
+    };
+    out += &format!("  while ({guard}) {{\n");
+    for _ in 0..g.int(1, 3) {
+        out += &format!("    {}\n", loop_stmt(&mut g, &vars, 2));
+    }
+    if g.chance(85) {
+        out += "    i = i + 1;\n";
+    }
+    out += "  }\n";
+    let (x, y) = (g.pick(&vars), g.pick(&vars));
+    out += &match g.below(3) {
+        0 => format!("  if ({x} == {y} + {}) {{ assert(0); }}\n", g.int(-4, 6)),
+        1 => format!("  t = 1 / ({x} - {y} - {});\n", g.int(-2, 2)),
+        _ => format!("  assert({x} != {});\n", g.int(-3, 8)),
+    };
+    out += "  return a;\n}\n";
+    out
+}
+
+fn loop_stmt(g: &mut Small, vars: &[&'static str], depth: u32) -> String {
+    let (v, w) = (g.pick(vars), g.pick(vars));
+    let k = g.int(-2, 3);
+    match g.below(if depth > 0 { 10 } else { 7 }) {
+        0 | 1 => format!("{v} = {v} + {k};"),
+        2 => format!("{v} = {k};"),
+        3 => format!("{v} = {w} + {k};"),
+        4 => "t = input;".into(),
+        5 => match g.below(4) {
+            0 => format!("{v} = {v} + t;"),
+            1 => format!("output {v};"),
+            2 => format!("{v} = {v} * 2;"),
+            _ => format!("t = 10 / ({v} - {w});"),
+        },
+        6 => format!("{v} = {v} - {};", g.int(1, 2)),
+        7 | 8 => format!(
+            "if ({v} {} {w} + {k}) {{ {} }} else {{ {} }}",
+            g.pick(&["<", "<=", ">", "==", "!="]),
+            loop_stmt(g, vars, depth - 1),
+            loop_stmt(g, vars, depth - 1)
+        ),
+        _ => format!("while (c < {w}) {{ c = c + 1; }}"),
+    }
+}
+
+/// A small xorshift of the loop generator's own.
+struct Small(u64);
+
+impl Small {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+    fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+}
+
+/// Inputs for [`loop_program`]: a short stream of small numbers.
+fn loop_witness(r: &mut Rng) -> apc::interp::Witness {
+    let mut g = Small(r.0 | 1);
+    r.0 =
+        r.0.wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407)
+            | 1;
+    apc::interp::Witness {
+        args: vec![],
+        input: (0..g.int(0, 6)).map(|_| g.int(-3, 6).into()).collect(),
+    }
+}

@@ -1,0 +1,165 @@
+//! PDA loop summarisation (`--summarization`; the thesis's §4.4 and
+//! §5.4.4, Proteus's path dependency automata; `docs/thesis-executor.md`
+//! §5 and §11, "Loop summarisation").
+//!
+//! Owns everything between a loop of the IR and the states that leave it:
+//!
+//! - [`paths`]: the paths through a loop's body (and its exits), each run
+//!   once on a general state of symbols (an inner loop's traces split a
+//!   path); what no summary can express makes the loop unsummarisable;
+//! - [`classify`]: each variable's change along a path (unchanged,
+//!   induction `v + inc`, or the value of the last iteration), the IV/NIV
+//!   check of conditions, and the closed forms after k iterations;
+//! - [`pda`]: the path dependency automaton: vertices = paths, edges and
+//!   Init decided by the solver, periodic cycles and their periods;
+//! - [`traces`]: the traces, by a depth-first search from Init to the
+//!   exits, with fresh path counters;
+//! - [`apply`]: a state entering a loop forks one state per trace.
+//!
+//! A summary is computed once per (function, loop) in a run, on first use,
+//! and remembered, failures with their reason.
+
+mod apply;
+mod classify;
+mod paths;
+mod pda;
+mod traces;
+
+use super::exec::Executor;
+use crate::ir::{EdgeId, LoopId, VarId};
+use crate::term::{TermId, Var, VarKind};
+use rustc_hash::FxHashMap as HashMap;
+use std::rc::Rc;
+
+pub(crate) use pda::Pda;
+
+/// Most paths through one loop body (after splitting `!=`), and most
+/// traces of one summary: beyond these a loop is not summarised.
+const MAX_PATHS: usize = 16;
+const MAX_TRACES: usize = 64;
+
+/// The integer variables of a function that summaries speak of, and the
+/// symbols that stand for their values when a loop is entered.
+pub(crate) struct Symbols {
+    pub vars: Vec<VarId>,
+    pub syms: Vec<Var>,
+    /// The input arrays a loop may read (`$in`, main's one-dimensional
+    /// input arrays), each with the array symbol that stands for it.
+    pub arrays: Vec<(VarId, Var)>,
+}
+
+impl Symbols {
+    pub(crate) fn slot(&self, v: VarId) -> Option<usize> {
+        self.vars.iter().position(|x| *x == v)
+    }
+    pub(crate) fn array(&self, v: VarId) -> Option<Var> {
+        self.arrays.iter().find(|(x, _)| *x == v).map(|(_, s)| *s)
+    }
+}
+
+/// One way the loop can run: a condition over the entry symbols and the
+/// trace's path counters, and the value of each variable after the loop.
+#[derive(Clone, Debug)]
+pub(crate) struct Trace {
+    pub cond: TermId,
+    /// Per variable of [`Symbols::vars`]: its value after the loop, `None`
+    /// when the trace leaves it as it was.
+    pub effect: Vec<Option<TermId>>,
+    pub counters: Vec<Var>,
+    /// The loop-exit edge the trace leaves by.
+    pub exit: EdgeId,
+    /// The PDA vertices in order, e.g. `p2 → (p3×1 p2×1)* → p1`.
+    pub shape: String,
+}
+
+pub(crate) struct Summary {
+    pub symbols: Rc<Symbols>,
+    /// Kept for inspection (the tests check it against the thesis's tables).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub pda: Pda,
+    pub traces: Vec<Trace>,
+}
+
+pub(crate) type Outcome = Rc<Result<Summary, String>>;
+
+/// The summaries of a run, and the symbols of each function.
+#[derive(Default)]
+pub(crate) struct Memo {
+    loops: HashMap<(usize, LoopId), Outcome>,
+    symbols: HashMap<usize, Rc<Symbols>>,
+    counters: u32,
+}
+
+impl Executor<'_> {
+    /// The summary of loop `l` of function `func`, computed on first use.
+    pub(crate) fn summary_of(&mut self, func: usize, l: LoopId) -> Outcome {
+        if let Some(s) = self.summaries.loops.get(&(func, l)) {
+            return s.clone();
+        }
+        let _phase = crate::deadline::phase("loop summarisation");
+        let outcome = Rc::new(self.summarise(func, l));
+        match &*outcome {
+            Ok(_) => self.stats.loops_summarised += 1,
+            Err(why) => {
+                self.stats.loops_not_summarisable += 1;
+                let lp = &self.prog.bodies[func].loops[l as usize];
+                let (line, col) = self.prog.line_col(func, lp.span);
+                let name = &self.prog.bodies[func].name;
+                let why = format!("the loop at {line}:{col} in {name}: {why}");
+                if self.stats.not_summarisable_reasons.len() < 5 {
+                    self.stats.not_summarisable_reasons.push(why);
+                }
+            }
+        }
+        self.summaries.loops.insert((func, l), outcome.clone());
+        outcome
+    }
+
+    fn summarise(&mut self, func: usize, l: LoopId) -> Result<Summary, String> {
+        let symbols = self.symbols_of(func);
+        let paths = self.loop_paths(func, l, &symbols)?;
+        let pda = self.build_pda(&symbols, paths)?;
+        let traces = self.traces(&symbols, &pda)?;
+        Ok(Summary {
+            symbols,
+            pda,
+            traces,
+        })
+    }
+
+    /// A fresh path counter `κn` (`kn` while the automaton is built).
+    pub(super) fn new_counter(&mut self, name: &str) -> Var {
+        self.summaries.counters += 1;
+        let n = self.summaries.counters;
+        self.terms.new_var(VarKind::Counter, format!("{name}{n}"))
+    }
+
+    /// The function's integer variables and their entry symbols (one set
+    /// per function: an inner loop's traces are over the same symbols as
+    /// the outer loop's paths).
+    fn symbols_of(&mut self, func: usize) -> Rc<Symbols> {
+        if let Some(s) = self.summaries.symbols.get(&func) {
+            return s.clone();
+        }
+        let body = &self.prog.bodies[func];
+        let in_main = func == self.prog.main;
+        let (mut vars, mut syms, mut arrays) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, v) in body.vars.iter().enumerate() {
+            let id = i as VarId;
+            if v.ty.is_int() {
+                vars.push(id);
+                syms.push(self.terms.new_var(VarKind::Symbol, format!("{}°", v.name)));
+            } else if v.ty.array_depth() == Some(1)
+                && (v.name == crate::ir::INPUT_STREAM || (in_main && v.input_array))
+            {
+                let a = self
+                    .terms
+                    .new_var(VarKind::ArraySymbol(1), format!("{}°", v.name));
+                arrays.push((id, a));
+            }
+        }
+        let s = Rc::new(Symbols { vars, syms, arrays });
+        self.summaries.symbols.insert(func, s.clone());
+        s
+    }
+}

@@ -1,0 +1,288 @@
+//! The paths through a loop: from the header around to the header again
+//! (body paths) or out through a loop-exit edge (exit paths), each run
+//! once on the general state of entry symbols (the thesis's §5.4.4: "we
+//! need to create general symbolic states").
+//!
+//! Only what a summary can express soundly is allowed: assignments to
+//! integer variables of pure integer expressions (and reads of the input
+//! stream or of main's input arrays). A loop whose body calls, writes
+//! through pointers, into arrays or records, allocates, outputs, or may
+//! fail (any check vertex: a summary would skip the failure) is not
+//! summarisable. An inner loop is replaced by its traces (§4.4.3), each
+//! splitting the path; an inner loop that is not summarisable makes the
+//! outer one fail too.
+
+use super::classify::conjuncts;
+use super::{MAX_PATHS, Symbols, traces};
+use crate::explore::exec::Executor;
+use crate::ir::{BinOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place};
+use crate::syntax::ast::UnOp;
+use crate::term::TermId;
+
+/// One path through the loop, run once from the entry symbols.
+#[derive(Clone, Debug)]
+pub(crate) struct LoopPath {
+    pub atoms: Vec<TermId>,
+    pub delta: Vec<TermId>,
+    /// The loop-exit edge of an exit path; `None` for a body path.
+    pub exit: Option<EdgeId>,
+}
+
+#[derive(Clone)]
+struct Walk {
+    node: NodeId,
+    atoms: Vec<TermId>,
+    state: Vec<TermId>,
+}
+
+type Found<T> = Result<T, String>;
+
+impl Executor<'_> {
+    /// The paths through loop `l`, in the order of the flowgraph's edges.
+    pub(super) fn loop_paths(
+        &mut self,
+        func: usize,
+        l: LoopId,
+        sy: &Symbols,
+    ) -> Found<Vec<LoopPath>> {
+        let lp = self.prog.bodies[func].loops[l as usize].clone();
+        let start: Vec<TermId> = sy.syms.iter().map(|s| self.terms.var(*s)).collect();
+        let mut todo = std::collections::VecDeque::from([Walk {
+            node: lp.header,
+            atoms: Vec::new(),
+            state: start,
+        }]);
+        let mut done = Vec::new();
+        while let Some(w) = todo.pop_front() {
+            crate::deadline::tick();
+            for e in self.prog.succ[func][w.node as usize].clone() {
+                let edge = self.prog.bodies[func].edges[e as usize].clone();
+                if let Some(t) = self.prog.is_error(func, edge.to) {
+                    let t = &self.prog.targets[func][&t];
+                    return Err(format!(
+                        "the loop body may fail ({} at {}:{}): a summary would skip the failure",
+                        t.kind.as_str(),
+                        t.line,
+                        t.col
+                    ));
+                }
+                let mut next = w.clone();
+                if !self.run_instr(func, &mut next, &edge.instr, sy)? {
+                    continue; // infeasible
+                }
+                let exit = lp.exit_edges.contains(&e);
+                if exit || edge.to == lp.header {
+                    done.push(LoopPath {
+                        atoms: next.atoms,
+                        delta: next.state,
+                        exit: exit.then_some(e),
+                    });
+                } else if !lp.nodes.contains(&edge.to) {
+                    return Err("the body leaves the loop other than through its condition".into());
+                } else if let NodeKind::LoopHeader(inner) =
+                    self.prog.bodies[func].node_kinds[edge.to as usize]
+                {
+                    next.node = edge.to;
+                    for s in self.through_inner(func, inner, next, sy)? {
+                        todo.push_back(s);
+                    }
+                } else {
+                    next.node = edge.to;
+                    todo.push_back(next);
+                }
+                if done.len() + todo.len() > 4 * MAX_PATHS {
+                    return Err(format!(
+                        "more than {} paths through the body",
+                        4 * MAX_PATHS
+                    ));
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// A walk arriving at an inner loop's header goes on after it, once
+    /// per trace of the inner loop (its counters solved away).
+    fn through_inner(
+        &mut self,
+        func: usize,
+        inner: LoopId,
+        w: Walk,
+        sy: &Symbols,
+    ) -> Found<Vec<Walk>> {
+        let span = self.prog.bodies[func].loops[inner as usize].span;
+        let (line, col) = self.prog.line_col(func, span);
+        let summary = self.summary_of(func, inner);
+        let s = match &*summary {
+            Ok(s) => s,
+            Err(why) => {
+                return Err(format!(
+                    "its inner loop at {line}:{col} is not summarisable ({why})"
+                ));
+            }
+        };
+        let mut out = Vec::new();
+        for t in &s.traces {
+            let Some(solved) = traces::eliminate(&mut self.terms, t) else {
+                continue; // infeasible
+            };
+            if !solved.counters.is_empty() {
+                return Err(format!(
+                    "the iterations of its inner loop at {line}:{col} (trace {}) are not fixed by the values on entry, so they differ from one outer iteration to the next",
+                    t.shape
+                ));
+            }
+            let at = super::classify::at(sy, &w.state);
+            let mut next = w.clone();
+            let mut feasible = true;
+            for a in solved.atoms {
+                let a = at.apply(&mut self.terms, a);
+                feasible &= conjuncts(&self.terms, a, &mut next.atoms).is_some();
+            }
+            if !feasible {
+                continue;
+            }
+            for (i, e) in solved.effect.iter().enumerate() {
+                if let Some(e) = e {
+                    next.state[i] = at.apply(&mut self.terms, *e);
+                }
+            }
+            next.node = self.prog.bodies[func].edges[t.exit as usize].to;
+            out.push(next);
+        }
+        Ok(out)
+    }
+
+    /// Runs one instruction on a walk; `false` if its condition is false.
+    fn run_instr(&mut self, func: usize, w: &mut Walk, instr: &Instr, sy: &Symbols) -> Found<bool> {
+        match instr {
+            Instr::Assign(Place::Var(v), e) => {
+                let i = self.int_slot(func, *v, sy, "writes")?;
+                w.state[i] = self.term_of(func, e, &w.state, sy)?;
+            }
+            Instr::Assign(p, _) => {
+                return Err(match p {
+                    Place::Deref(_) => "the body writes through a pointer",
+                    Place::Index(..) => "the body writes into an array",
+                    Place::Field(..) => "the body writes a record field",
+                    Place::Var(_) => unreachable!("matched above"),
+                }
+                .into());
+            }
+            Instr::Alloc(..) => return Err("the body allocates memory".into()),
+            Instr::Call { func, .. } => return Err(format!("the body calls `{func}`")),
+            Instr::Output(_) => {
+                return Err(
+                    "the body has an `output` statement: a summary would lose the outputs of its iterations"
+                        .into(),
+                );
+            }
+            Instr::Enter(_) => return Err("the body enters an inlined function".into()),
+            Instr::Assume(c) | Instr::Assert(c, _) => {
+                let t = self.cond_of(func, c, &w.state, sy)?;
+                return Ok(conjuncts(&self.terms, t, &mut w.atoms).is_some());
+            }
+            Instr::Skip => {}
+        }
+        Ok(true)
+    }
+
+    fn int_slot(&self, func: usize, v: crate::ir::VarId, sy: &Symbols, what: &str) -> Found<usize> {
+        sy.slot(v).ok_or_else(|| {
+            format!(
+                "the body {what} `{}`, which is not an integer variable",
+                self.prog.bodies[func].var(v).name
+            )
+        })
+    }
+
+    fn cond_of(&mut self, func: usize, c: &Cond, state: &[TermId], sy: &Symbols) -> Found<TermId> {
+        let Cond::Cmp(op, a, b) = c else {
+            return Err("the body has a check".into());
+        };
+        let (x, y) = (
+            self.term_of(func, a, state, sy)?,
+            self.term_of(func, b, state, sy)?,
+        );
+        Ok(compare(&mut self.terms, *op, x, y))
+    }
+
+    /// An integer expression's term on the walk's state.
+    fn term_of(&mut self, func: usize, e: &Expr, state: &[TermId], sy: &Symbols) -> Found<TermId> {
+        Ok(match e {
+            Expr::Int(n) => self.terms.int(n.clone()),
+            Expr::Var(v) => state[self.int_slot(func, *v, sy, "reads")?],
+            Expr::Unary(op, a) => {
+                let x = self.term_of(func, a, state, sy)?;
+                match op {
+                    UnOp::Neg => self.terms.neg(x),
+                    UnOp::Not => {
+                        let zero = self.terms.int(0);
+                        let c = self.terms.eq(x, zero);
+                        truth(&mut self.terms, c)
+                    }
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (x, y) = (
+                    self.term_of(func, a, state, sy)?,
+                    self.term_of(func, b, state, sy)?,
+                );
+                match op {
+                    BinOp::Add => self.terms.add(x, y),
+                    BinOp::Sub => self.terms.sub(x, y),
+                    BinOp::Mul => self.terms.mul(x, y),
+                    // The divisor cannot be zero: the body has no check.
+                    BinOp::Div => self.terms.div(x, y),
+                }
+            }
+            Expr::Cmp(op, a, b) => {
+                let (x, y) = (
+                    self.term_of(func, a, state, sy)?,
+                    self.term_of(func, b, state, sy)?,
+                );
+                let c = compare(&mut self.terms, *op, x, y);
+                truth(&mut self.terms, c)
+            }
+            Expr::Index(a, i) => {
+                let array = match &**a {
+                    Expr::Var(v) => sy.array(*v),
+                    _ => None,
+                };
+                let Some(array) = array else {
+                    return Err("the body reads an array other than the input".into());
+                };
+                let i = self.term_of(func, i, state, sy)?;
+                // As the executor reads an input array: 0 below index 0.
+                let t = &mut self.terms;
+                let (zero, a) = (t.int(0), t.var(array));
+                let nonneg = t.le(zero, i);
+                let sel = t.select(a, vec![i]);
+                t.ite(nonneg, sel, zero)
+            }
+            Expr::Null | Expr::Load(_) | Expr::Field(..) | Expr::AddrOf(_) => {
+                return Err("the body uses pointers or records".into());
+            }
+            Expr::Array(_) | Expr::Record(_) => {
+                return Err("the body builds an array or a record".into());
+            }
+        })
+    }
+}
+
+fn compare(t: &mut crate::term::Terms, op: crate::ir::CmpOp, x: TermId, y: TermId) -> TermId {
+    use crate::ir::CmpOp;
+    match op {
+        CmpOp::Eq => t.eq(x, y),
+        CmpOp::Ne => t.ne(x, y),
+        CmpOp::Lt => t.lt(x, y),
+        CmpOp::Le => t.le(x, y),
+        CmpOp::Gt => t.gt(x, y),
+        CmpOp::Ge => t.ge(x, y),
+    }
+}
+
+fn truth(t: &mut crate::term::Terms, c: TermId) -> TermId {
+    let (one, zero) = (t.int(1), t.int(0));
+    t.ite(c, one, zero)
+}
