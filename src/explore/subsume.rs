@@ -507,10 +507,34 @@ impl Annotations {
             .filter(|(_, v)| self.has(*v))
             .map(|(line, v)| {
                 let a = self.at(v, terms);
-                (line, terms.show(a).replace('@', ""))
+                let size = printed_size(terms, a);
+                let text = if size <= MAX_PRINTED {
+                    terms.show(a).replace('@', "")
+                } else {
+                    format!(
+                        "(an annotation of {} term nodes, not printed)",
+                        terms.dag_size(&[a])
+                    )
+                };
+                (line, text)
             })
             .collect()
     }
+}
+
+/// Annotations larger than this, printed as trees, are not printed.
+const MAX_PRINTED: u64 = 400;
+
+/// How many nodes a term has printed as a tree (shared subterms once per
+/// use), saturating: a DAG of a few hundred nodes can print as millions.
+fn printed_size(terms: &Terms, t: TermId) -> u64 {
+    let mut memo: HashMap<TermId, u64> = HashMap::default();
+    for u in terms.post_order(&[t]) {
+        let kids = terms.children(terms.node(u));
+        let size = kids.iter().fold(1u64, |acc, k| acc.saturating_add(memo[k]));
+        memo.insert(u, size);
+    }
+    memo[&t]
 }
 
 fn truth_value(terms: &mut Terms, c: TermId) -> TermId {
