@@ -7,7 +7,8 @@
 //! replays. `reachable` is only ever said of a witness that hit the target.
 //!
 //! When the conditions leave a target undecided, the thesis's executor
-//! (`explore`), guided to the target and with path subsumption on, takes
+//! (`explore`), guided to the target, with path subsumption and loop
+//! summaries on, takes
 //! the time that is left: a witness it finds was replayed, and a guided run
 //! that explored every path to the target proves it unreachable.
 
@@ -271,7 +272,8 @@ fn decide(
 /// Less time left than this after the conditions: the executor is not tried.
 const LEAST_TO_EXPLORE: Duration = Duration::from_millis(50);
 
-/// The executor's decision (guided to `t`, path subsumption on) within the
+/// The executor's decision (guided to `t`, path subsumption and loop
+/// summaries on) within the
 /// time left; `before` (the conditions' undecided verdict) if it decides
 /// nothing, with its reason added.
 fn decide_by_exploring(
@@ -293,6 +295,7 @@ fn decide_by_exploring(
     let mut o = crate::explore::Options::new(solver.clone());
     o.timeout = Some(left);
     o.subsumption = Some(crate::explore::AtChecks::Conjoin);
+    o.summarization = true;
     o.stop_at_first_error = false;
     o.guide = Some(crate::explore::Guide {
         goal: t.clone(),

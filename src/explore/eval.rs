@@ -14,7 +14,7 @@ use super::solver::Feasibility;
 use super::state::{CellId, InputArray, State, Value};
 use crate::ir::{BinOp, CmpOp, Cond, Expr, Place};
 use crate::syntax::ast::UnOp;
-use crate::term::TermId;
+use crate::term::{TermId, Terms};
 use std::rc::Rc;
 
 /// Why evaluating an edge stopped before its end.
@@ -100,8 +100,7 @@ impl Executor<'_> {
 
     /// `1` if `c` holds, else `0`.
     fn truth_value(&mut self, c: TermId) -> TermId {
-        let (one, zero) = (self.terms.int(1), self.terms.int(0));
-        self.terms.ite(c, one, zero)
+        truth_value(&mut self.terms, c)
     }
 
     /// A condition of the IR as a Boolean term.
@@ -135,15 +134,7 @@ impl Executor<'_> {
             });
         }
         let (x, y) = (va.int(&mut self.terms), vb.int(&mut self.terms));
-        let t = &mut self.terms;
-        Ok(match op {
-            CmpOp::Eq => t.eq(x, y),
-            CmpOp::Ne => t.ne(x, y),
-            CmpOp::Lt => t.lt(x, y),
-            CmpOp::Le => t.le(x, y),
-            CmpOp::Gt => t.gt(x, y),
-            CmpOp::Ge => t.ge(x, y),
-        })
+        Ok(comparison(&mut self.terms, op, x, y))
     }
 
     /// Whether two pointer values (null or cells, possibly `ite`) are equal.
@@ -433,6 +424,24 @@ impl Executor<'_> {
             st.write(c, new);
         }
     }
+}
+
+/// `x op y` over integer terms (shared by the summaries and annotations).
+pub(crate) fn comparison(t: &mut Terms, op: CmpOp, x: TermId, y: TermId) -> TermId {
+    match op {
+        CmpOp::Eq => t.eq(x, y),
+        CmpOp::Ne => t.ne(x, y),
+        CmpOp::Lt => t.lt(x, y),
+        CmpOp::Le => t.le(x, y),
+        CmpOp::Gt => t.gt(x, y),
+        CmpOp::Ge => t.ge(x, y),
+    }
+}
+
+/// `1` if `c` holds, else `0` (a comparison used as a value).
+pub(crate) fn truth_value(t: &mut Terms, c: TermId) -> TermId {
+    let (one, zero) = (t.int(1), t.int(0));
+    t.ite(c, one, zero)
 }
 
 fn is_pointer(v: &Value) -> bool {

@@ -28,6 +28,7 @@
 //! Annotations live in `main` only: a vertex of a callee would need its
 //! calling context; calls block propagation.
 
+use super::eval::{comparison, truth_value};
 use super::exec::Executor;
 use super::solver::Feasibility;
 use super::state::{PathCond, State, Trail, Value};
@@ -322,14 +323,7 @@ impl Annotations {
 
     fn compare(&self, op: CmpOp, a: &Expr, b: &Expr, terms: &mut Terms) -> Option<TermId> {
         let (x, y) = (self.int_expr(a, terms)?, self.int_expr(b, terms)?);
-        Some(match op {
-            CmpOp::Eq => terms.eq(x, y),
-            CmpOp::Ne => terms.ne(x, y),
-            CmpOp::Lt => terms.lt(x, y),
-            CmpOp::Le => terms.le(x, y),
-            CmpOp::Gt => terms.gt(x, y),
-            CmpOp::Ge => terms.ge(x, y),
-        })
+        Some(comparison(terms, op, x, y))
     }
 
     /// An integer-valued expression (not an input array).
@@ -535,11 +529,6 @@ fn printed_size(terms: &Terms, t: TermId) -> u64 {
         memo.insert(u, size);
     }
     memo[&t]
-}
-
-fn truth_value(terms: &mut Terms, c: TermId) -> TermId {
-    let (one, zero) = (terms.int(1), terms.int(0));
-    terms.ite(c, one, zero)
 }
 
 /// The term variable that stands for a variable of main in annotations.

@@ -14,6 +14,7 @@
 
 use super::classify::conjuncts;
 use super::{MAX_PATHS, Symbols, traces};
+use crate::explore::eval::{comparison, truth_value};
 use crate::explore::exec::Executor;
 use crate::ir::{BinOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place};
 use crate::syntax::ast::UnOp;
@@ -204,7 +205,7 @@ impl Executor<'_> {
             self.term_of(func, a, state, sy)?,
             self.term_of(func, b, state, sy)?,
         );
-        Ok(compare(&mut self.terms, *op, x, y))
+        Ok(comparison(&mut self.terms, *op, x, y))
     }
 
     /// An integer expression's term on the walk's state.
@@ -219,7 +220,7 @@ impl Executor<'_> {
                     UnOp::Not => {
                         let zero = self.terms.int(0);
                         let c = self.terms.eq(x, zero);
-                        truth(&mut self.terms, c)
+                        truth_value(&mut self.terms, c)
                     }
                 }
             }
@@ -241,8 +242,8 @@ impl Executor<'_> {
                     self.term_of(func, a, state, sy)?,
                     self.term_of(func, b, state, sy)?,
                 );
-                let c = compare(&mut self.terms, *op, x, y);
-                truth(&mut self.terms, c)
+                let c = comparison(&mut self.terms, *op, x, y);
+                truth_value(&mut self.terms, c)
             }
             Expr::Index(a, i) => {
                 let array = match &**a {
@@ -268,21 +269,4 @@ impl Executor<'_> {
             }
         })
     }
-}
-
-fn compare(t: &mut crate::term::Terms, op: crate::ir::CmpOp, x: TermId, y: TermId) -> TermId {
-    use crate::ir::CmpOp;
-    match op {
-        CmpOp::Eq => t.eq(x, y),
-        CmpOp::Ne => t.ne(x, y),
-        CmpOp::Lt => t.lt(x, y),
-        CmpOp::Le => t.le(x, y),
-        CmpOp::Gt => t.gt(x, y),
-        CmpOp::Ge => t.ge(x, y),
-    }
-}
-
-fn truth(t: &mut crate::term::Terms, c: TermId) -> TermId {
-    let (one, zero) = (t.int(1), t.int(0));
-    t.ite(c, one, zero)
 }

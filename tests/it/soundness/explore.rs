@@ -65,6 +65,35 @@ fn options(p: usize, variant: Variant) -> Options {
     o
 }
 
+/// The targets that some of 12 random runs hit, each with the first run's flags.
+fn hit_by_runs(
+    db: &apc::db::Database,
+    file: apc::db::SourceFile,
+    src: &str,
+    targets: &[check::Target],
+    mut witness: impl FnMut() -> apc::interp::Witness,
+) -> BTreeMap<usize, String> {
+    let parsed = db::parse(db, file);
+    let lines = apc::syntax::LineIndex::new(src);
+    let mut hit: BTreeMap<usize, String> = BTreeMap::new();
+    for _ in 0..12 {
+        let w = witness();
+        let Ok(res) = run_generated(&parsed.program, &w) else {
+            continue;
+        };
+        if let Outcome::Error { kind, span } = res.outcome {
+            let (line, col) = lines.line_col(src, span.start);
+            if let Some(i) = targets
+                .iter()
+                .position(|t| t.kind == kind && (t.line, t.col) == (line, col))
+            {
+                hit.entry(i).or_insert_with(|| run_flags(&w));
+            }
+        }
+    }
+    hit
+}
+
 fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
     let mut r = Rng(seed);
     let mut findings = Findings::new(seed);
@@ -77,25 +106,8 @@ fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
     for p in 0..programs {
         let src = program(&mut r, &Knobs::from_env());
         let (db, file) = generated_db(p, &src);
-        let parsed = db::parse(&db, file);
-        let lines = apc::syntax::LineIndex::new(&src);
         let targets = check::targets(&db, file);
-        let mut hit: BTreeMap<usize, String> = BTreeMap::new();
-        for _ in 0..12 {
-            let w = witness(&mut r);
-            let Ok(res) = run_generated(&parsed.program, &w) else {
-                continue;
-            };
-            if let Outcome::Error { kind, span } = res.outcome {
-                let (line, col) = lines.line_col(&src, span.start);
-                if let Some(i) = targets
-                    .iter()
-                    .position(|t| t.kind == kind && (t.line, t.col) == (line, col))
-                {
-                    hit.entry(i).or_insert_with(|| run_flags(&w));
-                }
-            }
-        }
+        let hit = hit_by_runs(&db, file, &src, &targets, || witness(&mut r));
         let o = options(p, variant);
         let how = format!("{:?}/{:?}/{:?}", o.strategy, o.merging, o.subsumption);
         let report = match explore::explore(&db, file, &o) {
@@ -318,29 +330,14 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
             loop_program(&mut r)
         };
         let (db, file) = generated_db(p, &src);
-        let parsed = db::parse(&db, file);
-        let lines = apc::syntax::LineIndex::new(&src);
         let targets = check::targets(&db, file);
-        let mut hit: BTreeMap<usize, String> = BTreeMap::new();
-        for _ in 0..12 {
-            let w = if p % 2 == 0 {
+        let hit = hit_by_runs(&db, file, &src, &targets, || {
+            if p % 2 == 0 {
                 witness(&mut r)
             } else {
                 loop_witness(&mut r)
-            };
-            let Ok(res) = run_generated(&parsed.program, &w) else {
-                continue;
-            };
-            if let Outcome::Error { kind, span } = res.outcome {
-                let (line, col) = lines.line_col(&src, span.start);
-                if let Some(i) = targets
-                    .iter()
-                    .position(|t| t.kind == kind && (t.line, t.col) == (line, col))
-                {
-                    hit.entry(i).or_insert_with(|| run_flags(&w));
-                }
             }
-        }
+        });
         let mut o = options(p, Variant::Plain);
         o.merging = Merging::None;
         // Unbounded loops stop the plain run at a limit: keep it short.
