@@ -427,16 +427,11 @@ impl Run<'_> {
                 self.worklist.push(st, Pool::Active);
                 return;
             }
-            if self.ex.annotations.is_some() && st.frames.len() == 1 {
-                st.trail = st.trail.push(st.frame().node);
-            }
-            if self.ex.subsumed(&st) {
-                self.ex.stats.subsumed += 1;
-                self.ex.learn(&st.trail);
+            if !self.unsubsumed(&mut st) {
                 return;
             }
             let trail = st.trail.clone();
-            let trail_pc = st.pc.id();
+            let pc_before = st.pc.id();
             if st.frames.len() > self.ex.opts.max_call_depth {
                 self.end_path(PathEnd::Undecided("call-depth limit".into()));
                 return;
@@ -447,30 +442,15 @@ impl Run<'_> {
             self.watch_merged(merged_at, queries_before);
             match next {
                 Next::Continue(s) => {
-                    if s.pc.id() != trail_pc && !self.on_course(&s) {
+                    if s.pc.id() != pc_before && !self.on_course(&s) {
                         return;
                     }
                     st = s;
                 }
-                Next::Split(first, rest) => {
-                    let leaves = self.worklist.branch(first.tree_node, rest.len() + 1);
-                    for (mut s, leaf) in rest.into_iter().zip(&leaves[1..]) {
-                        s.tree_node = *leaf;
-                        let pool = if s.deferred {
-                            Pool::Deferred
-                        } else {
-                            Pool::Active
-                        };
-                        if self.on_course(&s) {
-                            self.add(s, pool);
-                        }
-                    }
-                    if !self.on_course(&first) {
-                        return;
-                    }
-                    st = first;
-                    st.tree_node = leaves[0];
-                }
+                Next::Split(first, rest) => match self.split(first, rest) {
+                    Some(s) => st = s,
+                    None => return,
+                },
                 Next::Park(s) => {
                     self.add(s, Pool::Parked);
                     return;
@@ -485,6 +465,43 @@ impl Run<'_> {
                 return;
             }
         }
+    }
+
+    /// Path subsumption before a step: a state of main adds its vertex to
+    /// its trail; a subsumed one ends here, its trail annotated again.
+    /// Whether the state goes on.
+    fn unsubsumed(&mut self, st: &mut State) -> bool {
+        if self.ex.annotations.is_none() || st.frames.len() != 1 {
+            return true;
+        }
+        st.trail = st.trail.push(st.frame().node);
+        if !self.ex.subsumed(st) {
+            return true;
+        }
+        self.ex.stats.subsumed += 1;
+        self.ex.learn(&st.trail);
+        false
+    }
+
+    /// A split: the others wait in the worklist (a loop iteration past
+    /// `_t` deferred), the first goes on; in a guided run, only those that
+    /// may still reach the goal.
+    fn split(&mut self, first: State, rest: Vec<State>) -> Option<State> {
+        let leaves = self.worklist.branch(first.tree_node, rest.len() + 1);
+        for (mut s, leaf) in rest.into_iter().zip(&leaves[1..]) {
+            s.tree_node = *leaf;
+            let pool = if s.deferred {
+                Pool::Deferred
+            } else {
+                Pool::Active
+            };
+            if self.on_course(&s) {
+                self.add(s, pool);
+            }
+        }
+        let mut first = first;
+        first.tree_node = leaves[0];
+        self.on_course(&first).then_some(first)
     }
 
     fn end_path(&mut self, e: PathEnd) {
