@@ -84,7 +84,7 @@ pub struct ExploreArgs {
     #[arg(long)]
     pub subsumption: bool,
     /// With --subsumption: what an annotation makes of a statement that may fail.
-    #[arg(long, value_enum, default_value_t = ChecksChoice::Conjoin, value_name = "HOW")]
+    #[arg(long, value_enum, default_value_t = ChecksChoice::Conjoin, value_name = "HOW", requires = "subsumption")]
     pub at_checks: ChecksChoice,
     /// Explore towards the target at this place only (`LINE` or `LINE:COL`):
     /// states whose path condition contradicts the target's necessary
@@ -95,7 +95,7 @@ pub struct ExploreArgs {
     pub guided: Option<String>,
     /// With --subsumption: print main's annotations at the end, by source
     /// line, as the thesis writes them beside its listings.
-    #[arg(long)]
+    #[arg(long, requires = "subsumption")]
     pub show_annotations: bool,
     /// Wall-clock limit in seconds for the whole exploration (greater than 0).
     #[arg(long, default_value = "30", value_name = "SECS", value_parser = limits::seconds, allow_negative_numbers = true)]

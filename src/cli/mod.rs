@@ -164,9 +164,19 @@ fn command_line_error(e: clap::Error) -> ExitCode {
             ExitStatus::Ok.into()
         };
     }
+    // The message up to the first blank line (a list of missing
+    // arguments continues on the lines after a colon), as one line.
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("bad command line");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let lines: Vec<&str> = (text.lines())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let joined = if lines.is_empty() {
+        "bad command line".to_string()
+    } else {
+        lines.join(" ")
+    };
+    let first = joined.strip_prefix("error: ").unwrap_or(&joined);
     bad(&format!("{first} (see --help)"))
 }
 

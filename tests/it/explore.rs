@@ -357,6 +357,33 @@ fn command_line_contract() {
     assert_eq!(err.lines().count(), 1, "{err}");
     let (code, _, _) = run(&["explore", &file("thesis_4_2.mc"), "--limit-cost", "-1"]);
     assert_eq!(code, Some(2));
+    // Options of a technique that is off are refused, not ignored.
+    let (code, _, err) = run(&["explore", &file("thesis_4_3.mc"), "--show-annotations"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.lines().count() == 1 && err.contains("--subsumption"),
+        "{err}"
+    );
+    // A guided run to a place without a target is refused.
+    let (code, _, err) = run(&["explore", &file("thesis_4_3.mc"), "--guided", "99"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no target"), "{err}");
+    // The JSON of a run with subsumption lists the annotations.
+    let (code, out, _) = run(&[
+        "explore",
+        &file("thesis_4_3.mc"),
+        "--subsumption",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    let j: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(j["subsumption"], "conjoin");
+    assert!(j["stats"]["invariants"].as_u64() >= Some(1), "{j}");
+    assert!(
+        j["annotations"].as_array().is_some_and(|a| !a.is_empty()),
+        "{j}"
+    );
 }
 
 /// A solver that answers `unknown` to every check: nothing is pruned as
