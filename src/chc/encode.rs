@@ -393,7 +393,7 @@ impl State {
         };
         for &v in &used {
             let info = body.var(v);
-            let input = info.input_array || info.name == ir::INPUT_STREAM;
+            let input = info.is_input();
             let sort = match info.ty.array_depth() {
                 Some(depth) if input => array_sort(depth),
                 _ if info.ty.is_int() => "Int".to_string(),

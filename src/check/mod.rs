@@ -260,7 +260,7 @@ fn decide(
         let nothing = (Verdict::Unknown("not explored".into()), None, None);
         return decide_by_exploring(db, file, t, opts, deadline, nothing);
     }
-    let decision = decide_by_conditions(db, file, t, opts, deadline);
+    let decision = decide_by_conditions(db, file, &prog.body, t, opts, deadline);
     match decision.0 {
         Verdict::Unknown(_) if opts.engine == Engine::NcThenExplore => {
             decide_by_exploring(db, file, t, opts, deadline, decision)
@@ -335,19 +335,17 @@ fn decide_by_exploring(
 fn decide_by_conditions(
     db: &Database,
     file: SourceFile,
+    program_body: &crate::ir::Body,
     t: &Target,
     opts: &CheckOptions,
     deadline: Instant,
 ) -> Decision {
     let parsed = db::parse(db, file);
-    let prog = db::program(db, file)
-        .as_ref()
-        .expect("a program with main (checked by `decide`)");
     let engine_opts = engine_options(opts);
     let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     let inputs = {
         let (terms, phi) = nc::encoded(db, file, &t.function, t.id, &engine_opts, opts.simplify);
-        InputModel::new(&parsed.program, &prog.body, terms, phi)
+        InputModel::new(&parsed.program, program_body, terms, phi)
     };
     let dump = opts.dump_queries.as_ref().map(|dir| {
         DumpName::new(dir, file.path(db), &t.function, t.line, t.col)

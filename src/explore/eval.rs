@@ -12,7 +12,7 @@ use super::IndexMode;
 use super::exec::Executor;
 use super::solver::Feasibility;
 use super::state::{CellId, InputArray, State, Value};
-use crate::ir::{BinOp, CmpOp, Cond, Expr, Place};
+use crate::ir::{BinOp, CmpOp, Cond, Expr, Place, VarId};
 use crate::syntax::ast::UnOp;
 use crate::term::{TermId, Terms};
 use std::rc::Rc;
@@ -424,6 +424,66 @@ impl Executor<'_> {
             st.write(c, new);
         }
     }
+}
+
+/// An integer expression of the IR on a general state (loop summaries,
+/// annotations): `var` gives a variable's term, `array` an input array's
+/// (read as the interpreter reads one: 0 below index 0); `Err` says what
+/// has no term (pointers, records, other arrays).
+pub(crate) fn int_term(
+    t: &mut Terms,
+    e: &Expr,
+    var: &dyn Fn(&mut Terms, VarId) -> Result<TermId, String>,
+    array: &dyn Fn(&mut Terms, VarId) -> Option<TermId>,
+) -> Result<TermId, String> {
+    let term = |t: &mut Terms, x: &Expr| int_term(t, x, var, array);
+    Ok(match e {
+        Expr::Int(n) => t.int(n.clone()),
+        Expr::Var(v) => var(t, *v)?,
+        Expr::Unary(op, a) => {
+            let x = term(t, a)?;
+            match op {
+                UnOp::Neg => t.neg(x),
+                UnOp::Not => {
+                    let zero = t.int(0);
+                    let c = t.eq(x, zero);
+                    truth_value(t, c)
+                }
+            }
+        }
+        Expr::Binary(op, a, b) => {
+            let (x, y) = (term(t, a)?, term(t, b)?);
+            match op {
+                BinOp::Add => t.add(x, y),
+                BinOp::Sub => t.sub(x, y),
+                BinOp::Mul => t.mul(x, y),
+                // The divisor was checked non-zero before.
+                BinOp::Div => t.div(x, y),
+            }
+        }
+        Expr::Cmp(op, a, b) => {
+            let (x, y) = (term(t, a)?, term(t, b)?);
+            let c = comparison(t, *op, x, y);
+            truth_value(t, c)
+        }
+        Expr::Index(a, i) => {
+            let Some(a) = (match &**a {
+                Expr::Var(v) => array(t, *v),
+                _ => None,
+            }) else {
+                return Err("an array other than the input".into());
+            };
+            let i = term(t, i)?;
+            let zero = t.int(0);
+            let nonneg = t.le(zero, i);
+            let sel = t.select(a, vec![i]);
+            t.ite(nonneg, sel, zero)
+        }
+        Expr::Null | Expr::Load(_) | Expr::Field(..) | Expr::AddrOf(_) => {
+            return Err("pointers or records".into());
+        }
+        Expr::Array(_) | Expr::Record(_) => return Err("an array or a record built".into()),
+    })
 }
 
 /// `x op y` over integer terms (shared by the summaries and annotations).

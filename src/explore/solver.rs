@@ -29,26 +29,9 @@ pub(crate) struct Solver {
     defined_pcs: rustc_hash::FxHashSet<u64>,
     pub queries: u64,
     pub time: Duration,
-    /// The commands that set and lift a per-check time limit (`{ms}`), if
-    /// the solver has one.
-    check_limit: Option<(&'static str, &'static str)>,
+    /// The profile's commands that set and lift a per-check time limit.
+    check_limit: Option<(String, String)>,
     _watchdog: Option<Watchdog>,
-}
-
-/// Per-check time limits of the solvers apc knows (a check past it
-/// answers `unknown`).
-fn check_limit(profile: &Profile) -> Option<(&'static str, &'static str)> {
-    match profile.name.as_str() {
-        "z3" => Some((
-            "(set-option :timeout {ms})",
-            "(set-option :timeout 4294967295)",
-        )),
-        "cvc5" => Some((
-            "(set-option :tlimit-per {ms})",
-            "(set-option :tlimit-per 0)",
-        )),
-        _ => None,
-    }
 }
 
 /// Cancels a session at a deadline, unless dropped first.
@@ -92,7 +75,7 @@ impl Solver {
             defined_pcs: Default::default(),
             queries: 0,
             time: Duration::ZERO,
-            check_limit: check_limit(profile),
+            check_limit: profile.check_limit.clone(),
             _watchdog: deadline.map(|d| watchdog(&cancel, d)),
         })
     }
@@ -169,7 +152,7 @@ impl Solver {
         extra: TermId,
         limit: Duration,
     ) -> Feasibility {
-        let Some((set, lift)) = self.check_limit else {
+        let Some((set, lift)) = self.check_limit.clone() else {
             return self.check(terms, pc, extra, false);
         };
         let ms = limit.as_millis().max(1).to_string();
@@ -177,7 +160,7 @@ impl Solver {
             return Feasibility::Unknown(e);
         }
         let f = self.check(terms, pc, extra, false);
-        if let Err(e) = self.session.send(lift) {
+        if let Err(e) = self.session.send(&lift) {
             return Feasibility::Unknown(e);
         }
         f

@@ -28,13 +28,12 @@
 //! Annotations live in `main` only: a vertex of a callee would need its
 //! calling context; calls block propagation.
 
-use super::eval::{comparison, truth_value};
+use super::eval::{comparison, int_term};
 use super::exec::Executor;
 use super::solver::Feasibility;
 use super::state::{PathCond, State, Trail, Value};
-use crate::ir::{BinOp, Body, CmpOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place};
-use crate::syntax::ast::UnOp;
-use crate::term::{Subst, TermId, Terms, Var, VarKind};
+use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
+use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
@@ -273,52 +272,15 @@ impl Annotations {
 
     /// An expression over annotation variables, if the language has it.
     fn expr(&self, e: &Expr, terms: &mut Terms) -> Option<TermId> {
-        Some(match e {
-            Expr::Int(n) => terms.int(n.clone()),
-            Expr::Var(v) => terms.var(self.vars[*v as usize]?),
-            Expr::Unary(op, a) => {
-                let x = self.expr(a, terms)?;
-                match op {
-                    UnOp::Neg => terms.neg(x),
-                    UnOp::Not => {
-                        let zero = terms.int(0);
-                        let z = terms.eq(x, zero);
-                        truth_value(terms, z)
-                    }
-                }
-            }
-            Expr::Binary(op, a, b) => {
-                let (x, y) = (self.expr(a, terms)?, self.expr(b, terms)?);
-                match op {
-                    BinOp::Add => terms.add(x, y),
-                    BinOp::Sub => terms.sub(x, y),
-                    BinOp::Mul => terms.mul(x, y),
-                    BinOp::Div => terms.div(x, y),
-                }
-            }
-            Expr::Cmp(op, a, b) => {
-                let c = self.compare(*op, a, b, terms)?;
-                truth_value(terms, c)
-            }
-            Expr::Index(a, i) => {
-                let Expr::Var(av) = &**a else { return None };
-                let array = terms.var(self.vars[*av as usize]?);
-                if !matches!(
-                    Terms::var_sort(self.vars[*av as usize]?),
-                    crate::term::Sort::Array(1)
-                ) {
-                    return None;
-                }
-                let i = self.expr(i, terms)?;
-                terms.select(array, vec![i])
-            }
-            Expr::Null
-            | Expr::Load(_)
-            | Expr::Field(..)
-            | Expr::AddrOf(_)
-            | Expr::Array(_)
-            | Expr::Record(_) => return None,
-        })
+        let var = |t: &mut Terms, v: VarId| match self.vars[v as usize] {
+            Some(x) => Ok(t.var(x)),
+            None => Err(String::new()),
+        };
+        let array = |t: &mut Terms, v: VarId| {
+            let x = self.vars[v as usize]?;
+            (Terms::var_sort(x) == Sort::Array(1)).then(|| t.var(x))
+        };
+        int_term(terms, e, &var, &array).ok()
     }
 
     fn compare(&self, op: CmpOp, a: &Expr, b: &Expr, terms: &mut Terms) -> Option<TermId> {
@@ -533,7 +495,7 @@ fn printed_size(terms: &Terms, t: TermId) -> u64 {
 
 /// The term variable that stands for a variable of main in annotations.
 fn annotation_var(v: &crate::ir::VarInfo, terms: &mut Terms) -> Option<Var> {
-    let input = v.input_array || v.name == crate::ir::INPUT_STREAM;
+    let input = v.is_input();
     match v.ty.array_depth()? {
         0 => Some(terms.new_var(VarKind::Fresh, format!("{}@", v.name))),
         1 if input => Some(terms.new_var(VarKind::ArraySymbol(1), format!("{}@", v.name))),

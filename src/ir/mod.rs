@@ -78,6 +78,16 @@ pub struct VarInfo {
     pub input_array: bool,
 }
 
+impl VarInfo {
+    /// Whether the variable holds input the analyses see as a symbolic
+    /// array: an array parameter of `main`, or the input stream `$in`
+    /// (which lowering does not flag, so that the printed flowgraphs stay
+    /// as they are).
+    pub fn is_input(&self) -> bool {
+        self.input_array || self.name == INPUT_STREAM
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinOp {
     Add,

@@ -55,6 +55,10 @@ pub struct Profile {
     pub args: Vec<String>,
     /// The argument giving the solver its own time limit (`{ms}` is replaced).
     pub timeout_arg: String,
+    /// Commands that set a time limit on the checks that follow in a
+    /// session (`{ms}` is replaced) and lift it again, if the solver has one.
+    #[serde(default)]
+    pub check_limit: Option<(String, String)>,
     /// The version the profile was written for (informational).
     #[serde(default)]
     pub version: String,
@@ -224,6 +228,8 @@ mod tests {
             let p = k.profile();
             assert_eq!(p.name, k.name());
             assert!(p.timeout_arg.contains("{ms}"));
+            let (set, lift) = p.check_limit.expect("a per-check limit");
+            assert!(set.contains("{ms}") && lift.starts_with("(set-option"));
         }
         let z3 = SolverKind::Z3.profile();
         assert!(z3.quantified_options.iter().any(|o| o.contains("mbqi")));

@@ -142,16 +142,13 @@ impl Executor<'_> {
             return s.clone();
         }
         let body = &self.prog.bodies[func];
-        let in_main = func == self.prog.main;
         let (mut vars, mut syms, mut arrays) = (Vec::new(), Vec::new(), Vec::new());
         for (i, v) in body.vars.iter().enumerate() {
             let id = i as VarId;
             if v.ty.is_int() {
                 vars.push(id);
                 syms.push(self.terms.new_var(VarKind::Symbol, format!("{}°", v.name)));
-            } else if v.ty.array_depth() == Some(1)
-                && (v.name == crate::ir::INPUT_STREAM || (in_main && v.input_array))
-            {
+            } else if v.ty.array_depth() == Some(1) && v.is_input() {
                 let a = self
                     .terms
                     .new_var(VarKind::ArraySymbol(1), format!("{}°", v.name));

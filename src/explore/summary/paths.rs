@@ -14,11 +14,10 @@
 
 use super::classify::conjuncts;
 use super::{MAX_PATHS, Symbols, traces};
-use crate::explore::eval::{comparison, truth_value};
+use crate::explore::eval::{comparison, int_term};
 use crate::explore::exec::Executor;
-use crate::ir::{BinOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place};
-use crate::syntax::ast::UnOp;
-use crate::term::TermId;
+use crate::ir::{Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
+use crate::term::{TermId, Terms};
 
 /// One path through the loop, run once from the entry symbols.
 #[derive(Clone, Debug)]
@@ -210,62 +209,21 @@ impl Executor<'_> {
 
     /// An integer expression's term on the walk's state.
     fn term_of(&mut self, func: usize, e: &Expr, state: &[TermId], sy: &Symbols) -> Found<TermId> {
-        Ok(match e {
-            Expr::Int(n) => self.terms.int(n.clone()),
-            Expr::Var(v) => state[self.int_slot(func, *v, sy, "reads")?],
-            Expr::Unary(op, a) => {
-                let x = self.term_of(func, a, state, sy)?;
-                match op {
-                    UnOp::Neg => self.terms.neg(x),
-                    UnOp::Not => {
-                        let zero = self.terms.int(0);
-                        let c = self.terms.eq(x, zero);
-                        truth_value(&mut self.terms, c)
-                    }
-                }
-            }
-            Expr::Binary(op, a, b) => {
-                let (x, y) = (
-                    self.term_of(func, a, state, sy)?,
-                    self.term_of(func, b, state, sy)?,
-                );
-                match op {
-                    BinOp::Add => self.terms.add(x, y),
-                    BinOp::Sub => self.terms.sub(x, y),
-                    BinOp::Mul => self.terms.mul(x, y),
-                    // The divisor cannot be zero: the body has no check.
-                    BinOp::Div => self.terms.div(x, y),
-                }
-            }
-            Expr::Cmp(op, a, b) => {
-                let (x, y) = (
-                    self.term_of(func, a, state, sy)?,
-                    self.term_of(func, b, state, sy)?,
-                );
-                let c = comparison(&mut self.terms, *op, x, y);
-                truth_value(&mut self.terms, c)
-            }
-            Expr::Index(a, i) => {
-                let array = match &**a {
-                    Expr::Var(v) => sy.array(*v),
-                    _ => None,
-                };
-                let Some(array) = array else {
-                    return Err("the body reads an array other than the input".into());
-                };
-                let i = self.term_of(func, i, state, sy)?;
-                // As the executor reads an input array: 0 below index 0.
-                let t = &mut self.terms;
-                let (zero, a) = (t.int(0), t.var(array));
-                let nonneg = t.le(zero, i);
-                let sel = t.select(a, vec![i]);
-                t.ite(nonneg, sel, zero)
-            }
-            Expr::Null | Expr::Load(_) | Expr::Field(..) | Expr::AddrOf(_) => {
-                return Err("the body uses pointers or records".into());
-            }
-            Expr::Array(_) | Expr::Record(_) => {
-                return Err("the body builds an array or a record".into());
+        let body = &self.prog.bodies[func];
+        let var = |_: &mut Terms, v: VarId| {
+            sy.slot(v).map(|i| state[i]).ok_or_else(|| {
+                format!(
+                    "the body reads `{}`, which is not an integer variable",
+                    body.var(v).name
+                )
+            })
+        };
+        let array = |t: &mut Terms, v: VarId| sy.array(v).map(|a| t.var(a));
+        int_term(&mut self.terms, e, &var, &array).map_err(|what| {
+            if what.ends_with("variable") {
+                what
+            } else {
+                format!("the body uses {what}")
             }
         })
     }
