@@ -6,6 +6,7 @@
 pub mod explore;
 pub mod ksweep;
 pub mod scale;
+pub mod thesis;
 
 use crate::check::{self, CheckOptions, Target, Verdict};
 use crate::db::{Database, SourceFile};

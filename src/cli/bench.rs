@@ -48,6 +48,17 @@ pub enum Which {
     /// merges, the solver queries and their time, the total time and the time to the
     /// first error. Stops at the first error, as `apc explore` does.
     Explore(ExploreBenchArgs),
+    /// The thesis's final experiment (§6.3.3) beside its published tables: the 18 program
+    /// sets of Table 6.16 from `apc gen`, each program under base, merging, subsumption and
+    /// summarisation (Tree search, stop at the first error, as the thesis ran them), then
+    /// subsumption+summarisation, guided exploration and `apc check`.
+    ///
+    /// Per set and technique: path coverage, total time, timeouts, errors found and
+    /// programs proved safe, beside the thesis's row (Tables 6.17–6.20; shares make sets
+    /// of different sizes comparable). Every error is replayed by the interpreter, as
+    /// `apc run` does; every `unreachable` is attacked by random concrete runs, and a hit
+    /// is reported as a soundness failure (exit status 1).
+    Thesis(super::bench_thesis::ThesisArgs),
 }
 
 #[derive(Args, Debug)]
@@ -145,6 +156,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Ksweep(a) => ksweep(a),
         Which::Scale(a) => scale(a),
         Which::Explore(a) => explore(a),
+        Which::Thesis(a) => super::bench_thesis::thesis(a),
     }
 }
 
@@ -272,7 +284,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// The progress bar of a benchmark run.
-fn progress(steps: usize) -> indicatif::ProgressBar {
+pub(super) fn progress(steps: usize) -> indicatif::ProgressBar {
     super::progress(steps, "{bar:40} {pos}/{len} runs {elapsed} {msg}")
 }
 
@@ -306,7 +318,7 @@ fn simplify(c: Common) -> ExitCode {
 }
 
 /// Rows for scripts: a JSON list, or CSV with the first row's keys.
-fn print_rows(list: &[Value], format: BenchFormat) {
+pub(super) fn print_rows(list: &[Value], format: BenchFormat) {
     match format {
         BenchFormat::Json | BenchFormat::Table => {
             outln!(
@@ -572,7 +584,7 @@ Paper: ISSTA'12 Table 2, Z3 3.2 on an i7-920 (2008); the ratio (paper total / ou
 }
 
 /// An aligned table.
-fn print_table(head: &[String], body: &[Vec<String>]) {
+pub(super) fn print_table(head: &[String], body: &[Vec<String>]) {
     let widths: Vec<usize> = (0..head.len())
         .map(|i| {
             std::iter::once(head)

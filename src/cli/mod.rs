@@ -23,10 +23,12 @@ macro_rules! out {
 }
 
 mod bench;
+mod bench_thesis;
 mod cfg;
 mod check;
 mod exit;
 mod explore;
+mod generate;
 mod input_flags;
 mod limits;
 mod nc;
@@ -106,6 +108,15 @@ pub enum Command {
     /// explored without one, 3 stopped at a limit (or some path was not decided) with
     /// none found, 2 bad input or command line.
     Explore(explore::ExploreArgs),
+    /// Generate random microc programs with the thesis's generator.
+    ///
+    /// Seeded and deterministic: the same seed, index and parameters give the same
+    /// program on every machine. Only `main`; every variable is assigned before it is
+    /// read; array indices are literals below the first length the array had. Loops
+    /// come with their own probabilities, every other statement and expression form is
+    /// drawn uniformly. `--set` starts from one of the thesis's 18 sets (Table 6.16).
+    /// One program goes to stdout; `--count N --out DIR` writes a set.
+    Gen(generate::GenArgs),
     /// Measure apc on the papers' benchmarks (not part of the test suite).
     Bench(bench::BenchArgs),
 }
@@ -132,6 +143,7 @@ pub fn main() -> ExitCode {
             Command::Nc(a) => nc::nc(a),
             Command::Check(a) => check::check(a),
             Command::Explore(a) => explore::explore(a),
+            Command::Gen(a) => generate::generate(a),
             Command::Bench(a) => bench::bench(a),
         });
     let code = match worker.map(|h| h.join()) {

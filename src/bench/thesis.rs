@@ -1,0 +1,475 @@
+//! `apc bench thesis`: the thesis's final experiment (§6.3.3) on programs
+//! from our generator: the 18 sets of Table 6.16, each program run under
+//! the thesis's techniques and ours, every error replayed by the
+//! interpreter, every proof attacked by random runs (docs/generator.md §4).
+
+use crate::check::{self, CheckOptions, Engine, Target, Verdict};
+use crate::db::{self, Database, SourceFile};
+use crate::explore::{self, AtChecks, End, Merging, Strategy};
+use crate::generator::{self, ThesisSet};
+use crate::interp::{self, Limits, Outcome, Witness};
+use crate::smt::Profile;
+use crate::syntax::LineIndex;
+use num_bigint::BigInt;
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How a program is analysed: the thesis's four techniques (Tree search,
+/// stop at the first error, as §6.3.3 ran them), then ours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Technique {
+    Base,
+    /// Lattice merging, limit-cost 1 (Table 6.18).
+    Merging,
+    /// Path subsumption as the thesis's tool has it (listing 5.6: blocked
+    /// at checks).
+    Subsumption,
+    Summarisation,
+    /// Subsumption (listing 5.7: conjoined at checks) and summarisation.
+    Combined,
+    /// Each target in turn: the executor guided to it, with subsumption
+    /// and summaries (`apc check --engine explore`).
+    Guided,
+    /// `apc check`: the conditions, then the guided executor.
+    Check,
+}
+
+impl Technique {
+    pub const ALL: [Technique; 7] = [
+        Technique::Base,
+        Technique::Merging,
+        Technique::Subsumption,
+        Technique::Summarisation,
+        Technique::Combined,
+        Technique::Guided,
+        Technique::Check,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Technique::Base => "base",
+            Technique::Merging => "merging",
+            Technique::Subsumption => "subsumption",
+            Technique::Summarisation => "summarisation",
+            Technique::Combined => "subsumption+summarisation",
+            Technique::Guided => "guided",
+            Technique::Check => "check",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<Technique> {
+        Technique::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The thesis's column for this technique (`ThesisSet::published`).
+    pub fn published_column(self) -> Option<usize> {
+        match self {
+            Technique::Base => Some(0),
+            Technique::Merging => Some(1),
+            Technique::Subsumption => Some(2),
+            Technique::Summarisation => Some(3),
+            _ => None,
+        }
+    }
+
+    /// Whether the technique decides target by target (`check`), rather
+    /// than exploring the program's paths once.
+    pub fn per_target(self) -> bool {
+        matches!(self, Technique::Guided | Technique::Check)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ThesisOptions {
+    pub sets: Vec<&'static ThesisSet>,
+    pub programs_per_set: u32,
+    /// Everything one program costs under one technique.
+    pub timeout: Duration,
+    pub jobs: usize,
+    pub seed: u64,
+    pub techniques: Vec<Technique>,
+    pub solver: Profile,
+    /// Random concrete runs per program that attack the proofs.
+    pub random_runs: u32,
+}
+
+/// A program of a set: its place and its text.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    pub set: &'static str,
+    pub index: u64,
+    pub source: String,
+}
+
+/// An error a technique found, as replayed again by the interpreter.
+#[derive(Clone, Debug)]
+pub struct ErrorFound {
+    pub target: Target,
+    pub witness: Witness,
+    /// `Ok` if the interpreter's run (as `apc run` does it) hits the target.
+    pub replay: Result<(), String>,
+}
+
+/// One program under one technique.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    pub set: &'static str,
+    pub index: u64,
+    pub technique: Technique,
+    /// Paths explored (merged states count their paths); 0 for the
+    /// per-target techniques.
+    pub coverage: u64,
+    pub time: Duration,
+    /// Stopped before deciding the program: by the deadline or, for the
+    /// per-target techniques, with a target left `unknown`.
+    pub timed_out: bool,
+    pub error: Option<ErrorFound>,
+    /// Every target proved unreachable.
+    pub proved_safe: bool,
+    /// Why the run did not finish, when it did not.
+    pub note: Option<String>,
+    /// Targets claimed unreachable that a random run hit: soundness
+    /// failures.
+    pub refuted: Vec<Target>,
+}
+
+/// The source of program `index` of `set` (the set's name joins the seed,
+/// so the sets differ even where their parameters draw alike).
+pub fn program(set: &'static ThesisSet, seed: u64, index: u64) -> Generated {
+    let seed = seed ^ fnv1a(set.name);
+    Generated {
+        set: set.name,
+        index,
+        source: generator::generate_source(&set.params(), seed, index),
+    }
+}
+
+fn fnv1a(s: &str) -> u64 {
+    (s.bytes()).fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Runs every program of every set under every technique, `jobs`
+/// programs at a time; `done` hears of each run as it ends.
+pub fn run(opts: &ThesisOptions, done: &(dyn Fn(&ProgramRun) + Sync)) -> Vec<ProgramRun> {
+    let programs: Vec<Generated> = (opts.sets.iter())
+        .flat_map(|s| (0..opts.programs_per_set as u64).map(|i| program(s, opts.seed, i)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let runs = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..opts.jobs.clamp(1, programs.len().max(1)) {
+            let (next, runs, programs) = (&next, &runs, &programs);
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(scope, move || {
+                    while let Some(p) = programs.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        let ran = run_program(p, opts, done);
+                        runs.lock().unwrap_or_else(|e| e.into_inner()).extend(ran);
+                    }
+                })
+                .expect("spawning a worker thread");
+        }
+    });
+    let mut runs = runs.into_inner().unwrap_or_else(|e| e.into_inner());
+    let set_order = |name: &str| opts.sets.iter().position(|s| s.name == name);
+    let technique_order = |t: Technique| opts.techniques.iter().position(|x| *x == t);
+    runs.sort_by_key(|r| (set_order(r.set), r.index, technique_order(r.technique)));
+    runs
+}
+
+/// One program under each technique, then the random runs that attack
+/// what the techniques proved.
+fn run_program(
+    p: &Generated,
+    opts: &ThesisOptions,
+    done: &(dyn Fn(&ProgramRun) + Sync),
+) -> Vec<ProgramRun> {
+    let (db, file) = Database::with_file(&format!("{}-{:03}.mc", p.set, p.index), &p.source);
+    let mut runs: Vec<(ProgramRun, Vec<Target>)> = (opts.techniques.iter())
+        .map(|t| {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                analyse(&db, file, p, *t, opts)
+            }))
+            .unwrap_or_else(|e| {
+                let msg = interp::panic_message(e.as_ref());
+                (failed(p, *t, format!("internal error: {msg}")), vec![])
+            });
+            done(&run.0);
+            run
+        })
+        .collect();
+    let hit = random_hits(&db, file, p, opts.random_runs);
+    for (run, unreachable) in &mut runs {
+        run.refuted = (unreachable.iter())
+            .filter(|t| hit.iter().any(|h| same_place(h, t)))
+            .cloned()
+            .collect();
+    }
+    runs.into_iter().map(|(r, _)| r).collect()
+}
+
+fn failed(p: &Generated, technique: Technique, why: String) -> ProgramRun {
+    ProgramRun {
+        set: p.set,
+        index: p.index,
+        technique,
+        coverage: 0,
+        time: Duration::ZERO,
+        timed_out: true,
+        error: None,
+        proved_safe: false,
+        note: Some(why),
+        refuted: vec![],
+    }
+}
+
+fn same_place(a: &Target, b: &Target) -> bool {
+    (a.kind, a.line, a.col) == (b.kind, b.line, b.col)
+}
+
+/// The run and the targets it claims unreachable.
+fn analyse(
+    db: &Database,
+    file: SourceFile,
+    p: &Generated,
+    technique: Technique,
+    opts: &ThesisOptions,
+) -> (ProgramRun, Vec<Target>) {
+    if technique.per_target() {
+        check_program(db, file, p, technique, opts)
+    } else {
+        explore_program(db, file, p, technique, opts)
+    }
+}
+
+fn explore_options(technique: Technique, opts: &ThesisOptions) -> explore::Options {
+    let mut o = explore::Options::new(opts.solver.clone());
+    o.strategy = Strategy::Tree;
+    o.seed = opts.seed;
+    o.timeout = Some(opts.timeout);
+    match technique {
+        Technique::Merging => {
+            o.merging = Merging::Lattice;
+            o.limit_cost = 1.0;
+        }
+        Technique::Subsumption => o.subsumption = Some(AtChecks::Block),
+        Technique::Summarisation => o.summarization = true,
+        Technique::Combined => {
+            o.subsumption = Some(AtChecks::Conjoin);
+            o.summarization = true;
+        }
+        _ => {}
+    }
+    o
+}
+
+fn explore_program(
+    db: &Database,
+    file: SourceFile,
+    p: &Generated,
+    technique: Technique,
+    opts: &ThesisOptions,
+) -> (ProgramRun, Vec<Target>) {
+    let started = Instant::now();
+    let report = match explore::explore(db, file, &explore_options(technique, opts)) {
+        Ok(r) => r,
+        Err(e) => return (failed(p, technique, e), vec![]),
+    };
+    let error = (report.errors.first()).map(|e| replayed(db, file, &e.target, &e.witness));
+    let complete = report.end == End::Complete;
+    let note = match &report.end {
+        End::Incomplete(why) => Some(why.clone()),
+        _ => None,
+    };
+    let run = ProgramRun {
+        set: p.set,
+        index: p.index,
+        technique,
+        coverage: report.stats.paths,
+        time: started.elapsed(),
+        timed_out: note.is_some(),
+        proved_safe: complete && error.is_none(),
+        error,
+        note,
+        refuted: vec![],
+    };
+    // Every path explored without an error: every target is unreachable.
+    let claimed = if run.proved_safe {
+        check::targets(db, file)
+    } else {
+        vec![]
+    };
+    (run, claimed)
+}
+
+/// The targets one after the other, each with an equal share of the time
+/// left; stops at the first reachable one, as the executor stops at its
+/// first error.
+fn check_program(
+    db: &Database,
+    file: SourceFile,
+    p: &Generated,
+    technique: Technique,
+    opts: &ThesisOptions,
+) -> (ProgramRun, Vec<Target>) {
+    let started = Instant::now();
+    let deadline = started + opts.timeout;
+    let targets = check::targets(db, file);
+    let mut co = CheckOptions::new(vec![opts.solver.clone()], opts.timeout);
+    co.engine = match technique {
+        Technique::Guided => Engine::Explore,
+        _ => Engine::NcThenExplore,
+    };
+    let (mut unreachable, mut error, mut note) = (Vec::new(), None, None);
+    for (i, t) in targets.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            note = Some("timeout".to_string());
+            break;
+        }
+        co.timeout = left / (targets.len() - i) as u32;
+        match check::check_target(db, file, t, &co).verdict {
+            Verdict::Unreachable => unreachable.push(t.clone()),
+            Verdict::Reachable(w) => {
+                error = Some(replayed(db, file, t, &w));
+                break;
+            }
+            Verdict::Unknown(why) => {
+                note.get_or_insert(format!("{}:{}: {why}", t.line, t.col));
+            }
+        }
+    }
+    let proved_safe = unreachable.len() == targets.len();
+    let run = ProgramRun {
+        set: p.set,
+        index: p.index,
+        technique,
+        coverage: 0,
+        time: started.elapsed(),
+        timed_out: error.is_none() && !proved_safe,
+        error,
+        proved_safe,
+        note,
+        refuted: vec![],
+    };
+    (run, unreachable)
+}
+
+/// Replays a witness with the interpreter, as `apc run` does.
+fn replayed(db: &Database, file: SourceFile, t: &Target, w: &Witness) -> ErrorFound {
+    let text = file.text(db);
+    let lines = LineIndex::new(text);
+    let program = &db::parse(db, file).program;
+    ErrorFound {
+        target: t.clone(),
+        witness: w.clone(),
+        replay: interp::replay_hits(program, text, &lines, w, t.kind, (t.line, t.col)),
+    }
+}
+
+/// Steps one random run may take.
+const RANDOM_RUN_STEPS: u64 = 100_000;
+/// Values in one random input stream (reads past its end give 0).
+const RANDOM_STREAM: usize = 64;
+
+/// The targets that `runs` random concrete runs hit. The inputs are
+/// small numbers mostly (the generated guards compare with 0..=10).
+fn random_hits(db: &Database, file: SourceFile, p: &Generated, runs: u32) -> Vec<Target> {
+    let text = file.text(db);
+    let lines = LineIndex::new(text);
+    let program = &db::parse(db, file).program;
+    let targets = check::targets(db, file);
+    let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(&p.source));
+    let mut hit: Vec<Target> = Vec::new();
+    for _ in 0..runs {
+        let w = Witness {
+            args: vec![],
+            input: (0..RANDOM_STREAM).map(|_| random_input(&mut rng)).collect(),
+        };
+        let limits = Limits {
+            max_steps: RANDOM_RUN_STEPS,
+            ..Limits::default()
+        };
+        let Ok(r) = interp::run(program, &w, limits) else {
+            continue;
+        };
+        if let Outcome::Error { kind, span } = r.outcome {
+            let (line, col) = lines.line_col(text, span.start);
+            let t = targets
+                .iter()
+                .find(|t| (t.kind, t.line, t.col) == (kind, line, col));
+            if let Some(t) = t.filter(|t| !hit.contains(t)) {
+                hit.push(t.clone());
+            }
+        }
+    }
+    hit
+}
+
+fn random_input(rng: &mut ChaCha8Rng) -> BigInt {
+    let r = rng.next_u64();
+    let v = if r % 4 == 0 {
+        (r >> 8) % 201
+    } else {
+        (r >> 8) % 14
+    } as i64;
+    BigInt::from(v - if r % 4 == 0 { 100 } else { 2 })
+}
+
+/// A set's figures under one technique (the thesis's row).
+#[derive(Clone, Debug)]
+pub struct SetRow {
+    pub set: &'static str,
+    pub technique: Technique,
+    pub programs: u32,
+    pub coverage: u64,
+    pub time: Duration,
+    pub timeouts: u32,
+    pub errors: u32,
+    pub proved_safe: u32,
+    pub replay_failures: u32,
+    pub soundness_failures: u32,
+}
+
+/// The runs summed per set and technique, in the runs' order.
+pub fn rows(runs: &[ProgramRun]) -> Vec<SetRow> {
+    let mut out: Vec<SetRow> = Vec::new();
+    for r in runs {
+        let i = match out
+            .iter()
+            .position(|x| x.set == r.set && x.technique == r.technique)
+        {
+            Some(i) => i,
+            None => {
+                out.push(SetRow {
+                    set: r.set,
+                    technique: r.technique,
+                    programs: 0,
+                    coverage: 0,
+                    time: Duration::ZERO,
+                    timeouts: 0,
+                    errors: 0,
+                    proved_safe: 0,
+                    replay_failures: 0,
+                    soundness_failures: 0,
+                });
+                out.len() - 1
+            }
+        };
+        let row = &mut out[i];
+        row.programs += 1;
+        row.coverage += r.coverage;
+        row.time += r.time;
+        row.timeouts += r.timed_out as u32;
+        row.errors += r.error.as_ref().is_some_and(|e| e.replay.is_ok()) as u32;
+        row.replay_failures += r.error.as_ref().is_some_and(|e| e.replay.is_err()) as u32;
+        row.proved_safe += r.proved_safe as u32;
+        row.soundness_failures += r.refuted.len() as u32;
+    }
+    out
+}
