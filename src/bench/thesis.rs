@@ -131,8 +131,8 @@ pub struct ProgramRun {
     pub proved_safe: bool,
     /// Why the run did not finish, when it did not.
     pub note: Option<String>,
-    /// Targets claimed unreachable that a random run hit: soundness
-    /// failures.
+    /// Targets claimed unreachable that a random run, or another
+    /// technique's replayed error, hit: soundness failures.
     pub refuted: Vec<Target>,
 }
 
@@ -182,8 +182,8 @@ pub fn run(opts: &ThesisOptions, done: &(dyn Fn(&ProgramRun) + Sync)) -> Vec<Pro
     runs
 }
 
-/// One program under each technique, then the random runs that attack
-/// what the techniques proved.
+/// One program under each technique, then the random runs (and the
+/// errors the others found) that attack what each technique proved.
 fn run_program(
     p: &Generated,
     opts: &ThesisOptions,
@@ -203,7 +203,14 @@ fn run_program(
             run
         })
         .collect();
-    let hit = random_hits(&db, file, p, opts.random_runs);
+    // What a random run hits, or another technique's replayed error hits,
+    // is reachable.
+    let mut hit = random_hits(&db, file, p, opts.random_runs);
+    for (run, _) in &runs {
+        if let Some(e) = run.error.as_ref().filter(|e| e.replay.is_ok()) {
+            hit.push(e.target.clone());
+        }
+    }
     for (run, unreachable) in &mut runs {
         run.refuted = (unreachable.iter())
             .filter(|t| hit.iter().any(|h| same_place(h, t)))
@@ -413,12 +420,13 @@ fn random_hits(db: &Database, file: SourceFile, p: &Generated, runs: u32) -> Vec
 
 fn random_input(rng: &mut ChaCha8Rng) -> BigInt {
     let r = rng.next_u64();
-    let v = if r % 4 == 0 {
-        (r >> 8) % 201
+    // One in four from -100..=100, the others from -2..=11.
+    let (span, low) = if r.is_multiple_of(4) {
+        (201, -100)
     } else {
-        (r >> 8) % 14
-    } as i64;
-    BigInt::from(v - if r % 4 == 0 { 100 } else { 2 })
+        (14, -2)
+    };
+    BigInt::from(((r >> 8) % span) as i64 + low)
 }
 
 /// A set's figures under one technique (the thesis's row).

@@ -10,6 +10,7 @@ mod common;
 mod conditions;
 mod explore;
 mod fuzz_frontend;
+mod generator;
 mod incremental;
 mod layers;
 mod limits;

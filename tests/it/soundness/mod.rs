@@ -49,6 +49,7 @@ use std::time::{Duration, Instant};
 
 mod explore;
 mod generator;
+mod thesis;
 use generator::{Knobs, Rng, program, witness};
 
 /// A database holding generated program `p`, which must be valid.
