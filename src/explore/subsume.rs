@@ -67,7 +67,12 @@ pub(crate) struct Annotations {
     /// The term variable of each of main's variables an annotation may
     /// read: integers, and one-dimensional input arrays.
     vars: Vec<Option<Var>>,
-    var_of: HashMap<Var, crate::ir::VarId>,
+    /// The length of each local array variable, and whether each pointer
+    /// variable is non-null (1) or null (0): what array-index and
+    /// null-dereference checks ask.
+    lengths: Vec<Option<Var>>,
+    non_null: Vec<Option<Var>>,
+    var_of: HashMap<Var, (crate::ir::VarId, Reading)>,
     /// Term variables of main's variables whose address is taken.
     in_memory: Vec<Var>,
     /// Vertices with an out-edge to an error vertex.
@@ -78,6 +83,14 @@ pub(crate) struct Annotations {
     nests: Vec<Nest>,
     pub invariants: u64,
     pub refuted: u64,
+}
+
+/// What of a variable of main an annotation variable stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reading {
+    Value,
+    Length,
+    NonNull,
 }
 
 /// A loop of `main` that no other loop contains, with its inner loops.
@@ -98,11 +111,33 @@ impl Annotations {
     pub(crate) fn new(body: &Body, succ: &[Vec<EdgeId>], terms: &mut Terms, at: AtChecks) -> Self {
         let n = body.node_count as usize;
         let vars: Vec<Option<Var>> = body.vars.iter().map(|v| annotation_var(v, terms)).collect();
-        let var_of = (vars.iter().enumerate())
-            .filter_map(|(i, v)| v.map(|v| (v, i as crate::ir::VarId)))
+        let lengths: Vec<Option<Var>> = (body.vars.iter())
+            .map(|v| shape_var(v, Reading::Length, terms))
             .collect();
+        let non_null: Vec<Option<Var>> = (body.vars.iter())
+            .map(|v| shape_var(v, Reading::NonNull, terms))
+            .collect();
+        let mut var_of = HashMap::default();
+        for (reading, of) in [
+            (Reading::Value, &vars),
+            (Reading::Length, &lengths),
+            (Reading::NonNull, &non_null),
+        ] {
+            for (i, v) in of.iter().enumerate() {
+                if let Some(v) = v {
+                    var_of.insert(*v, (i as crate::ir::VarId, reading));
+                }
+            }
+        }
         let in_memory = (body.address_taken().iter())
-            .filter_map(|v| vars[*v as usize])
+            .flat_map(|v| {
+                [
+                    vars[*v as usize],
+                    lengths[*v as usize],
+                    non_null[*v as usize],
+                ]
+            })
+            .flatten()
             .collect();
         let is_error = |w: NodeId| matches!(body.node_kinds[w as usize], NodeKind::Error(_));
         let may_fail = (0..n)
@@ -125,6 +160,8 @@ impl Annotations {
             changed_at: vec![0; n],
             clock: 1,
             vars,
+            lengths,
+            non_null,
             var_of,
             in_memory,
             may_fail,
@@ -155,8 +192,8 @@ impl Annotations {
         !self.disjuncts[v as usize].is_empty()
     }
 
-    /// The main variable an annotation variable stands for.
-    pub(crate) fn var(&self, v: Var) -> Option<crate::ir::VarId> {
+    /// The main variable an annotation variable stands for, and what of it.
+    pub(crate) fn var(&self, v: Var) -> Option<(crate::ir::VarId, Reading)> {
         self.var_of.get(&v).copied()
     }
 
@@ -233,8 +270,17 @@ impl Annotations {
                 None => never,
             },
             Instr::Call { .. } => never,
-            Instr::Alloc(v, _) => self.unless_mentioned(&[*v], post, terms),
-            Instr::Assign(Place::Var(x), e) => self.assign(*x, e, post, terms),
+            Instr::Alloc(v, _) => {
+                let post = self.unless_mentioned(&[*v], post, terms);
+                let one = terms.int(1);
+                self.bind_shape(self.non_null[*v as usize], Some(one), post, terms)
+            }
+            Instr::Assign(Place::Var(x), e) => {
+                let post = self.assign(*x, e, post, terms);
+                let (length, non_null) = (self.length_of(e, terms), self.non_null_of(e, terms));
+                let post = self.bind_shape(self.lengths[*x as usize], length, post, terms);
+                self.bind_shape(self.non_null[*x as usize], non_null, post, terms)
+            }
             Instr::Assign(place, _) => match place.root_var() {
                 Some(r) => self.unless_mentioned(&[r], post, terms),
                 None if terms.mentions_any(post, &self.in_memory) => never,
@@ -250,6 +296,48 @@ impl Annotations {
             terms.bool(false)
         } else {
             post
+        }
+    }
+
+    /// `post` with the shape variable `var` (a length, a non-nullness)
+    /// replaced by its new value; `false` if the value cannot be said and
+    /// `post` reads the variable.
+    fn bind_shape(
+        &self,
+        var: Option<Var>,
+        value: Option<TermId>,
+        post: TermId,
+        terms: &mut Terms,
+    ) -> TermId {
+        let Some(var) = var.filter(|v| terms.mentions(post, *v)) else {
+            return post;
+        };
+        match value {
+            Some(t) => {
+                let mut s = Subst::new();
+                s.bind(var, t);
+                s.apply(terms, post)
+            }
+            None => terms.bool(false),
+        }
+    }
+
+    /// The length of an array value: a literal's, or another variable's.
+    fn length_of(&self, e: &Expr, terms: &mut Terms) -> Option<TermId> {
+        match e {
+            Expr::Array(xs) => Some(terms.int(xs.len() as i64)),
+            Expr::Var(y) => self.lengths[*y as usize].map(|v| terms.var(v)),
+            _ => None,
+        }
+    }
+
+    /// Whether a pointer value is non-null (1) or null (0).
+    fn non_null_of(&self, e: &Expr, terms: &mut Terms) -> Option<TermId> {
+        match e {
+            Expr::Null => Some(terms.int(0)),
+            Expr::AddrOf(_) => Some(terms.int(1)),
+            Expr::Var(y) => self.non_null[*y as usize].map(|v| terms.var(v)),
+            _ => None,
         }
     }
 
@@ -296,7 +384,33 @@ impl Annotations {
 
     fn cond(&self, c: &Cond, terms: &mut Terms) -> Option<TermId> {
         match c {
+            Cond::Cmp(op @ (CmpOp::Eq | CmpOp::Ne), Expr::Var(p), Expr::Null)
+            | Cond::Cmp(op @ (CmpOp::Eq | CmpOp::Ne), Expr::Null, Expr::Var(p))
+                if self.non_null[*p as usize].is_some() =>
+            {
+                let nn = terms.var(self.non_null[*p as usize]?);
+                let zero = terms.int(0);
+                let null = comparison(terms, CmpOp::Eq, nn, zero);
+                Some(if *op == CmpOp::Eq {
+                    null
+                } else {
+                    terms.not(null)
+                })
+            }
             Cond::Cmp(op, a, b) => self.compare(*op, a, b, terms),
+            Cond::InBounds {
+                array: Expr::Var(a),
+                index,
+                positive,
+            } if self.lengths[*a as usize].is_some() => {
+                let len = terms.var(self.lengths[*a as usize]?);
+                let i = self.int_expr(index, terms)?;
+                let zero = terms.int(0);
+                let low = comparison(terms, CmpOp::Le, zero, i);
+                let high = comparison(terms, CmpOp::Lt, i, len);
+                let inside = terms.and2(low, high);
+                Some(if *positive { inside } else { terms.not(inside) })
+            }
             // An input array is never out of bounds.
             Cond::InBounds {
                 array: Expr::Var(a),
@@ -503,6 +617,21 @@ fn annotation_var(v: &crate::ir::VarInfo, terms: &mut Terms) -> Option<Var> {
     }
 }
 
+/// The length of a local array variable, or the non-nullness of a pointer
+/// variable, as an integer term variable.
+fn shape_var(v: &crate::ir::VarInfo, reading: Reading, terms: &mut Terms) -> Option<Var> {
+    let wanted = match reading {
+        Reading::Length => !v.is_input() && v.ty.array_depth().is_some_and(|d| d >= 1),
+        Reading::NonNull => matches!(v.ty, crate::types::Type::Ptr(_)),
+        Reading::Value => false,
+    };
+    let name = match reading {
+        Reading::Length => format!("len({})@", v.name),
+        _ => format!("nonnull({})@", v.name),
+    };
+    wanted.then(|| terms.new_var(VarKind::Fresh, name))
+}
+
 /// The loop nests of a body: each loop without a parent, with its inner loops.
 fn nests(body: &Body, succ: &[Vec<EdgeId>]) -> Vec<Nest> {
     let root = |mut l: LoopId| {
@@ -592,20 +721,24 @@ impl Executor<'_> {
     /// variable it reads has one the annotation language can say.
     fn annotation_here(&mut self, st: &State, a: TermId) -> Option<TermId> {
         let ann = self.annotations.as_ref()?;
-        let vars: Option<Vec<(Var, crate::ir::VarId)>> = (self.terms.free_vars(a).into_iter())
-            .map(|v| ann.var(v).map(|var| (v, var)))
-            .collect();
+        let vars: Option<Vec<(Var, (crate::ir::VarId, Reading))>> =
+            (self.terms.free_vars(a).into_iter())
+                .map(|v| ann.var(v).map(|var| (v, var)))
+                .collect();
         let mut s = Subst::new();
-        for (v, var) in vars? {
+        for (v, (var, reading)) in vars? {
             let value = st.read(st.cell_of(var)).clone();
-            let t = match (&value, Terms::var_sort(v)) {
-                (Value::Input(ia), crate::term::Sort::Array(1)) if ia.dims == 1 => {
+            let t = match (reading, &value, Terms::var_sort(v)) {
+                (Reading::Length, Value::Array(cells), _) => self.terms.int(cells.len() as i64),
+                (Reading::NonNull, Value::Null, _) => self.terms.int(0),
+                (Reading::NonNull, Value::Ptr(_), _) => self.terms.int(1),
+                (Reading::Value, Value::Input(ia), crate::term::Sort::Array(1)) if ia.dims == 1 => {
                     let j = self.terms.new_var(VarKind::Bound, "j");
                     let jt = self.terms.var(j);
                     let body = self.input_element(ia, jt).int(&mut self.terms);
                     self.terms.lambda(vec![j], body)
                 }
-                (_, crate::term::Sort::Int) => value.int(&mut self.terms),
+                (Reading::Value, _, crate::term::Sort::Int) => value.int(&mut self.terms),
                 _ => return None,
             };
             s.bind(v, t);
