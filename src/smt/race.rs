@@ -91,7 +91,11 @@ where
             let tx = tx.clone();
             let cancel = cancel.clone();
             let judge = &judge;
-            scope.spawn(move || {
+            // The judge builds witnesses and prints terms recursively over
+            // (bounded-height) terms: the analyses' big stack, not 2 MiB.
+            let contender = std::thread::Builder::new().stack_size(256 << 20);
+            // A contender that cannot start drops its sender: undecided.
+            let _ = contender.spawn_scoped(scope, move || {
                 // The judge's replays run within the race's deadline.
                 let _ = crate::deadline::run(deadline, || {
                     // Run the chain until a stage is definite or the last ends.
