@@ -90,11 +90,15 @@ def verdict(targets, notes):
         return True, "no targets"
     unreachable = [t for t in targets if truth.get(t) == "unreachable"]
     if len(unreachable) == len(targets):
-        return True, f"all {len(targets)} target(s) annotated unreachable"
+        return True, f"{counted(len(targets), 'target')}, all annotated unreachable"
     return None, (
-        f"no expected verdict: {len(unreachable)} of {len(targets)} target(s) "
+        f"no expected verdict: {len(unreachable)} of {counted(len(targets), 'target')} "
         "annotated unreachable, none reachable"
     )
+
+
+def counted(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def place(t):
@@ -151,12 +155,17 @@ def main():
     existing = {p.relative_to(TASKS) for p in TASKS.glob("*/*.yml")}
     stale = sorted(existing - files.keys())
     changed = sorted(
-        p for p, text in files.items() if not (TASKS / p).is_file() or (TASKS / p).read_text() != text
+        p
+        for p, text in files.items()
+        if not (TASKS / p).is_file() or (TASKS / p).read_text() != text
     )
     if args.check:
         for p in changed + stale:
             print(f"out of date: tasks/{p}")
-        sys.exit(1 if changed or stale else 0)
+        if changed or stale:
+            sys.exit("gen_tasks.py: task definitions out of date; run it without --check")
+        print(f"gen_tasks.py: {len(files)} task definitions up to date")
+        return
     for p in stale:
         (TASKS / p).unlink()
     for p in changed:
@@ -164,7 +173,8 @@ def main():
         (TASKS / p).write_text(files[p])
     counts = {}
     for p, text in files.items():
-        key = (p.parts[0], next((v for v in ("true", "false") if f"verdict: {v}" in text), "none"))
+        verdict_ = next((v for v in ("true", "false") if f"verdict: {v}" in text), "none")
+        key = (p.parts[0], verdict_)
         counts[key] = counts.get(key, 0) + 1
     for (kind, v), n in sorted(counts.items()):
         print(f"tasks/{kind}: {n} expected {v}")

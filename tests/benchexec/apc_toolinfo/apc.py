@@ -115,7 +115,7 @@ class Tool(benchexec.tools.template.BaseTool2):
             return None
         if identifier == "reason":
             verdict = _verdict(report)
-            return verdict[1] if verdict else None
+            return (verdict[1] or "") if verdict else None
         if identifier == "engines" and isinstance(report.get("targets"), list):
             counts = {}
             for t in report["targets"]:
