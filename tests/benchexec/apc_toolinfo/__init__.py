@@ -1,0 +1,1 @@
+"""BenchExec tool-info modules of apc (give `apc_toolinfo.apc` as the tool)."""
