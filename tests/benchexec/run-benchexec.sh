@@ -25,17 +25,16 @@ cd "$repo"
 out="${BENCHEXEC_RESULTS:-/tmp/apc-benchexec}"
 mkdir -p "$out"
 read -r -a container <<<"${BENCHEXEC_CONTAINER:---read-only-dir / --overlay-dir /home}"
-before="$(ls "$out")"
+log_file="$(mktemp)"
+trap 'rm -f "$log_file"' EXIT
 benchexec "tests/benchexec/apc-$which.xml" \
     --tool-directory "$(realpath --relative-to=. "$tool_dir")" \
-    --outputpath "$out/" "${container[@]}" "$@"
+    --outputpath "$out/" "${container[@]}" "$@" | tee "$log_file"
 
-# The result files this run wrote, one per run definition (NAME.DATE.results.
-# RUNDEF.xml.bz2; BenchExec adds one per task set too, with the set's name
-# before .xml): one table that puts them side by side.
-mapfile -t results < <(comm -13 <(printf '%s\n' "$before" | sort) <(ls "$out" | sort) \
-    | grep '\.results\.[^.]*\.xml\.bz2$' | sed "s|^|$out/|")
+# BenchExec ends with the table-generator command for the result files it
+# wrote, one per run definition (not the extra ones per task set): run it.
+read -r -a results <<<"$(sed -n 's/^[^ ]*table-generator //p' "$log_file" | tail -n1)"
 if [ "${#results[@]}" -gt 0 ]; then
     table-generator --outputpath "$out" --name "apc-$which" "${results[@]}"
-    log "tables: $out/apc-$which.table.html (and .csv)"
+    log "tables: $(ls "$out/apc-$which".*html | tr '\n' ' ')(and .csv)"
 fi
