@@ -182,6 +182,68 @@ pub fn run(opts: &ThesisOptions, done: &(dyn Fn(&ProgramRun) + Sync)) -> Vec<Pro
     runs
 }
 
+/// A generated program loaded once for all its techniques: the database,
+/// its line index and its targets.
+struct Subject<'p> {
+    generated: &'p Generated,
+    db: Database,
+    file: SourceFile,
+    lines: LineIndex,
+    targets: Vec<Target>,
+}
+
+impl<'p> Subject<'p> {
+    fn load(generated: &'p Generated) -> Subject<'p> {
+        let name = format!("{}-{:03}.mc", generated.set, generated.index);
+        let (db, file) = Database::with_file(&name, &generated.source);
+        let lines = LineIndex::new(&generated.source);
+        let targets = check::targets(&db, file);
+        Subject {
+            generated,
+            db,
+            file,
+            lines,
+            targets,
+        }
+    }
+
+    /// A run of this program that has found nothing yet.
+    fn run(&self, technique: Technique) -> ProgramRun {
+        ProgramRun {
+            set: self.generated.set,
+            index: self.generated.index,
+            technique,
+            coverage: 0,
+            time: Duration::ZERO,
+            timed_out: false,
+            error: None,
+            proved_safe: false,
+            note: None,
+            refuted: vec![],
+        }
+    }
+
+    /// A run that could not be made.
+    fn failed(&self, technique: Technique, why: String) -> ProgramRun {
+        ProgramRun {
+            timed_out: true,
+            note: Some(why),
+            ..self.run(technique)
+        }
+    }
+
+    /// Replays a witness with the interpreter, as `apc run` does.
+    fn replayed(&self, t: &Target, w: &Witness) -> ErrorFound {
+        let program = &db::parse(&self.db, self.file).program;
+        let (text, at) = (&self.generated.source, (t.line, t.col));
+        ErrorFound {
+            target: t.clone(),
+            witness: w.clone(),
+            replay: interp::replay_hits(program, text, &self.lines, w, t.kind, at),
+        }
+    }
+}
+
 /// One program under each technique, then the random runs (and the
 /// errors the others found) that attack what each technique proved.
 fn run_program(
@@ -189,15 +251,15 @@ fn run_program(
     opts: &ThesisOptions,
     done: &(dyn Fn(&ProgramRun) + Sync),
 ) -> Vec<ProgramRun> {
-    let (db, file) = Database::with_file(&format!("{}-{:03}.mc", p.set, p.index), &p.source);
+    let subject = Subject::load(p);
     let mut runs: Vec<(ProgramRun, Vec<Target>)> = (opts.techniques.iter())
         .map(|t| {
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                analyse(&db, file, p, *t, opts)
+                analyse(&subject, *t, opts)
             }))
             .unwrap_or_else(|e| {
                 let msg = interp::panic_message(e.as_ref());
-                (failed(p, *t, format!("internal error: {msg}")), vec![])
+                (subject.failed(*t, format!("internal error: {msg}")), vec![])
             });
             done(&run.0);
             run
@@ -205,7 +267,7 @@ fn run_program(
         .collect();
     // What a random run hits, or another technique's replayed error hits,
     // is reachable.
-    let mut hit = random_hits(&db, file, p, opts.random_runs);
+    let mut hit = random_hits(&subject, opts.random_runs);
     for (run, _) in &runs {
         if let Some(e) = run.error.as_ref().filter(|e| e.replay.is_ok()) {
             hit.push(e.target.clone());
@@ -213,44 +275,19 @@ fn run_program(
     }
     for (run, unreachable) in &mut runs {
         run.refuted = (unreachable.iter())
-            .filter(|t| hit.iter().any(|h| same_place(h, t)))
+            .filter(|t| hit.contains(t))
             .cloned()
             .collect();
     }
     runs.into_iter().map(|(r, _)| r).collect()
 }
 
-fn failed(p: &Generated, technique: Technique, why: String) -> ProgramRun {
-    ProgramRun {
-        set: p.set,
-        index: p.index,
-        technique,
-        coverage: 0,
-        time: Duration::ZERO,
-        timed_out: true,
-        error: None,
-        proved_safe: false,
-        note: Some(why),
-        refuted: vec![],
-    }
-}
-
-fn same_place(a: &Target, b: &Target) -> bool {
-    (a.kind, a.line, a.col) == (b.kind, b.line, b.col)
-}
-
 /// The run and the targets it claims unreachable.
-fn analyse(
-    db: &Database,
-    file: SourceFile,
-    p: &Generated,
-    technique: Technique,
-    opts: &ThesisOptions,
-) -> (ProgramRun, Vec<Target>) {
+fn analyse(s: &Subject, technique: Technique, opts: &ThesisOptions) -> (ProgramRun, Vec<Target>) {
     if technique.per_target() {
-        check_program(db, file, p, technique, opts)
+        check_program(s, technique, opts)
     } else {
-        explore_program(db, file, p, technique, opts)
+        explore_program(s, technique, opts)
     }
 }
 
@@ -276,38 +313,32 @@ fn explore_options(technique: Technique, opts: &ThesisOptions) -> explore::Optio
 }
 
 fn explore_program(
-    db: &Database,
-    file: SourceFile,
-    p: &Generated,
+    s: &Subject,
     technique: Technique,
     opts: &ThesisOptions,
 ) -> (ProgramRun, Vec<Target>) {
     let started = Instant::now();
-    let report = match explore::explore(db, file, &explore_options(technique, opts)) {
+    let report = match explore::explore(&s.db, s.file, &explore_options(technique, opts)) {
         Ok(r) => r,
-        Err(e) => return (failed(p, technique, e), vec![]),
+        Err(e) => return (s.failed(technique, e), vec![]),
     };
-    let error = (report.errors.first()).map(|e| replayed(db, file, &e.target, &e.witness));
-    let complete = report.end == End::Complete;
+    let error = (report.errors.first()).map(|e| s.replayed(&e.target, &e.witness));
     let note = match &report.end {
         End::Incomplete(why) => Some(why.clone()),
         _ => None,
     };
     let run = ProgramRun {
-        set: p.set,
-        index: p.index,
-        technique,
         coverage: report.stats.paths,
         time: started.elapsed(),
         timed_out: note.is_some(),
-        proved_safe: complete && error.is_none(),
+        proved_safe: report.end == End::Complete && error.is_none(),
         error,
         note,
-        refuted: vec![],
+        ..s.run(technique)
     };
     // Every path explored without an error: every target is unreachable.
     let claimed = if run.proved_safe {
-        check::targets(db, file)
+        s.targets.clone()
     } else {
         vec![]
     };
@@ -318,32 +349,29 @@ fn explore_program(
 /// left; stops at the first reachable one, as the executor stops at its
 /// first error.
 fn check_program(
-    db: &Database,
-    file: SourceFile,
-    p: &Generated,
+    s: &Subject,
     technique: Technique,
     opts: &ThesisOptions,
 ) -> (ProgramRun, Vec<Target>) {
     let started = Instant::now();
     let deadline = started + opts.timeout;
-    let targets = check::targets(db, file);
     let mut co = CheckOptions::new(vec![opts.solver.clone()], opts.timeout);
     co.engine = match technique {
         Technique::Guided => Engine::Explore,
         _ => Engine::NcThenExplore,
     };
     let (mut unreachable, mut error, mut note) = (Vec::new(), None, None);
-    for (i, t) in targets.iter().enumerate() {
+    for (i, t) in s.targets.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             note = Some("timeout".to_string());
             break;
         }
-        co.timeout = left / (targets.len() - i) as u32;
-        match check::check_target(db, file, t, &co).verdict {
+        co.timeout = left / (s.targets.len() - i) as u32;
+        match check::check_target(&s.db, s.file, t, &co).verdict {
             Verdict::Unreachable => unreachable.push(t.clone()),
             Verdict::Reachable(w) => {
-                error = Some(replayed(db, file, t, &w));
+                error = Some(s.replayed(t, &w));
                 break;
             }
             Verdict::Unknown(why) => {
@@ -351,32 +379,16 @@ fn check_program(
             }
         }
     }
-    let proved_safe = unreachable.len() == targets.len();
+    let proved_safe = unreachable.len() == s.targets.len();
     let run = ProgramRun {
-        set: p.set,
-        index: p.index,
-        technique,
-        coverage: 0,
         time: started.elapsed(),
         timed_out: error.is_none() && !proved_safe,
         error,
         proved_safe,
         note,
-        refuted: vec![],
+        ..s.run(technique)
     };
     (run, unreachable)
-}
-
-/// Replays a witness with the interpreter, as `apc run` does.
-fn replayed(db: &Database, file: SourceFile, t: &Target, w: &Witness) -> ErrorFound {
-    let text = file.text(db);
-    let lines = LineIndex::new(text);
-    let program = &db::parse(db, file).program;
-    ErrorFound {
-        target: t.clone(),
-        witness: w.clone(),
-        replay: interp::replay_hits(program, text, &lines, w, t.kind, (t.line, t.col)),
-    }
 }
 
 /// Steps one random run may take.
@@ -386,30 +398,26 @@ const RANDOM_STREAM: usize = 64;
 
 /// The targets that `runs` random concrete runs hit. The inputs are
 /// small numbers mostly (the generated guards compare with 0..=10).
-fn random_hits(db: &Database, file: SourceFile, p: &Generated, runs: u32) -> Vec<Target> {
-    let text = file.text(db);
-    let lines = LineIndex::new(text);
-    let program = &db::parse(db, file).program;
-    let targets = check::targets(db, file);
-    let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(&p.source));
+fn random_hits(s: &Subject, runs: u32) -> Vec<Target> {
+    let program = &db::parse(&s.db, s.file).program;
+    let text = &s.generated.source;
+    let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(text));
+    let limits = Limits {
+        max_steps: RANDOM_RUN_STEPS,
+        ..Limits::default()
+    };
     let mut hit: Vec<Target> = Vec::new();
     for _ in 0..runs {
         let w = Witness {
             args: vec![],
             input: (0..RANDOM_STREAM).map(|_| random_input(&mut rng)).collect(),
         };
-        let limits = Limits {
-            max_steps: RANDOM_RUN_STEPS,
-            ..Limits::default()
-        };
         let Ok(r) = interp::run(program, &w, limits) else {
             continue;
         };
         if let Outcome::Error { kind, span } = r.outcome {
-            let (line, col) = lines.line_col(text, span.start);
-            let t = targets
-                .iter()
-                .find(|t| (t.kind, t.line, t.col) == (kind, line, col));
+            let (line, col) = s.lines.line_col(text, span.start);
+            let t = (s.targets.iter()).find(|t| (t.kind, t.line, t.col) == (kind, line, col));
             if let Some(t) = t.filter(|t| !hit.contains(t)) {
                 hit.push(t.clone());
             }

@@ -272,14 +272,15 @@ impl Annotations {
             Instr::Call { .. } => never,
             Instr::Alloc(v, _) => {
                 let post = self.unless_mentioned(&[*v], post, terms);
-                let one = terms.int(1);
-                self.bind_shape(self.non_null[*v as usize], Some(one), post, terms)
+                self.substitute(self.non_null[*v as usize], post, terms, |_, t| {
+                    Some(t.int(1))
+                })
             }
             Instr::Assign(Place::Var(x), e) => {
-                let post = self.assign(*x, e, post, terms);
-                let (length, non_null) = (self.length_of(e, terms), self.non_null_of(e, terms));
-                let post = self.bind_shape(self.lengths[*x as usize], length, post, terms);
-                self.bind_shape(self.non_null[*x as usize], non_null, post, terms)
+                let x = *x as usize;
+                let post = self.substitute(self.vars[x], post, terms, |a, t| a.expr(e, t));
+                let post = self.substitute(self.lengths[x], post, terms, |a, t| a.length_of(e, t));
+                self.substitute(self.non_null[x], post, terms, |a, t| a.non_null_of(e, t))
             }
             Instr::Assign(place, _) => match place.root_var() {
                 Some(r) => self.unless_mentioned(&[r], post, terms),
@@ -299,20 +300,20 @@ impl Annotations {
         }
     }
 
-    /// `post` with the shape variable `var` (a length, a non-nullness)
-    /// replaced by its new value; `false` if the value cannot be said and
+    /// `post` with `var` replaced by its new value; `false` if the value
+    /// cannot be said and `post` reads `var`. The value is only built when
     /// `post` reads the variable.
-    fn bind_shape(
+    fn substitute(
         &self,
         var: Option<Var>,
-        value: Option<TermId>,
         post: TermId,
         terms: &mut Terms,
+        value: impl FnOnce(&Self, &mut Terms) -> Option<TermId>,
     ) -> TermId {
         let Some(var) = var.filter(|v| terms.mentions(post, *v)) else {
             return post;
         };
-        match value {
+        match value(self, terms) {
             Some(t) => {
                 let mut s = Subst::new();
                 s.bind(var, t);
@@ -338,23 +339,6 @@ impl Annotations {
             Expr::AddrOf(_) => Some(terms.int(1)),
             Expr::Var(y) => self.non_null[*y as usize].map(|v| terms.var(v)),
             _ => None,
-        }
-    }
-
-    fn assign(&self, x: crate::ir::VarId, e: &Expr, post: TermId, terms: &mut Terms) -> TermId {
-        let Some(xv) = self.vars[x as usize] else {
-            return post;
-        };
-        if !terms.mentions(post, xv) {
-            return post;
-        }
-        match self.expr(e, terms) {
-            Some(t) => {
-                let mut s = Subst::new();
-                s.bind(xv, t);
-                s.apply(terms, post)
-            }
-            None => terms.bool(false),
         }
     }
 

@@ -475,7 +475,7 @@ impl<'p> Builder<'p> {
         let positions = count_positions(body);
         let at = self.below(positions as u64) as usize;
         let failing = self.failing_statements();
-        insert_at(body, at, failing);
+        insert_at(body, &mut { at }, &mut Some(failing));
     }
 
     fn failing_statements(&mut self) -> Vec<Stmt> {
@@ -550,26 +550,24 @@ fn blocks_of_mut(s: &mut Stmt) -> Vec<&mut Vec<Stmt>> {
 }
 
 /// Inserts `new` at position `at` in the order `count_positions` counts
-/// (pre-order: before statement i, then inside it, …, then the end).
-/// Returns how many positions remain to skip when not inserted here.
-fn insert_at(stmts: &mut Vec<Stmt>, mut at: usize, new: Vec<Stmt>) -> Option<usize> {
-    let mut i = 0;
-    while i <= stmts.len() {
-        if at == 0 {
-            stmts.splice(i..i, new);
-            return None;
+/// (pre-order: before statement i, then inside it, …, then the end),
+/// counting `at` down past the positions it skips; `new` is taken once.
+fn insert_at(stmts: &mut Vec<Stmt>, at: &mut usize, new: &mut Option<Vec<Stmt>>) {
+    for i in 0..=stmts.len() {
+        if *at == 0 {
+            if let Some(new) = new.take() {
+                stmts.splice(i..i, new);
+            }
+            return;
         }
-        at -= 1;
-        if i == stmts.len() {
-            break;
-        }
-        for b in blocks_of_mut(&mut stmts[i]) {
-            match insert_at(b, at, new.clone()) {
-                None => return None,
-                Some(rest) => at = rest,
+        *at -= 1;
+        if let Some(s) = stmts.get_mut(i) {
+            for b in blocks_of_mut(s) {
+                insert_at(b, at, new);
+                if new.is_none() {
+                    return;
+                }
             }
         }
-        i += 1;
     }
-    Some(at)
 }
