@@ -15,12 +15,21 @@
 //! hook: a timeout is not a crash and prints nothing.
 //!
 //! Without a deadline (the default) every check passes.
+//!
+//! A [`Stop`] ends the work early, as if its deadline had passed: the
+//! portfolio of `apc check` gives one to each engine racing on a target and
+//! throws it when the first definite answer arrives. Work that spawns
+//! threads hands the switch on ([`current_stop`], [`run_in`]), and work
+//! that waits on a solver process polls it ([`stop_requested`]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 thread_local! {
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static STOP: RefCell<Option<Stop>> = const { RefCell::new(None) };
     static PHASE: Cell<&'static str> = const { Cell::new("the analysis") };
     static TICKS: Cell<u32> = const { Cell::new(0) };
 }
@@ -67,6 +76,50 @@ pub fn run<T>(deadline: Instant, f: impl FnOnce() -> T) -> Result<T, Timeout> {
     }
 }
 
+/// A switch shared by the threads of one piece of work: once thrown, the
+/// deadline of every thread that carries it counts as passed.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Arc<AtomicBool>);
+
+impl Stop {
+    pub fn new() -> Stop {
+        Stop::default()
+    }
+
+    /// Ends the work of every thread that carries this switch.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// [`run`] with `stop` (if any) as this thread's switch as well; the
+/// previous switch is restored afterwards. Threads spawned by work under a
+/// deadline use it to carry on their parent's switch.
+pub fn run_in<T>(
+    deadline: Instant,
+    stop: Option<Stop>,
+    f: impl FnOnce() -> T,
+) -> Result<T, Timeout> {
+    let previous = STOP.with(|s| s.replace(stop));
+    let outcome = run(deadline, f);
+    STOP.with(|s| s.replace(previous));
+    outcome
+}
+
+/// This thread's switch, to hand on to the threads it spawns.
+pub fn current_stop() -> Option<Stop> {
+    STOP.with(|s| s.borrow().clone())
+}
+
+/// Whether this thread's switch was thrown (the work should end now).
+pub fn stop_requested() -> bool {
+    STOP.with(|s| s.borrow().as_ref().is_some_and(Stop::is_stopped))
+}
+
 /// This thread's deadline, if one is set.
 pub fn current() -> Option<Instant> {
     DEADLINE.with(Cell::get)
@@ -77,9 +130,9 @@ pub fn remaining() -> Option<Duration> {
     current().map(|d| d.saturating_duration_since(Instant::now()))
 }
 
-/// Whether the deadline has passed.
+/// Whether the deadline has passed (or the switch was thrown).
 pub fn passed() -> bool {
-    current().is_some_and(|d| Instant::now() >= d)
+    current().is_some_and(|d| Instant::now() >= d) || stop_requested()
 }
 
 /// Stops the work (unwinds with [`Timeout`]) if the deadline has passed.
@@ -149,5 +202,29 @@ mod tests {
             }
         });
         assert_eq!(r, Err(Timeout { phase: "loop" }));
+    }
+
+    #[test]
+    fn a_thrown_switch_stops_the_work_of_every_thread_that_carries_it() {
+        let later = Instant::now() + Duration::from_secs(60);
+        let stop = Stop::new();
+        let worker = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                run_in(later, Some(stop), || {
+                    let _p = phase("waiting");
+                    loop {
+                        check();
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                })
+            })
+        };
+        assert!(!stop_requested(), "this thread carries no switch");
+        stop.stop();
+        let r: Result<(), Timeout> = worker.join().unwrap();
+        assert_eq!(r, Err(Timeout { phase: "waiting" }));
+        // Without the switch, the same deadline lets the work go on.
+        assert_eq!(run_in(later, None, || 3), Ok(3));
     }
 }

@@ -50,6 +50,9 @@ pub struct CheckOptions {
     pub simplify: bool,
     /// Which engine decides.
     pub engine: Engine,
+    /// The portfolio starts the Horn clauses and the executor this long
+    /// after the conditions (if they have not decided by then).
+    pub portfolio_delay: Duration,
 }
 
 /// The engine that decides a target.
@@ -62,8 +65,12 @@ pub enum Engine {
     /// The executor alone, guided to the target with path subsumption.
     Explore,
     /// The conditions, then the executor on a target they leave undecided
-    /// (for the time left): `apc check`'s default.
+    /// (for the time left).
     NcThenExplore,
+    /// The portfolio: the conditions, the Horn clauses and the executor on
+    /// parallel threads; the first definite answer wins and stops the
+    /// others (`apc check`'s default; docs/portfolio.md).
+    All,
 }
 
 #[derive(Clone, Debug)]
@@ -71,6 +78,19 @@ pub enum Verdict {
     Unreachable,
     Reachable(Witness),
     Unknown(String),
+}
+
+impl Engine {
+    /// The name the reports use (`nc`, `chc`, `explore`, …).
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Engine::Nc => "nc",
+            Engine::Chc => "chc",
+            Engine::Explore => "explore",
+            Engine::NcThenExplore => "nc+explore",
+            Engine::All => "all",
+        }
+    }
 }
 
 impl Verdict {
@@ -105,39 +125,96 @@ pub fn check_all(
     opts: &CheckOptions,
     done: &(dyn Fn(&Report) + Sync),
 ) -> Vec<Report> {
+    let subject = Subject {
+        db: db.clone(),
+        file,
+        targets: targets.to_vec(),
+    };
+    let mut reports = check_batch(&[subject], opts, done, &|_, _| {});
+    reports.pop().unwrap_or_default()
+}
+
+/// One program of a batch and the targets to check in it.
+pub struct Subject {
+    pub db: Database,
+    pub file: SourceFile,
+    pub targets: Vec<Target>,
+}
+
+/// Checks the targets of several programs, `opts.jobs` at a time over all
+/// of them. `done` is told of each report as it comes; `file_done` of
+/// each program's reports (in its targets' order) once its last target is
+/// checked, from the thread that checked it. Returns the reports per
+/// program.
+pub fn check_batch(
+    subjects: &[Subject],
+    opts: &CheckOptions,
+    done: &(dyn Fn(&Report) + Sync),
+    file_done: &(dyn Fn(usize, &[Report]) + Sync),
+) -> Vec<Vec<Report>> {
+    let work: Vec<(usize, usize)> = subjects
+        .iter()
+        .enumerate()
+        .flat_map(|(f, s)| (0..s.targets.len()).map(move |i| (f, i)))
+        .collect();
+    let slots: Vec<Mutex<Vec<Option<Report>>>> = subjects
+        .iter()
+        .map(|s| Mutex::new(vec![None; s.targets.len()]))
+        .collect();
+    for (f, s) in subjects.iter().enumerate() {
+        if s.targets.is_empty() {
+            file_done(f, &[]);
+        }
+    }
+    // A database handle is not shared between threads: each worker gets
+    // its own clone of every program's.
+    let plan: Vec<(SourceFile, &[Target])> = subjects
+        .iter()
+        .map(|s| (s.file, s.targets.as_slice()))
+        .collect();
     let next = AtomicUsize::new(0);
-    let reports: Mutex<Vec<Option<Report>>> = Mutex::new(vec![None; targets.len()]);
-    let jobs = opts.jobs.clamp(1, targets.len().max(1));
+    let jobs = opts.jobs.clamp(1, work.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..jobs {
-            let db = db.clone();
-            let (next, reports) = (&next, &reports);
+            let dbs: Vec<Database> = subjects.iter().map(|s| s.db.clone()).collect();
+            let (next, work, slots, plan) = (&next, &work, &slots, &plan);
             // The engine recurses over (bounded) term heights: a big stack.
             std::thread::Builder::new()
                 .stack_size(256 << 20)
                 .spawn_scoped(scope, move || {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(t) = targets.get(i) else { break };
-                        // A defect in one target's analysis must not take
-                        // the others down: it becomes that target's reason.
-                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            check_target(&db, file, t, opts)
-                        }))
-                        .unwrap_or_else(|e| internal_error(t, e.as_ref()));
+                    while let Some(&(f, i)) = work.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        let (file, targets) = plan[f];
+                        let r = check_guarded(&dbs[f], file, &targets[i], opts);
                         done(&r);
-                        reports.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                        let mut slot = slots[f].lock().unwrap_or_else(|e| e.into_inner());
+                        slot[i] = Some(r);
+                        if slot.iter().all(Option::is_some) {
+                            let reports: Vec<Report> = slot.iter().flatten().cloned().collect();
+                            file_done(f, &reports);
+                        }
                     }
                 })
                 .expect("spawning a worker thread");
         }
     });
-    reports
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
+    slots
         .into_iter()
-        .map(|r| r.expect("every target was checked"))
+        .map(|m| {
+            let slot = m.into_inner().unwrap_or_else(|e| e.into_inner());
+            slot.into_iter()
+                .map(|r| r.expect("every target was checked"))
+                .collect()
+        })
         .collect()
+}
+
+/// [`check_target`], where a defect in one target's analysis becomes that
+/// target's reason instead of taking the others down.
+fn check_guarded(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_target(db, file, t, opts)
+    }))
+    .unwrap_or_else(|e| internal_error(t, e.as_ref()))
 }
 
 fn internal_error(t: &Target, panic: &(dyn std::any::Any + Send)) -> Report {
@@ -173,6 +250,7 @@ impl CheckOptions {
             max_models: DEFAULT_MAX_MODELS,
             simplify: true,
             engine: Engine::Nc,
+            portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
         }
     }
 }
@@ -251,6 +329,9 @@ fn decide(
         let why = "unsupported: the program has no main".to_string();
         return (Verdict::Unknown(why), None, None);
     };
+    if opts.engine == Engine::All {
+        return decide_by_portfolio(db, file, t, opts, deadline);
+    }
     if opts.engine == Engine::Chc {
         let errors = prog.copies_of(&t.function, t.id);
         let path = std::path::Path::new(file.path(db));
@@ -266,6 +347,115 @@ fn decide(
             decide_by_exploring(db, file, t, opts, deadline, decision)
         }
         _ => decision,
+    }
+}
+
+/// The portfolio's default head start of the conditions (measured:
+/// docs/portfolio.md §3).
+pub const DEFAULT_PORTFOLIO_DELAY: Duration = Duration::from_millis(0);
+
+/// The portfolio's engines, the conditions first.
+const PORTFOLIO: [Engine; 3] = [Engine::Nc, Engine::Chc, Engine::Explore];
+
+/// The portfolio: each engine on a thread of its own, the others after
+/// `opts.portfolio_delay`; the first definite answer throws the switch
+/// that stops the others. Undecided: every engine's reason.
+fn decide_by_portfolio(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
+    let stop = deadline::Stop::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for (i, engine) in PORTFOLIO.into_iter().enumerate() {
+            let (tx, stop, db) = (tx.clone(), stop.clone(), db.clone());
+            let delay = if i == 0 {
+                Duration::ZERO
+            } else {
+                opts.portfolio_delay
+            };
+            // The engines recurse over (bounded) term heights: a big stack.
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(scope, move || {
+                    let decision = after_head_start(delay, &stop, deadline)
+                        .then(|| run_engine(&db, file, t, opts, engine, deadline, &stop));
+                    let _ = tx.send((engine, decision));
+                })
+                .expect("spawning an engine thread");
+        }
+        drop(tx);
+        let mut reasons = Vec::new();
+        for (engine, decision) in rx {
+            match decision {
+                Some(d @ (Verdict::Unreachable | Verdict::Reachable(_), _, _)) => {
+                    stop.stop();
+                    return d;
+                }
+                Some((Verdict::Unknown(why), _, _)) => {
+                    reasons.push(format!("{}: {why}", engine.short_name()))
+                }
+                None => {}
+            }
+        }
+        let prefix = if Instant::now() >= deadline {
+            "timeout: "
+        } else {
+            ""
+        };
+        let why = format!("{prefix}{}", reasons.join("; "));
+        (Verdict::Unknown(why), None, None)
+    })
+}
+
+/// Waits out an engine's head start; `false` if the portfolio was decided
+/// (or out of time) meanwhile.
+fn after_head_start(delay: Duration, stop: &deadline::Stop, deadline: Instant) -> bool {
+    let start = Instant::now() + delay;
+    while Instant::now() < start {
+        if stop.is_stopped() || Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5).min(start - Instant::now()));
+    }
+    !stop.is_stopped()
+}
+
+/// One engine of the portfolio, under its switch; a defect or a timeout
+/// is its reason, not the target's end.
+fn run_engine(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    engine: Engine,
+    deadline: Instant,
+    stop: &deadline::Stop,
+) -> Decision {
+    let one = CheckOptions {
+        engine,
+        ..opts.clone()
+    };
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        deadline::run_in(deadline, Some(stop.clone()), || {
+            decide(db, file, t, &one, deadline)
+        })
+    }));
+    match attempt {
+        Ok(Ok(decision)) => decision,
+        Ok(Err(timeout)) => timed_out(timeout.phase),
+        Err(p) if p.downcast_ref::<salsa::Cancelled>().is_some() => {
+            let why = "stopped while waiting for a result another engine was computing";
+            (Verdict::Unknown(why.into()), None, None)
+        }
+        Err(p) => {
+            let msg = crate::interp::panic_message(p.as_ref());
+            let why = format!("internal error: {msg} (please report it with the program)");
+            (Verdict::Unknown(why), None, None)
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use super::places::targets_at_places;
 use super::run::big;
-use super::{ExitStatus, Format, bad, limits, load};
+use super::{ExitStatus, bad, limits, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
@@ -33,6 +33,8 @@ pub enum ModeChoice {
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum EngineChoice {
+    /// Every engine on parallel threads; the first definite answer wins.
+    All,
     /// The necessary conditions, then the executor on what they leave undecided.
     #[value(name = "nc+explore")]
     NcExplore,
@@ -41,10 +43,25 @@ pub enum EngineChoice {
     Explore,
 }
 
+/// `apc check`'s output formats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    /// One line per target.
+    #[default]
+    Text,
+    /// One JSON object (with several files: an object with one per file).
+    Json,
+    /// One JSON object per line and file, each printed as soon as the file is decided.
+    Jsonl,
+}
+
 #[derive(Args, Debug)]
 pub struct CheckArgs {
-    /// The microc source file.
-    pub file: PathBuf,
+    /// The microc source file(s), or directories: every `.mc` file below a directory
+    /// is checked (in path order). With several files the targets of all of them share
+    /// the `--jobs` workers, and a rejected file does not stop the others.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub solvers: SolverArgs,
     /// Which form of the necessary condition to solve. `race` runs the quantified φ̂,
@@ -69,10 +86,10 @@ pub struct CheckArgs {
     /// as `z3 FILE` or `cvc5 FILE`.
     #[arg(long, value_name = "DIR")]
     pub dump_queries: Option<PathBuf>,
-    /// Output format: one line per target, or one JSON object.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// How many targets to check in parallel (1 to 256).
+    /// Output format: one line per target, one JSON object, or one JSON line per file.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
+    /// How many targets to check in parallel (1 to 256), over all the files.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=limits::MAX_JOBS as u64))]
     pub jobs: usize,
     /// How many models a query may give whose replay misses the target before the
@@ -83,17 +100,23 @@ pub struct CheckArgs {
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
     pub no_counter_inference: bool,
-    /// Which engine decides. `nc+explore` (the default): the necessary conditions,
-    /// then, on a target they leave undecided, the symbolic executor for the time
-    /// that is left. `nc`: the necessary conditions alone (proofs and replayed
-    /// witnesses). `chc`: Horn clauses solved by Z3's fixed-point engine (proofs only:
+    /// Which engine decides. `all` (the default): the portfolio, the three engines
+    /// below on parallel threads within the target's `--timeout`; the first definite
+    /// answer (a checked proof or a replayed witness) wins and stops the others.
+    /// `nc+explore`: the necessary conditions, then, on a target they leave undecided,
+    /// the symbolic executor for the time that is left. `nc`: the necessary
+    /// conditions alone (proofs and replayed witnesses). `chc`: Horn clauses solved by Z3's fixed-point engine (proofs only:
     /// an invariant is `unreachable` once apc has re-checked it, clause by clause;
     /// values in local arrays, records and behind pointers are unknown to it).
     /// `explore`: the symbolic executor alone, guided to the target with path
     /// subsumption (replayed witnesses; `unreachable` when every path to the target
     /// was explored).
-    #[arg(long, value_enum, default_value_t = EngineChoice::NcExplore)]
+    #[arg(long, value_enum, default_value_t = EngineChoice::All)]
     pub engine: EngineChoice,
+    /// With `--engine all`: start the Horn clauses and the executor this many
+    /// milliseconds after the necessary conditions, if those have not decided by then.
+    #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    pub portfolio_delay: u64,
     /// Send the necessary condition as computed, without the e-graph simplification
     /// (for comparison: `apc bench simplify` measures both).
     #[arg(long)]
@@ -143,33 +166,38 @@ impl SolverArgs {
 
 pub fn check(a: CheckArgs) -> ExitCode {
     let started = Instant::now();
-    let timeout = a.timeout;
     let solvers = match a.solvers.locate() {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let loaded = match load(&a.file) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    if crate::db::program(&loaded.db, loaded.file).is_none() {
-        return bad(&format!("{}: the program has no `main`", loaded.path));
+    let batch = a.files.len() > 1 || a.files.iter().any(|p| p.is_dir());
+    if batch && !a.target.is_empty() {
+        return bad("--target needs exactly one FILE");
     }
-    let all = check::targets(&loaded.db, loaded.file);
-    let targets: Vec<check::Target> = if a.target.is_empty() {
-        all
-    } else {
-        match targets_at_places(&loaded.path, &all, &a.target) {
-            Ok(t) => t,
-            Err(code) => return code,
-        }
+    let paths = match source_files(&a.files) {
+        Ok(p) => p,
+        Err(e) => return bad(&e),
     };
     if let Some(dir) = &a.dump_queries
         && let Err(e) = super::writable_dir(dir)
     {
         return bad(&e);
     }
-    let opts = CheckOptions {
+    let opts = options(&a, solvers);
+    let status = if batch {
+        check_many(&a, &paths, &opts, started)
+    } else {
+        check_one(&a, &paths[0], &opts, started)
+    };
+    if let Some(e) = opts.dump_failure.get() {
+        return bad(&format!("some queries were not dumped: {e}"));
+    }
+    status.into()
+}
+
+/// The check options the flags ask for.
+fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
+    CheckOptions {
         solvers,
         mode: match a.mode {
             ModeChoice::Race => Mode::Race,
@@ -177,7 +205,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
             ModeChoice::Unfolded => Mode::Unfolded,
         },
         k: a.k,
-        timeout,
+        timeout: a.timeout,
         jobs: a.jobs,
         dump_queries: a.dump_queries.clone(),
         dump_failure: Default::default(),
@@ -189,30 +217,260 @@ pub fn check(a: CheckArgs) -> ExitCode {
             EngineChoice::Nc => check::Engine::Nc,
             EngineChoice::Chc => check::Engine::Chc,
             EngineChoice::Explore => check::Engine::Explore,
+            EngineChoice::All => check::Engine::All,
         },
+        portfolio_delay: Duration::from_millis(a.portfolio_delay),
+    }
+}
+
+/// The files the arguments name: a file as given, a directory as every
+/// `.mc` file below it, in path order. A missing path or a directory
+/// without programs is an error.
+fn source_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for arg in args {
+        if arg.is_dir() {
+            let before = files.len();
+            programs_below(arg, &mut files)?;
+            if files.len() == before {
+                return Err(format!("{}: no .mc files in this directory", arg.display()));
+            }
+        } else {
+            // A missing file is reported by `load` as for one file.
+            files.push(arg.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn programs_below(dir: &std::path::Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    let read = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut entries: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            programs_below(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "mc") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// `apc check FILE`: its diagnostics and a missing `main` are errors of
+/// the command line.
+fn check_one(a: &CheckArgs, path: &PathBuf, opts: &CheckOptions, started: Instant) -> ExitStatus {
+    let loaded = match load(path) {
+        Ok(l) => l,
+        Err(_) => return ExitStatus::BadInput,
+    };
+    if crate::db::program(&loaded.db, loaded.file).is_none() {
+        eprintln!("error: {}: the program has no `main`", loaded.path);
+        return ExitStatus::BadInput;
+    }
+    let all = check::targets(&loaded.db, loaded.file);
+    let targets: Vec<check::Target> = if a.target.is_empty() {
+        all
+    } else {
+        match targets_at_places(&loaded.path, &all, &a.target) {
+            Ok(t) => t,
+            Err(_) => return ExitStatus::BadInput,
+        }
     };
     let bar = if targets.len() > 1 {
         super::progress(targets.len(), "{bar:30} {pos}/{len} targets {elapsed}")
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let reports = check::check_all(&loaded.db, loaded.file, &targets, &opts, &|_| bar.inc(1));
+    let reports = check::check_all(&loaded.db, loaded.file, &targets, opts, &|_| bar.inc(1));
     bar.finish_and_clear();
     let total = started.elapsed();
+    let solver = solver_name(a);
     match a.format {
-        Format::Text => print_text(&loaded.path, &reports, total),
-        Format::Json => print_json(&loaded.path, &a, &reports, total),
+        CheckFormat::Text => print_text(&loaded.path, &reports, total),
+        CheckFormat::Json => outln!("{:#}", file_json(&loaded.path, &solver, &reports, total)),
+        CheckFormat::Jsonl => outln!("{}", file_json(&loaded.path, &solver, &reports, total)),
     }
-    if let Some(e) = opts.dump_failure.get() {
-        return bad(&format!("some queries were not dumped: {e}"));
-    }
-    let [_, reachable, unknown] = counts(&reports);
+    status_of(&reports)
+}
+
+/// The exit status of some reports: a reachable target, else an unknown
+/// one, else all proved.
+fn status_of(reports: &[Report]) -> ExitStatus {
+    let [_, reachable, unknown] = counts(reports);
     if reachable > 0 {
-        ExitStatus::Found.into()
+        ExitStatus::Found
     } else if unknown > 0 {
-        ExitStatus::Undecided.into()
+        ExitStatus::Undecided
     } else {
-        ExitStatus::Ok.into()
+        ExitStatus::Ok
+    }
+}
+
+fn solver_name(a: &CheckArgs) -> Option<String> {
+    a.solvers
+        .solver
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+}
+
+/// One file of a batch: checked, or rejected with the reason.
+type Entry = Result<Vec<Report>, String>;
+
+/// `apc check FILE… | DIR…`: every file's targets on the shared workers;
+/// each file is printed, in order, once it is decided. A rejected file
+/// (its diagnostics on stderr) is reported and makes the status 2.
+fn check_many(
+    a: &CheckArgs,
+    paths: &[PathBuf],
+    opts: &CheckOptions,
+    started: Instant,
+) -> ExitStatus {
+    let shown: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let mut subjects = Vec::new();
+    let mut subject_of_file = Vec::new();
+    let mut printer = BatchPrinter::new(a, shown.clone());
+    for (i, path) in paths.iter().enumerate() {
+        match load_program(path) {
+            Ok(s) => {
+                subject_of_file.push(Some(subjects.len()));
+                subjects.push(s);
+            }
+            Err(why) => {
+                subject_of_file.push(None);
+                printer.ready.insert(i, Err(why));
+            }
+        }
+    }
+    let file_of_subject: Vec<usize> = (0..paths.len())
+        .filter(|&i| subject_of_file[i].is_some())
+        .collect();
+    let total: usize = subjects.iter().map(|s| s.targets.len()).sum();
+    let bar = super::progress(total, "{bar:30} {pos}/{len} targets {elapsed}");
+    printer.flush(&bar);
+    let printer = std::sync::Mutex::new(printer);
+    check::check_batch(&subjects, opts, &|_| bar.inc(1), &|s, reports| {
+        let mut p = printer.lock().unwrap_or_else(|e| e.into_inner());
+        p.ready.insert(file_of_subject[s], Ok(reports.to_vec()));
+        p.flush(&bar);
+    });
+    bar.finish_and_clear();
+    let printer = printer.into_inner().unwrap_or_else(|e| e.into_inner());
+    printer.finish(started.elapsed())
+}
+
+/// A program of a batch, or why it cannot be checked.
+fn load_program(path: &PathBuf) -> Result<check::Subject, String> {
+    let loaded = super::load_quietly(path)?;
+    if crate::db::program(&loaded.db, loaded.file).is_none() {
+        return Err(format!("{}: the program has no `main`", loaded.path));
+    }
+    let targets = check::targets(&loaded.db, loaded.file);
+    Ok(check::Subject {
+        db: loaded.db,
+        file: loaded.file,
+        targets,
+    })
+}
+
+/// Prints a batch's files in order as they are decided, and the totals.
+struct BatchPrinter {
+    format: CheckFormat,
+    solver: Option<String>,
+    files: Vec<String>,
+    ready: std::collections::BTreeMap<usize, Entry>,
+    next: usize,
+    /// Every file, for `--format json` and the totals.
+    done: Vec<(String, Entry)>,
+}
+
+impl BatchPrinter {
+    fn new(a: &CheckArgs, files: Vec<String>) -> BatchPrinter {
+        BatchPrinter {
+            format: a.format,
+            solver: solver_name(a),
+            files,
+            ready: Default::default(),
+            next: 0,
+            done: Vec::new(),
+        }
+    }
+
+    /// Prints the files that are next in order and decided.
+    fn flush(&mut self, bar: &indicatif::ProgressBar) {
+        while let Some(entry) = self.ready.remove(&self.next) {
+            let path = self.files[self.next].clone();
+            bar.suspend(|| self.print(&path, &entry));
+            self.done.push((path, entry));
+            self.next += 1;
+        }
+    }
+
+    fn print(&self, path: &str, entry: &Entry) {
+        match (self.format, entry) {
+            (CheckFormat::Text, Ok(reports)) => print_target_lines(path, reports),
+            (CheckFormat::Text, Err(why)) => outln!("{why}"),
+            (CheckFormat::Jsonl, e) => outln!("{}", self.entry_json(path, e)),
+            (CheckFormat::Json, _) => {}
+        }
+    }
+
+    fn entry_json(&self, path: &str, entry: &Entry) -> Value {
+        match entry {
+            Ok(reports) => {
+                let time = reports.iter().map(|r| r.time).sum();
+                file_json(path, &self.solver, reports, time)
+            }
+            Err(why) => json!({"file": path, "error": why, "targets": []}),
+        }
+    }
+
+    /// The totals (and, for `--format json`, everything); the status.
+    fn finish(self, total: Duration) -> ExitStatus {
+        let reports: Vec<Report> = self
+            .done
+            .iter()
+            .filter_map(|(_, e)| e.as_ref().ok())
+            .flatten()
+            .cloned()
+            .collect();
+        let rejected = self.done.iter().filter(|(_, e)| e.is_err()).count();
+        let [unreachable, reachable, unknown] = counts(&reports);
+        match self.format {
+            CheckFormat::Text => outln!(
+                "{} files ({rejected} rejected), {} targets: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
+                self.done.len(),
+                reports.len(),
+                ms(total)
+            ),
+            CheckFormat::Json => {
+                let files: Vec<Value> = self
+                    .done
+                    .iter()
+                    .map(|(p, e)| self.entry_json(p, e))
+                    .collect();
+                let out = json!({
+                    "solver": self.solver,
+                    "files": files,
+                    "summary": {
+                        "files": self.done.len(),
+                        "rejected": rejected,
+                        "targets": reports.len(),
+                        "unreachable": unreachable,
+                        "reachable": reachable,
+                        "unknown": unknown,
+                    },
+                    "time_ms": ms(total),
+                });
+                outln!("{out:#}");
+            }
+            CheckFormat::Jsonl => {}
+        }
+        if rejected > 0 {
+            ExitStatus::BadInput
+        } else {
+            status_of(&reports)
+        }
     }
 }
 
@@ -256,6 +514,18 @@ pub(super) fn show_witness(w: &Witness) -> String {
 }
 
 fn print_text(path: &str, reports: &[Report], total: Duration) {
+    print_target_lines(path, reports);
+    let [unreachable, reachable, unknown] = counts(reports);
+    outln!(
+        "{} target{}: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
+        reports.len(),
+        if reports.len() == 1 { "" } else { "s" },
+        ms(total)
+    );
+}
+
+/// One line per target.
+fn print_target_lines(path: &str, reports: &[Report]) {
     for r in reports {
         let t = &r.target;
         let how = match (&r.method, &r.solver) {
@@ -276,13 +546,6 @@ fn print_text(path: &str, reports: &[Report], total: Duration) {
             ms(r.time)
         );
     }
-    let [unreachable, reachable, unknown] = counts(reports);
-    outln!(
-        "{} target{}: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
-        reports.len(),
-        if reports.len() == 1 { "" } else { "s" },
-        ms(total)
-    );
 }
 
 fn arg_json(v: &ArgValue) -> Value {
@@ -303,38 +566,11 @@ pub(super) fn witness_json(w: &Witness) -> Value {
     json!({"args": args, "input": input})
 }
 
-fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
-    let targets: Vec<Value> = reports
-        .iter()
-        .map(|r| {
-            let t = &r.target;
-            let (reason, witness) = match &r.verdict {
-                Verdict::Unreachable => (Value::Null, Value::Null),
-                Verdict::Reachable(w) => (Value::Null, witness_json(w)),
-                Verdict::Unknown(why) => (Value::String(why.clone()), Value::Null),
-            };
-            json!({
-                "kind": t.kind.as_str(),
-                "function": t.function,
-                "line": t.line,
-                "col": t.col,
-                "verdict": r.verdict.name(),
-                "reason": reason,
-                "witness": witness,
-                "engine": r.engine,
-                "method": r.method,
-                "solver": r.solver,
-                "time_ms": ms(r.time),
-            })
-        })
-        .collect();
-    let solver = a
-        .solvers
-        .solver
-        .to_possible_value()
-        .map(|v| v.get_name().to_string());
+/// A file's verdicts as one JSON object.
+fn file_json(path: &str, solver: &Option<String>, reports: &[Report], total: Duration) -> Value {
+    let targets: Vec<Value> = reports.iter().map(report_json).collect();
     let [unreachable, reachable, unknown] = counts(reports);
-    let out = json!({
+    json!({
         "file": path,
         "solver": solver,
         "targets": targets,
@@ -345,6 +581,27 @@ fn print_json(path: &str, a: &CheckArgs, reports: &[Report], total: Duration) {
             "unknown": unknown,
         },
         "time_ms": ms(total),
-    });
-    outln!("{out:#}");
+    })
+}
+
+fn report_json(r: &Report) -> Value {
+    let t = &r.target;
+    let (reason, witness) = match &r.verdict {
+        Verdict::Unreachable => (Value::Null, Value::Null),
+        Verdict::Reachable(w) => (Value::Null, witness_json(w)),
+        Verdict::Unknown(why) => (Value::String(why.clone()), Value::Null),
+    };
+    json!({
+        "kind": t.kind.as_str(),
+        "function": t.function,
+        "line": t.line,
+        "col": t.col,
+        "verdict": r.verdict.name(),
+        "reason": reason,
+        "witness": witness,
+        "engine": r.engine,
+        "method": r.method,
+        "solver": r.solver,
+        "time_ms": ms(r.time),
+    })
 }

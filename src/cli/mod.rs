@@ -269,8 +269,14 @@ impl Loaded {
 /// Reads and checks a file; prints diagnostics (warnings too) to stderr.
 /// On any error returns the exit code to use.
 pub fn load(path: &PathBuf) -> Result<Loaded, ExitCode> {
+    load_quietly(path).map_err(|e| bad(&e))
+}
+
+/// [`load`] with the error as a message (the diagnostics still go to
+/// stderr): for batches, where one bad file does not stop the others.
+pub fn load_quietly(path: &PathBuf) -> Result<Loaded, String> {
     let shown = path.display().to_string();
-    let text = read_source(path, &shown).map_err(|e| bad(&e))?;
+    let text = read_source(path, &shown)?;
     let (db, file) = Database::with_file(&shown, &text);
     let diags = db::diagnostics(&db, file);
     if !diags.is_empty() {
@@ -278,11 +284,10 @@ pub fn load(path: &PathBuf) -> Result<Loaded, ExitCode> {
     }
     let errors = diags.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
-        eprintln!(
-            "error: {shown} was rejected ({errors} error{})",
+        return Err(format!(
+            "{shown} was rejected ({errors} error{})",
             if errors == 1 { "" } else { "s" }
-        );
-        return Err(ExitStatus::BadInput.into());
+        ));
     }
     let lines = LineIndex::new(&text);
     Ok(Loaded {

@@ -386,7 +386,7 @@ impl Run<'_> {
 
     fn limit_reached(&self) -> Option<String> {
         let s = &self.ex.stats;
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) || crate::deadline::stop_requested() {
             return Some("timeout".into());
         }
         if s.steps >= self.ex.opts.max_steps {

@@ -45,14 +45,17 @@ impl Drop for Watchdog {
     }
 }
 
+/// Cancels the session at `deadline`, or when the work's switch
+/// (`deadline::Stop`) is thrown, unless the guard is dropped first.
 fn watchdog(cancel: &Cancel, deadline: Instant) -> Watchdog {
     use std::sync::atomic::{AtomicBool, Ordering};
     let done = std::sync::Arc::new(AtomicBool::new(false));
     let (flag, cancel) = (done.clone(), cancel.clone());
+    let stop = crate::deadline::current_stop();
     std::thread::spawn(move || {
         while !flag.load(Ordering::SeqCst) {
             let now = Instant::now();
-            if now >= deadline {
+            if now >= deadline || stop.as_ref().is_some_and(|s| s.is_stopped()) {
                 cancel.cancel();
                 return;
             }

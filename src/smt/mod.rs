@@ -28,7 +28,7 @@ pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session};
 
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
@@ -61,7 +61,6 @@ fn solver_stdout(
     timeout: Duration,
 ) -> Result<String, SolverFailure> {
     use std::io::Read;
-    use wait_timeout::ChildExt;
     let mut child = process::spawn(name, command, args).map_err(SolverFailure::Start)?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(script.as_bytes());
@@ -76,17 +75,29 @@ fn solver_stdout(
         let _ = stdout.read_to_string(&mut text);
         text
     });
-    match child.wait_timeout(timeout + grace(timeout)) {
-        Ok(Some(_)) => {}
-        _ => {
-            process::stop(&mut child);
-            let _ = reader.join();
-            return Err(SolverFailure::Timeout);
-        }
+    if !wait_or_stop(&mut child, timeout + grace(timeout)) {
+        process::stop(&mut child);
+        let _ = reader.join();
+        return Err(SolverFailure::Timeout);
     }
     reader
         .join()
         .map_err(|_| SolverFailure::Start(format!("reading {name}'s answer failed")))
+}
+
+/// Waits for the solver to exit within `limit`; `false` if it did not, or
+/// if this thread's work was stopped meanwhile (`deadline::Stop`).
+fn wait_or_stop(child: &mut std::process::Child, limit: Duration) -> bool {
+    use wait_timeout::ChildExt;
+    let end = Instant::now() + limit;
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        match child.wait_timeout(left.min(Duration::from_millis(20))) {
+            Ok(Some(_)) => return true,
+            Ok(None) if !left.is_zero() && !crate::deadline::stop_requested() => {}
+            _ => return false,
+        }
+    }
 }
 
 /// The message for a solver stopped at its limit.

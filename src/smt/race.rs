@@ -72,6 +72,9 @@ enum Message<W> {
     Undecided(String, String, Undecided),
 }
 
+/// How often a waiting race looks at its portfolio's switch.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
 /// Runs the contenders until one is definite, all are undecided, or the
 /// deadline. `judge` gets the session after `sat` (to ask for values).
 pub fn race<W, J>(
@@ -86,10 +89,13 @@ where
 {
     let cancel = Cancel::new();
     let (tx, rx) = mpsc::channel::<Message<W>>();
+    // A portfolio may end the race early: its switch goes to every thread.
+    let stop = crate::deadline::current_stop();
     std::thread::scope(|scope| {
         for c in contenders {
             let tx = tx.clone();
             let cancel = cancel.clone();
+            let stop = stop.clone();
             let judge = &judge;
             // The judge builds witnesses and prints terms recursively over
             // (bounded-height) terms: the analyses' big stack, not 2 MiB.
@@ -97,7 +103,7 @@ where
             // A contender that cannot start drops its sender: undecided.
             let _ = contender.spawn_scoped(scope, move || {
                 // The judge's replays run within the race's deadline.
-                let _ = crate::deadline::run(deadline, || {
+                let _ = crate::deadline::run_in(deadline, stop, || {
                     // Run the chain until a stage is definite or the last ends.
                     let mut c = c;
                     let mut no_witness = None;
@@ -127,14 +133,14 @@ where
         let mut undecided = Vec::new();
         let outcome = loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.max(Duration::from_millis(1))) {
+            match rx.recv_timeout(left.clamp(Duration::from_millis(1), STOP_POLL)) {
                 Ok(Message::Definite(o)) => break o,
                 Ok(Message::Undecided(m, s, u)) => undecided.push((m, s, u)),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     break RaceOutcome::Undecided(std::mem::take(&mut undecided));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if Instant::now() >= deadline {
+                    if Instant::now() >= deadline || crate::deadline::stop_requested() {
                         break RaceOutcome::Timeout(std::mem::take(&mut undecided));
                     }
                 }

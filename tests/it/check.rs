@@ -194,7 +194,7 @@ fn json_contract_and_exit_codes() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("oneloop.mc:10:5: assert in main: unreachable [nc-"),
+        text.contains("oneloop.mc:10:5: assert in main: unreachable ["),
         "{text}"
     );
     assert!(text.contains("1 target: 1 unreachable, 0 reachable, 0 unknown"));
@@ -227,6 +227,9 @@ fn check_with_fake(name: &str, script: &str, timeout: &str) -> (Value, Duration)
             "json",
             "--timeout",
             timeout,
+            // The engines that use the solver given (the Horn engine has its own).
+            "--engine",
+            "nc+explore",
         ],
     )
     .output()
@@ -350,7 +353,15 @@ fn killing_apc_leaves_nothing(style: &str, body: &str, signal: &str) {
             &format!("orphan{style}{signal}"),
             &body.replace("{pids}", &pids.display().to_string()),
         );
-        let mut child = with_path(&dir, &["check", &program("oneloop.mc"), "--timeout", "100"])
+        let args = [
+            "check",
+            &program("oneloop.mc"),
+            "--timeout",
+            "100",
+            "--engine",
+            "nc+explore",
+        ];
+        let mut child = with_path(&dir, &args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -465,6 +476,8 @@ fn dumped_queries_run_standalone_in_both_solvers() {
             solver,
             "--format",
             "json",
+            "--engine",
+            "nc",
             "--dump-queries",
             dir.to_str().unwrap(),
         ]);
@@ -523,16 +536,21 @@ fn nc_dumps_exactly_what_check_sends() {
         let _ = std::fs::remove_dir_all(&nc_dir);
         let _ = std::fs::remove_dir_all(&check_dir);
         for (cmd, dir) in [("nc", &nc_dir), ("check", &check_dir)] {
-            let out = apc(&[
+            let path = program(name);
+            let mut args = vec![
                 cmd,
-                &program(name),
+                &path,
                 "--target",
                 target,
                 "--solver",
                 "all",
                 "--dump-queries",
                 dir.to_str().unwrap(),
-            ]);
+            ];
+            if cmd == "check" {
+                args.extend(["--engine", "nc"]);
+            }
+            let out = apc(&args);
             assert!(
                 out.status.code().is_some_and(|c| c < 2),
                 "{cmd} {name}: {out:?}"
@@ -653,4 +671,141 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
     );
     assert!(answers.iter().all(|a| a == "unsat"), "{answers:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The portfolio's first definite answer stops the other engines: with a
+/// `z3` that hangs, the conditions and the executor would wait for it
+/// until the 60 s timeout, but the Horn engine (its own solver) proves the
+/// target, and apc ends at once, leaving no solver behind.
+#[test]
+fn the_portfolio_stops_the_losers_at_the_first_definite_answer() {
+    let pids = std::env::temp_dir().join(format!("apc-portfolio-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&pids);
+    std::fs::create_dir_all(&pids).unwrap();
+    let dir = fake_solver(
+        "portfolio-hang",
+        &format!("echo $$ > {}/$$; exec sleep 1000", pids.display()),
+    );
+    let horn = Path::new(env!("CARGO_MANIFEST_DIR")).join("solvers/bin/z3-horn");
+    let horn = if horn.exists() {
+        horn
+    } else {
+        PathBuf::from("/usr/bin/z3")
+    };
+    let start = Instant::now();
+    let args = [
+        "check",
+        &program("oneloop.mc"),
+        "--timeout",
+        "60",
+        "--format",
+        "json",
+    ];
+    let out = with_path(&dir, &args)
+        .env("APC_Z3_HORN", &horn)
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    let t = &json(&out)["targets"][0];
+    assert_eq!(t["verdict"], "unreachable", "{t}");
+    assert_eq!(t["engine"], "chc", "{t}");
+    assert!(
+        took < Duration::from_secs(20),
+        "the losers ran on: {took:?}"
+    );
+    let started: Vec<i32> = std::fs::read_dir(&pids)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
+        .collect();
+    assert!(!started.is_empty(), "the hanging solver was never asked");
+    assert!(
+        started.iter().all(|p| !alive(*p)),
+        "a loser's solver is left"
+    );
+}
+
+/// With every engine: a reachable target gets a witness that `apc run`
+/// replays, whichever engine won, and each report names its engine.
+#[test]
+fn the_portfolio_decides_with_a_replayed_witness_or_a_proof() {
+    let file = program("hello.mc");
+    let out = apc(&["check", &file, "--format", "json", "--engine", "all"]);
+    let j = json(&out);
+    let mut reachable = 0;
+    for t in j["targets"].as_array().unwrap() {
+        assert!(
+            ["nc", "chc", "explore"].contains(&t["engine"].as_str().unwrap_or("")),
+            "{t}"
+        );
+        if t["verdict"] == "reachable" {
+            reachable += 1;
+            let run = replay(&file, &t["witness"]);
+            assert_eq!(run["error"]["line"], t["line"], "{run}");
+        }
+    }
+    assert_eq!(reachable, 1, "{j}");
+}
+
+/// `apc check DIR`: one JSON line per file, in path order, a rejected
+/// file reported in its line (and exit 2) without stopping the others;
+/// `--format json` over files sums their counts.
+#[test]
+fn batch_runs_print_one_line_per_file() {
+    let dir = std::env::temp_dir().join(format!("apc-batch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    for (name, to) in [("oneloop.mc", "a.mc"), ("sem_order.mc", "sub/c.mc")] {
+        std::fs::copy(programs_dir().join(name), dir.join(to)).unwrap();
+    }
+    std::fs::write(dir.join("b.mc"), "main() { x = ; }").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a program").unwrap();
+    let d = dir.to_str().unwrap();
+    let out = apc(&["check", d, "--format", "jsonl", "--jobs", "2"]);
+    assert_eq!(out.status.code(), Some(2), "a rejected file");
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    let files: Vec<&str> = lines.iter().map(|l| l["file"].as_str().unwrap()).collect();
+    let expected: Vec<String> = ["a.mc", "b.mc", "sub/c.mc"]
+        .iter()
+        .map(|f| dir.join(f).display().to_string())
+        .collect();
+    assert_eq!(files, expected);
+    assert!(lines[1]["error"].as_str().unwrap().contains("rejected"));
+    // Each file's line is what `apc check FILE` says of it.
+    for (line, name) in [(&lines[0], "oneloop.mc"), (&lines[2], "sem_order.mc")] {
+        let alone = json(&apc(&["check", &program(name), "--format", "json"]));
+        assert_eq!(line["summary"], alone["summary"], "{name}");
+    }
+
+    let (a, c) = (dir.join("a.mc"), dir.join("sub/c.mc"));
+    let out = apc(&[
+        "check",
+        a.to_str().unwrap(),
+        c.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "some target is reachable");
+    let j = json(&out);
+    let files = j["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    for key in ["targets", "unreachable", "reachable", "unknown"] {
+        let sum: u64 = files
+            .iter()
+            .map(|f| f["summary"][key].as_u64().unwrap())
+            .sum();
+        assert_eq!(j["summary"][key], sum, "{key}");
+    }
+    assert_eq!(j["summary"]["files"], 2);
+    assert_eq!(j["summary"]["rejected"], 0);
+    let out = apc(&["check", d, "--target", "3"]);
+    assert_eq!(out.status.code(), Some(2), "--target needs one file");
+    let out = apc(&[
+        "check",
+        dir.join("sub").to_str().unwrap(),
+        "/nonexistent-dir/",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
 }

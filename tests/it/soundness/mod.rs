@@ -469,11 +469,14 @@ fn check_verdicts(seed: u64, programs: usize, knobs: &Knobs) -> (VerdictStats, F
     // The pipeline as `apc check` runs it (the simplifier included, so this
     // tests its soundness on generated programs too), with fewer models.
     // `SOUNDNESS_CHECK_ENGINE=nc` for the conditions alone; by default
-    // `apc check`'s engine, the conditions then the guided executor.
-    let engine = match env_or("SOUNDNESS_CHECK_ENGINE", "nc+explore".to_string()).as_str() {
+    // `apc check`'s engine, the portfolio of every engine.
+    let engine = match env_or("SOUNDNESS_CHECK_ENGINE", "all".to_string()).as_str() {
         "nc" => check::Engine::Nc,
+        "chc" => check::Engine::Chc,
+        "explore" => check::Engine::Explore,
         "nc+explore" => check::Engine::NcThenExplore,
-        other => panic!("SOUNDNESS_CHECK_ENGINE: nc or nc+explore, not {other}"),
+        "all" => check::Engine::All,
+        other => panic!("SOUNDNESS_CHECK_ENGINE: nc, chc, explore, nc+explore or all, not {other}"),
     };
     let opts = CheckOptions {
         max_models: 3,
