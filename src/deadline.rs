@@ -79,20 +79,36 @@ pub fn run<T>(deadline: Instant, f: impl FnOnce() -> T) -> Result<T, Timeout> {
 /// A switch shared by the threads of one piece of work: once thrown, the
 /// deadline of every thread that carries it counts as passed.
 #[derive(Clone, Debug, Default)]
-pub struct Stop(Arc<AtomicBool>);
+pub struct Stop(Arc<StopInner>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    thrown: AtomicBool,
+    /// A switch that also throws this one (a race inside a portfolio).
+    parent: Option<Stop>,
+}
 
 impl Stop {
     pub fn new() -> Stop {
         Stop::default()
     }
 
+    /// A switch thrown by itself or by this thread's current switch: for
+    /// a race of its own inside work that may be stopped as a whole.
+    pub fn nested() -> Stop {
+        Stop(Arc::new(StopInner {
+            thrown: AtomicBool::new(false),
+            parent: current_stop(),
+        }))
+    }
+
     /// Ends the work of every thread that carries this switch.
     pub fn stop(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.thrown.store(true, Ordering::SeqCst);
     }
 
     pub fn is_stopped(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.0.thrown.load(Ordering::SeqCst) || self.0.parent.as_ref().is_some_and(Stop::is_stopped)
     }
 }
 

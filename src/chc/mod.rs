@@ -81,7 +81,7 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
     };
     let horn = enc.script(&options);
     scripts.horn = Some(horn.clone());
-    let model = match smt::run_script(&solver, &horn, left(deadline)) {
+    let model = match race_seeds(&solver, &enc, &options, deadline) {
         Answer::Sat(model) => model,
         Answer::Unsat => {
             let why = "chc: the Horn clauses have a counterexample (not replayed yet)";
@@ -99,6 +99,43 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
         Ok(()) => (Verdict::Unreachable(cert), scripts),
         Err(why) => (Verdict::Unknown(format!("chc: {why}")), scripts),
     }
+}
+
+/// Spacer's random seeds raced on the same clauses: its search depends so
+/// much on them that one seed may take ten times another's time on the
+/// same query (docs/horn-clauses.md §6). The first definite answer wins;
+/// the other processes are stopped.
+pub const SPACER_SEEDS: [u32; 3] = [0, 1, 2];
+
+fn race_seeds(solver: &Profile, enc: &Encoding, options: &[String], deadline: Instant) -> Answer {
+    let stop = crate::deadline::Stop::nested();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for seed in SPACER_SEEDS {
+            let (tx, stop) = (tx.clone(), stop.clone());
+            let mut with_seed = options.to_vec();
+            with_seed.push(format!("(set-option :fp.spacer.random_seed {seed})"));
+            let script = enc.script(&with_seed);
+            scope.spawn(move || {
+                let answer = crate::deadline::run_in(deadline, Some(stop), || {
+                    smt::run_script(solver, &script, left(deadline))
+                });
+                let _ = tx.send(
+                    answer.unwrap_or_else(|t| Answer::Unknown(format!("timeout: {}", t.phase))),
+                );
+            });
+        }
+        drop(tx);
+        let mut last = Answer::Unknown("no seed answered".into());
+        for answer in rx {
+            if matches!(answer, Answer::Sat(_) | Answer::Unsat) {
+                stop.stop();
+                return answer;
+            }
+            last = answer;
+        }
+        last
+    })
 }
 
 /// Every clause check must answer `unsat`.
