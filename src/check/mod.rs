@@ -53,6 +53,8 @@ pub struct CheckOptions {
     /// The portfolio starts the Horn clauses and the executor this long
     /// after the conditions (if they have not decided by then).
     pub portfolio_delay: Duration,
+    /// The engines of the portfolio, the first one started at once.
+    pub portfolio: Vec<Engine>,
 }
 
 /// The engine that decides a target.
@@ -67,6 +69,9 @@ pub enum Engine {
     /// The conditions, then the executor on a target they leave undecided
     /// (for the time left).
     NcThenExplore,
+    /// The executor as a witness search for the target: no condition, tree
+    /// search with lattice merging (docs/portfolio.md).
+    ExploreSearch,
     /// The portfolio: the conditions, the Horn clauses and the executor on
     /// parallel threads; the first definite answer wins and stops the
     /// others (`apc check`'s default; docs/portfolio.md).
@@ -88,6 +93,7 @@ impl Engine {
             Engine::Chc => "chc",
             Engine::Explore => "explore",
             Engine::NcThenExplore => "nc+explore",
+            Engine::ExploreSearch => "explore-search",
             Engine::All => "all",
         }
     }
@@ -251,6 +257,7 @@ impl CheckOptions {
             simplify: true,
             engine: Engine::Nc,
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
+            portfolio: DEFAULT_PORTFOLIO.to_vec(),
         }
     }
 }
@@ -337,8 +344,11 @@ fn decide(
         let path = std::path::Path::new(file.path(db));
         return decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline);
     }
+    if opts.engine == Engine::ExploreSearch {
+        return decide_by_searching(db, file, t, opts, deadline);
+    }
     if opts.engine == Engine::Explore {
-        let nothing = (Verdict::Unknown("not explored".into()), None, None);
+        let nothing = (Verdict::Unknown(String::new()), None, None);
         return decide_by_exploring(db, file, t, opts, deadline, nothing);
     }
     let decision = decide_by_conditions(db, file, &prog.body, t, opts, deadline);
@@ -354,8 +364,14 @@ fn decide(
 /// docs/portfolio.md §3).
 pub const DEFAULT_PORTFOLIO_DELAY: Duration = Duration::from_millis(0);
 
-/// The portfolio's engines, the conditions first.
-const PORTFOLIO: [Engine; 3] = [Engine::Nc, Engine::Chc, Engine::Explore];
+/// The portfolio's engines by default, the conditions first (measured:
+/// docs/portfolio.md §3).
+pub const DEFAULT_PORTFOLIO: [Engine; 4] = [
+    Engine::Nc,
+    Engine::Chc,
+    Engine::Explore,
+    Engine::ExploreSearch,
+];
 
 /// The portfolio: each engine on a thread of its own, the others after
 /// `opts.portfolio_delay`; the first definite answer throws the switch
@@ -370,7 +386,7 @@ fn decide_by_portfolio(
     let stop = deadline::Stop::new();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        for (i, engine) in PORTFOLIO.into_iter().enumerate() {
+        for (i, &engine) in opts.portfolio.iter().enumerate() {
             let (tx, stop, db) = (tx.clone(), stop.clone(), db.clone());
             let delay = if i == 0 {
                 Duration::ZERO
@@ -396,7 +412,10 @@ fn decide_by_portfolio(
                     return d;
                 }
                 Some((Verdict::Unknown(why), _, _)) => {
-                    reasons.push(format!("{}: {why}", engine.short_name()))
+                    // Some engines name themselves already.
+                    let name = format!("{}: ", engine.short_name());
+                    let why = why.strip_prefix(&name).unwrap_or(&why);
+                    reasons.push(format!("{name}{why}"))
                 }
                 None => {}
             }
@@ -474,30 +493,70 @@ fn decide_by_exploring(
     deadline: Instant,
     before: Decision,
 ) -> Decision {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let Some(solver) = opts.solvers.first() else {
+    let Some(mut o) = explore_options(opts, deadline) else {
         return before;
     };
-    if left < LEAST_TO_EXPLORE {
-        return before;
-    }
-    let _p = deadline::phase("exploring");
-    let mut o = crate::explore::Options::new(solver.clone());
-    o.timeout = Some(left);
     o.subsumption = Some(crate::explore::AtChecks::Conjoin);
     o.summarization = true;
-    o.stop_at_first_error = false;
     o.guide = Some(crate::explore::Guide {
         goal: t.clone(),
         nc: engine_options(opts),
     });
-    let name = Some(solver.name.clone());
-    let why = match crate::explore::explore(db, file, &o) {
+    explore_decision(db, file, t, &o, "explore-guided", before)
+}
+
+/// The executor as a witness search for the target, without its
+/// condition: tree search with lattice merging, stopping at the target
+/// (docs/portfolio.md). Every path explored proves it unreachable.
+fn decide_by_searching(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
+    let nothing = (Verdict::Unknown(String::new()), None, None);
+    let Some(mut o) = explore_options(opts, deadline) else {
+        return nothing;
+    };
+    o.strategy = crate::explore::Strategy::Tree;
+    o.merging = crate::explore::Merging::Lattice;
+    o.stop_at = Some(t.clone());
+    explore_decision(db, file, t, &o, "explore-search", nothing)
+}
+
+/// The executor's options for the time left (`None`: no solver, or too
+/// little time).
+fn explore_options(opts: &CheckOptions, deadline: Instant) -> Option<crate::explore::Options> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let solver = opts.solvers.first()?;
+    if left < LEAST_TO_EXPLORE {
+        return None;
+    }
+    let mut o = crate::explore::Options::new(solver.clone());
+    o.timeout = Some(left);
+    o.stop_at_first_error = false;
+    Some(o)
+}
+
+/// An exploration's verdict on `t`: its replayed witness (`found`), every
+/// path explored, or `before` with the executor's reason added.
+fn explore_decision(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    o: &crate::explore::Options,
+    found: &str,
+    before: Decision,
+) -> Decision {
+    let _p = deadline::phase("exploring");
+    let name = Some(o.solver.name.clone());
+    let why = match crate::explore::explore(db, file, o) {
         Ok(r) => {
             if let Some(e) = r.errors.iter().find(|e| e.target == *t) {
                 return (
                     Verdict::Reachable(e.witness.clone()),
-                    Some("explore-guided".into()),
+                    Some(found.into()),
                     name,
                 );
             }
@@ -516,6 +575,9 @@ fn decide_by_exploring(
         Err(e) => e,
     };
     match before {
+        (Verdict::Unknown(r), m, s) if r.is_empty() => {
+            (Verdict::Unknown(format!("explore: {why}")), m, s)
+        }
         (Verdict::Unknown(r), m, s) => (Verdict::Unknown(format!("{r}; explore: {why}")), m, s),
         other => other,
     }

@@ -31,7 +31,7 @@ pub enum ModeChoice {
     Unfolded,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EngineChoice {
     /// Every engine on parallel threads; the first definite answer wins.
     All,
@@ -41,6 +41,21 @@ pub enum EngineChoice {
     Nc,
     Chc,
     Explore,
+    /// The executor as a witness search: tree search with lattice merging, no condition.
+    ExploreSearch,
+}
+
+impl EngineChoice {
+    fn engine(self) -> check::Engine {
+        match self {
+            EngineChoice::NcExplore => check::Engine::NcThenExplore,
+            EngineChoice::Nc => check::Engine::Nc,
+            EngineChoice::Chc => check::Engine::Chc,
+            EngineChoice::Explore => check::Engine::Explore,
+            EngineChoice::ExploreSearch => check::Engine::ExploreSearch,
+            EngineChoice::All => check::Engine::All,
+        }
+    }
 }
 
 /// `apc check`'s output formats.
@@ -117,6 +132,10 @@ pub struct CheckArgs {
     /// milliseconds after the necessary conditions, if those have not decided by then.
     #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub portfolio_delay: u64,
+    /// With `--engine all`: the engines that race, comma-separated, the first one
+    /// started at once (default: nc,chc,explore,explore-search).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "ENGINES")]
+    pub portfolio: Option<Vec<EngineChoice>>,
     /// Send the necessary condition as computed, without the e-graph simplification
     /// (for comparison: `apc bench simplify` measures both).
     #[arg(long)]
@@ -170,6 +189,13 @@ pub fn check(a: CheckArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if a.portfolio.as_ref().is_some_and(|l| {
+        l.is_empty()
+            || l.iter()
+                .any(|e| matches!(e, EngineChoice::All | EngineChoice::NcExplore))
+    }) {
+        return bad("--portfolio takes engines among nc, chc, explore, explore-search");
+    }
     let batch = a.files.len() > 1 || a.files.iter().any(|p| p.is_dir());
     if batch && !a.target.is_empty() {
         return bad("--target needs exactly one FILE");
@@ -212,14 +238,12 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         counter_inference: !a.no_counter_inference,
         max_models: a.max_models,
         simplify: !a.no_simplify,
-        engine: match a.engine {
-            EngineChoice::NcExplore => check::Engine::NcThenExplore,
-            EngineChoice::Nc => check::Engine::Nc,
-            EngineChoice::Chc => check::Engine::Chc,
-            EngineChoice::Explore => check::Engine::Explore,
-            EngineChoice::All => check::Engine::All,
-        },
+        engine: a.engine.engine(),
         portfolio_delay: Duration::from_millis(a.portfolio_delay),
+        portfolio: match &a.portfolio {
+            Some(list) => list.iter().map(|e| e.engine()).collect(),
+            None => check::DEFAULT_PORTFOLIO.to_vec(),
+        },
     }
 }
 

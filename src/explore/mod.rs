@@ -114,6 +114,9 @@ pub struct Options {
     /// Stop at the first error (the thesis's executor); otherwise report
     /// each target once and go on.
     pub stop_at_first_error: bool,
+    /// Stop when an error at this target is found, and only then (a
+    /// witness search for one target without guidance by its condition).
+    pub stop_at: Option<Target>,
     pub solver: Profile,
     /// Called about ten times a second with the statistics so far.
     pub progress: Option<Progress>,
@@ -138,6 +141,7 @@ impl Options {
             max_call_depth: 10_000,
             seed: 0,
             stop_at_first_error: true,
+            stop_at: None,
             solver,
             progress: None,
             summarization: false,

@@ -172,12 +172,14 @@ impl Executor<'_> {
         interp::replay_hits(&p.ast, &p.source, &p.lines, w, target.kind, at)
     }
 
-    /// A guided run stops at its goal (and only there); otherwise the
-    /// first error stops the thesis's executor.
+    /// A guided run stops at its goal (and only there), a search for one
+    /// target at that target; otherwise the first error stops the
+    /// thesis's executor.
     fn stop_if_first(&mut self, target: &Target) {
-        let stop = match &self.guidance {
-            Some(g) => g.goal == *target,
-            None => self.opts.stop_at_first_error,
+        let stop = match (&self.guidance, &self.opts.stop_at) {
+            (Some(g), _) => g.goal == *target,
+            (None, Some(t)) => t == target,
+            (None, None) => self.opts.stop_at_first_error,
         };
         if stop {
             self.stats.stopped_at_error = true;

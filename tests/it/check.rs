@@ -744,6 +744,27 @@ fn the_portfolio_decides_with_a_replayed_witness_or_a_proof() {
         }
     }
     assert_eq!(reachable, 1, "{j}");
+    // The witness search alone: its witness replays too.
+    let args = [
+        "check",
+        &file,
+        "--format",
+        "json",
+        "--engine",
+        "explore-search",
+        "--target",
+        "28:5",
+    ];
+    let t = &json(&apc(&args))["targets"][0];
+    assert_eq!(t["verdict"], "reachable", "{t}");
+    assert_eq!(t["method"], "explore-search", "{t}");
+    let run = replay(&file, &t["witness"]);
+    assert_eq!(run["error"]["line"], 28, "{run}");
+    // Only engines race.
+    for list in ["all", "nc,nc+explore", ""] {
+        let out = apc(&["check", &file, "--portfolio", list]);
+        assert_eq!(out.status.code(), Some(2), "--portfolio {list}");
+    }
 }
 
 /// `apc check DIR`: one JSON line per file, in path order, a rejected
