@@ -106,6 +106,10 @@ pub struct ExploreArgs {
     /// Stop after this many paths ran to their end.
     #[arg(long, value_name = "N")]
     pub max_paths: Option<u64>,
+    /// Stop (incomplete, exit 3) when the process uses this much resident memory, in
+    /// MiB (at least 64), rather than be killed by the system.
+    #[arg(long, value_name = "MIB", default_value_t = explore::DEFAULT_MAX_MEMORY_MIB, value_parser = clap::value_parser!(u64).range(64..=1 << 30))]
+    pub max_memory: u64,
     /// Seed of the random choices (`random`, `tree`, `coverage`, `klee`).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -226,6 +230,7 @@ fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
     o.timeout = Some(a.timeout);
     o.max_steps = a.max_steps.unwrap_or(u64::MAX);
     o.max_paths = a.max_paths.unwrap_or(u64::MAX);
+    o.max_memory_mib = a.max_memory;
     o.seed = a.seed;
     o.stop_at_first_error = !a.all_errors;
     o.summarization = a.summarization;

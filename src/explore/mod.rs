@@ -108,6 +108,9 @@ pub struct Options {
     pub max_steps: u64,
     /// Most paths finished.
     pub max_paths: u64,
+    /// Most resident memory of the process, in MiB: past it the run stops
+    /// (incomplete) instead of being killed by the system.
+    pub max_memory_mib: u64,
     /// Deepest call stack (as the interpreter's limit).
     pub max_call_depth: usize,
     pub seed: u64,
@@ -138,6 +141,7 @@ impl Options {
             timeout: None,
             max_steps: u64::MAX,
             max_paths: u64::MAX,
+            max_memory_mib: DEFAULT_MAX_MEMORY_MIB,
             max_call_depth: 10_000,
             seed: 0,
             stop_at_first_error: true,
@@ -274,6 +278,22 @@ pub struct Report {
     pub annotations: Vec<(usize, String)>,
 }
 
+/// `--max-memory`'s default: half of what BenchExec's usual 4 GB limit
+/// allows, so that the run ends with a report rather than killed.
+pub const DEFAULT_MAX_MEMORY_MIB: u64 = 2048;
+
+/// The run reads its memory use every this many steps.
+const MEMORY_EVERY: u64 = 64;
+
+/// The process's resident memory in MiB (Linux; `None` elsewhere).
+fn resident_mib() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok()? >> 20)
+}
+
 /// A slower query than this on a merged state blacklists its merge site.
 const SLOW_MERGED_QUERY: Duration = Duration::from_millis(500);
 
@@ -398,6 +418,10 @@ impl Run<'_> {
         }
         if s.paths >= self.ex.opts.max_paths {
             return Some(format!("path limit ({})", self.ex.opts.max_paths));
+        }
+        let limit = self.ex.opts.max_memory_mib;
+        if s.steps.is_multiple_of(MEMORY_EVERY) && resident_mib().is_some_and(|m| m >= limit) {
+            return Some(format!("memory limit ({limit} MiB)"));
         }
         None
     }

@@ -419,3 +419,29 @@ proptest! {
         prop_assert!(!err.contains("panicked"), "{full:?}: {err}");
     }
 }
+
+/// An exploration whose worklist grows without end stops at
+/// `--max-memory` with a report (exit 3) instead of being killed.
+#[test]
+fn an_exploration_stops_at_its_memory_limit() {
+    let file = programs_dir().join("twoloops.mc");
+    let start = Instant::now();
+    let out = apc(&[
+        "explore",
+        file.to_str().unwrap(),
+        "--timeout",
+        "120",
+        "--max-memory",
+        "64",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["reason"], "memory limit (64 MiB)", "{j}");
+    assert!(
+        start.elapsed() < Duration::from_secs(100),
+        "{:?}",
+        start.elapsed()
+    );
+}
