@@ -291,7 +291,7 @@ fn resident_mib() -> Option<u64> {
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     // SAFETY: sysconf only reads a system constant.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * u64::try_from(page).ok()? >> 20)
+    Some((pages * u64::try_from(page).ok()?) >> 20)
 }
 
 /// A slower query than this on a merged state blacklists its merge site.
