@@ -104,20 +104,29 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
 /// Spacer's random seeds raced on the same clauses: its search depends so
 /// much on them that one seed may take ten times another's time on the
 /// same query (docs/horn-clauses.md §6). The first definite answer wins;
-/// the other processes are stopped.
+/// the other processes are stopped. Seed i starts i × [`SEED_STAGGER`]
+/// late, so that an easy query costs one process, not three.
 pub const SPACER_SEEDS: [u32; 3] = [0, 1, 2];
+
+/// How much later each next seed starts.
+pub const SEED_STAGGER: Duration = Duration::from_millis(500);
 
 fn race_seeds(solver: &Profile, enc: &Encoding, options: &[String], deadline: Instant) -> Answer {
     let stop = crate::deadline::Stop::nested();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        for seed in SPACER_SEEDS {
+        for (i, seed) in SPACER_SEEDS.into_iter().enumerate() {
             let (tx, stop) = (tx.clone(), stop.clone());
+            let start = Instant::now() + SEED_STAGGER * i as u32;
             let mut with_seed = options.to_vec();
             with_seed.push(format!("(set-option :fp.spacer.random_seed {seed})"));
             let script = enc.script(&with_seed);
             scope.spawn(move || {
                 let answer = crate::deadline::run_in(deadline, Some(stop), || {
+                    while Instant::now() < start {
+                        crate::deadline::check();
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                     smt::run_script(solver, &script, left(deadline))
                 });
                 let _ = tx.send(
