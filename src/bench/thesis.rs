@@ -358,7 +358,7 @@ fn check_program(
     let mut co = CheckOptions::new(vec![opts.solver.clone()], opts.timeout);
     co.engine = match technique {
         Technique::Guided => Engine::Explore,
-        _ => Engine::NcThenExplore,
+        _ => Engine::All,
     };
     let (mut unreachable, mut error, mut note) = (Vec::new(), None, None);
     for (i, t) in s.targets.iter().enumerate() {
