@@ -3,4 +3,166 @@
 //! executing the cycle (never by matching loop syntax), and Algorithm 1's
 //! compact tree. Exact, where the necessary conditions over-approximate.
 //!
-//! Not built yet: this is its place in the layers (see ARCHITECTURE.md).
+//! - [`state`]: parametrised states, composition, capture-free renaming;
+//! - [`exec`]: the program model and classic steps (the baseline, and the
+//!   sub-engine that runs P′);
+//! - [`template`]: the part detector, §5.1 loop and §5.2 recursion templates;
+//! - [`run`]: Algorithm 1 and the tree;
+//! - [`solver`]: satisfiability through the solver layer;
+//! - [`tracked`]: templates as salsa queries per function and part;
+//! - [`print`]: the tree as text, JSON and Graphviz.
+//!
+//! Knows the front end (through `db`), the IR, terms and the solver layer;
+//! not the other engines, not the command line.
+
+pub mod exec;
+pub mod print;
+pub mod run;
+pub mod solver;
+pub mod state;
+pub mod template;
+pub mod tracked;
+
+#[cfg(test)]
+mod tests;
+
+use crate::db::{self, SourceFile};
+use crate::smt::Profile;
+use crate::term::{Terms, Var, VarKind};
+pub use run::{End, Options, Step, Tree, Vertex};
+use rustc_hash::FxHashMap as HashMap;
+use state::Value;
+use template::{Outcome, Template};
+
+/// What the detector said of each part, for reports.
+#[derive(Clone, Debug)]
+pub struct PartReport {
+    pub function: String,
+    pub entry: u32,
+    pub recursive: bool,
+    pub cycle: Vec<u32>,
+    /// "template (n exits)", "no template: …", "refused: …".
+    pub outcome: String,
+}
+
+/// Runs compact (or, with `opts.compact` false, classic) symbolic
+/// execution of `start` (default `main`).
+pub fn execute(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    start: &str,
+    profile: &Profile,
+    opts: &Options,
+) -> Result<(Tree, Vec<PartReport>), String> {
+    let prog = exec::Program::load(db, file);
+    let start_ix = prog
+        .index(start)
+        .ok_or_else(|| format!("no function named {start}"))?;
+    let mut terms = Terms::new();
+    let mut templates = Vec::new();
+    let mut reports = Vec::new();
+    for (f, item) in db::functions(db, file).iter().enumerate() {
+        for (p, part) in tracked::function_parts(db, *item).iter().enumerate() {
+            let d = tracked::part_template(db, *item, p as u32, profile.clone());
+            let outcome = match &d.outcome {
+                Outcome::Template(t) => {
+                    if opts.compact {
+                        templates.push(import(&mut terms, &d.terms, t, f));
+                    }
+                    format!(
+                        "template ({} exits kept, {} dropped)",
+                        t.exits.len(),
+                        t.dropped.len()
+                    )
+                }
+                Outcome::NoCycle => "no template: no real path round the cycle".into(),
+                Outcome::Refused(why) => format!("refused: {why}"),
+            };
+            reports.push(PartReport {
+                function: item.name(db).clone(),
+                entry: part.entry,
+                recursive: part.recursive_call.is_some(),
+                cycle: part.cycle.clone(),
+                outcome,
+            });
+        }
+    }
+    let mut solver = solver::Solver::new(
+        profile.clone(),
+        opts.per_query,
+        opts.timeout.map(|t| std::time::Instant::now() + t),
+    );
+    let tree = run::run(terms, prog, start_ix, templates, &mut solver, opts);
+    Ok((tree, reports))
+}
+
+/// Copies a template into the run's store: symbols by name, κ and τ as
+/// new variables.
+fn import(terms: &mut Terms, src: &Terms, t: &Template, func: usize) -> Template {
+    let mut roots = Vec::new();
+    let push_value = |roots: &mut Vec<_>, v: &Value| match v {
+        Value::Unset => {}
+        Value::Int(x) => roots.push(*x),
+        Value::Array { cells, len } => {
+            roots.push(*cells);
+            roots.push(*len);
+        }
+    };
+    for v in t.symbols.iter().chain(&t.closed) {
+        push_value(&mut roots, v);
+    }
+    for x in &t.exits {
+        x.theta.iter().for_each(|v| push_value(&mut roots, v));
+        roots.push(x.phi);
+    }
+    if let Some(r) = &t.returning {
+        r.iter().for_each(|v| push_value(&mut roots, v));
+    }
+    let kt = src.var_const(t.kappa);
+    if kt.0 != u32::MAX {
+        roots.push(kt);
+    }
+    let mut renamed: HashMap<Var, Var> = HashMap::default();
+    let new = terms.import(src, &roots, &mut |this, v, name| {
+        let w = this.new_var(v.kind, name);
+        renamed.insert(v, w);
+        w
+    });
+    let map: HashMap<crate::term::TermId, crate::term::TermId> =
+        roots.iter().copied().zip(new).collect();
+    let value = |v: &Value| match v {
+        Value::Unset => Value::Unset,
+        Value::Int(x) => Value::Int(map[x]),
+        Value::Array { cells, len } => Value::Array {
+            cells: map[cells],
+            len: map[len],
+        },
+    };
+    let var = |v: Var| {
+        renamed.get(&v).copied().unwrap_or(Var {
+            kind: VarKind::Bound,
+            id: u32::MAX,
+        })
+    };
+    Template {
+        func,
+        entry: t.entry,
+        kappa: var(t.kappa),
+        bound: t.bound.iter().map(|b| var(*b)).collect(),
+        symbols: t.symbols.iter().map(value).collect(),
+        closed: t.closed.iter().map(value).collect(),
+        exits: t
+            .exits
+            .iter()
+            .map(|x| template::ExitTuple {
+                edge: x.edge,
+                loc: x.loc,
+                theta: x.theta.iter().map(value).collect(),
+                phi: map[&x.phi],
+            })
+            .collect(),
+        dropped: t.dropped.clone(),
+        returning: t.returning.as_ref().map(|r| r.iter().map(value).collect()),
+        undecided: t.undecided.clone(),
+    }
+}
