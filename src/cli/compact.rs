@@ -28,6 +28,10 @@ pub struct CompactArgs {
     /// baseline, bounded by --max-vertices and --timeout.
     #[arg(long)]
     pub classic: bool,
+    /// Only templates with one parameter, as in the paper (a loop with
+    /// several cycles then gives a chain instead of one template per loop).
+    #[arg(long)]
+    pub one_parameter: bool,
     /// Stop after this many tree vertices (the classic tree, and a compact
     /// one with a loop no template covers, can be infinite).
     #[arg(long, default_value_t = 200, value_name = "N")]
@@ -64,6 +68,7 @@ pub fn compact(a: CompactArgs) -> ExitCode {
     };
     let opts = Options {
         compact: !a.classic,
+        one_parameter: a.one_parameter,
         max_vertices: a.max_vertices,
         timeout: Some(a.timeout),
         per_query: a.timeout,
@@ -125,7 +130,7 @@ pub fn compact(a: CompactArgs) -> ExitCode {
             tree.elapsed.as_secs_f64()
         );
     }
-    let status = if complete {
+    let status = if complete && tree.unknown_answers == 0 {
         ExitStatus::Ok
     } else {
         ExitStatus::Undecided

@@ -16,19 +16,21 @@
 //! not the other engines, not the command line.
 
 pub mod exec;
+pub mod multi;
 pub mod print;
 pub mod run;
 pub mod solver;
 pub mod state;
 pub mod template;
 pub mod tracked;
+pub mod witness;
 
 #[cfg(test)]
 mod tests;
 
 use crate::db::{self, SourceFile};
 use crate::smt::Profile;
-use crate::term::{Terms, Var, VarKind};
+use crate::term::{Terms, Var};
 pub use run::{End, Options, Step, Tree, Vertex};
 use rustc_hash::FxHashMap as HashMap;
 use state::Value;
@@ -66,7 +68,8 @@ pub fn execute(
             let d = tracked::part_template(db, *item, p as u32, profile.clone());
             let outcome = match &d.outcome {
                 Outcome::Template(t) => {
-                    if opts.compact {
+                    let allowed = !opts.one_parameter || t.more_params.is_empty();
+                    if opts.compact && allowed {
                         templates.push(import(&mut terms, &d.terms, t, f));
                     }
                     format!(
@@ -118,9 +121,11 @@ fn import(terms: &mut Terms, src: &Terms, t: &Template, func: usize) -> Template
     if let Some(r) = &t.returning {
         r.iter().for_each(|v| push_value(&mut roots, v));
     }
-    let kt = src.var_const(t.kappa);
-    if kt.0 != u32::MAX {
-        roots.push(kt);
+    for p in std::iter::once(&t.kappa).chain(&t.more_params) {
+        let pt = src.var_const(*p);
+        if pt.0 != u32::MAX {
+            roots.push(pt);
+        }
     }
     let mut renamed: HashMap<Var, Var> = HashMap::default();
     let new = terms.import(src, &roots, &mut |this, v, name| {
@@ -138,16 +143,16 @@ fn import(terms: &mut Terms, src: &Terms, t: &Template, func: usize) -> Template
             len: map[len],
         },
     };
-    let var = |v: Var| {
-        renamed.get(&v).copied().unwrap_or(Var {
-            kind: VarKind::Bound,
-            id: u32::MAX,
-        })
+    let mut var = |v: Var| match renamed.get(&v) {
+        Some(w) => *w,
+        // Symbols (the trip-count functions) are shared by name.
+        None => terms.symbol(v.kind, src.var_name(v)),
     };
     Template {
         func,
         entry: t.entry,
         kappa: var(t.kappa),
+        more_params: t.more_params.iter().map(|p| var(*p)).collect(),
         bound: t.bound.iter().map(|b| var(*b)).collect(),
         symbols: t.symbols.iter().map(value).collect(),
         closed: t.closed.iter().map(value).collect(),

@@ -62,6 +62,9 @@ pub struct Vertex {
 /// Options of a run.
 pub struct Options {
     pub compact: bool,
+    /// Only templates with one parameter (the paper's; a loop with several
+    /// cycles then gives a chain).
+    pub one_parameter: bool,
     pub max_vertices: usize,
     pub timeout: Option<Duration>,
     pub per_query: Duration,
@@ -252,9 +255,7 @@ fn successors(
             };
             return Ok(vec![(st, None, step)]);
         }
-        if let Some(ix) = templates
-            .iter()
-            .position(|t| t.func == s.func && t.entry == s.loc)
+        if let Some(ix) = choose_template(templates, s)
             && let Some(out) = instantiate(terms, &templates[ix], ix, s, next_kappa)
         {
             return Ok(out);
@@ -284,6 +285,20 @@ fn instantiate(
     map.insert(t.kappa, kappa);
     for b in &t.bound {
         map.insert(*b, terms.new_numbered(Numbered::Iteration, n));
+    }
+    for p in &t.more_params {
+        let fresh = match p.kind {
+            VarKind::Counter => {
+                let m = *next_kappa;
+                *next_kappa += 1;
+                terms.new_numbered(Numbered::Counter, m)
+            }
+            kind => {
+                let name = format!("{}_{n}", terms.var_name(*p));
+                terms.new_var(kind, name)
+            }
+        };
+        map.insert(*p, fresh);
     }
     let sigma = substitution(terms, &t.symbols, &s.theta);
     let mut out = Vec::new();
@@ -328,6 +343,18 @@ fn instantiate(
         ));
     }
     Some(out)
+}
+
+/// chooseTemplate: of the templates at the state's location, the one with
+/// the most parameters (a whole loop before one of its cycles), else the
+/// first.
+fn choose_template(templates: &[Template], s: &PState) -> Option<usize> {
+    templates
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.func == s.func && t.entry == s.loc)
+        .max_by_key(|(i, t)| (t.more_params.len(), std::cmp::Reverse(*i)))
+        .map(|(i, _)| i)
 }
 
 fn mentions_own_symbol(terms: &Terms, sym: &Value, v: &Value) -> bool {

@@ -20,7 +20,13 @@ pub struct Part {
     pub cycle: Vec<EdgeId>,
     /// `Some(call edge)` for the calling phase of a recursion.
     pub recursive_call: Option<EdgeId>,
+    /// The loop's other cycles, for a template with one parameter per
+    /// cycle (`docs/compact-se.md` §7.5); empty for one parameter.
+    pub others: Vec<Vec<EdgeId>>,
 }
+
+/// The most cycles of a template with one parameter per cycle.
+const MAX_CYCLES: usize = 8;
 
 /// Every part of a function: one per body backbone of each loop (a cycle
 /// through its header), and one per path from the entry to each recursive
@@ -29,11 +35,21 @@ pub fn parts(body: &Body) -> Vec<Part> {
     const LIMIT: usize = 64;
     let mut out = Vec::new();
     for l in &body.loops {
-        for cycle in crate::ir::loop_backbones(body, l, LIMIT).paths {
+        let cycles = crate::ir::loop_backbones(body, l, LIMIT).paths;
+        for cycle in &cycles {
             out.push(Part {
                 entry: l.header,
-                cycle,
+                cycle: cycle.clone(),
                 recursive_call: None,
+                others: vec![],
+            });
+        }
+        if (2..=MAX_CYCLES).contains(&cycles.len()) {
+            out.push(Part {
+                entry: l.header,
+                cycle: cycles[0].clone(),
+                recursive_call: None,
+                others: cycles[1..].to_vec(),
             });
         }
     }
@@ -46,6 +62,7 @@ pub fn parts(body: &Body) -> Vec<Part> {
                     entry: body.entry,
                     cycle,
                     recursive_call: Some(i as EdgeId),
+                    others: vec![],
                 });
             }
         }
@@ -68,6 +85,9 @@ pub struct Template {
     pub func: usize,
     pub entry: NodeId,
     pub kappa: Var,
+    /// Further parameters: one κ per other cycle and the trip-count
+    /// functions of a template with several (renamed at each instantiation).
+    pub more_params: Vec<Var>,
     /// Bound variables of its ∀τ prefixes (renamed at each instantiation).
     pub bound: Vec<Var>,
     /// Θ of the function, the symbols the tuples are written over.
@@ -102,7 +122,12 @@ pub fn derive(
     part: &Part,
     sat: &mut dyn SatCheck,
 ) -> Outcome {
-    match derive_inner(terms, prog, func, part, sat) {
+    let derived = if part.others.is_empty() {
+        derive_inner(terms, prog, func, part, sat)
+    } else {
+        super::multi::derive(terms, prog, func, part, sat)
+    };
+    match derived {
         Ok(o) => o,
         Err(why) => Outcome::Refused(why),
     }
@@ -211,6 +236,7 @@ fn derive_inner(
         func,
         entry: part.entry,
         kappa,
+        more_params: vec![],
         bound: vec![tau],
         symbols: theta0,
         closed,
@@ -224,7 +250,7 @@ fn derive_inner(
 /// The paper's assumptions, checked on the cycle: no calls (other than
 /// the closing recursive call), no reads that may be of unassigned
 /// variables (P′ starts with every variable set).
-fn refuse_unsupported_cycle(body: &Body, part: &Part) -> Result<(), String> {
+pub(super) fn refuse_unsupported_cycle(body: &Body, part: &Part) -> Result<(), String> {
     for (k, &e) in part.cycle.iter().enumerate() {
         let last = k + 1 == part.cycle.len();
         let edge = &body.edges[e as usize];
@@ -363,7 +389,7 @@ fn exit_condition(
     terms.and(vec![nonneg, every, leave])
 }
 
-fn conj(terms: &mut Terms, pc: &[TermId]) -> TermId {
+pub(super) fn conj(terms: &mut Terms, pc: &[TermId]) -> TermId {
     terms.and(pc.to_vec())
 }
 
