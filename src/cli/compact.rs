@@ -76,7 +76,11 @@ pub fn compact(a: CompactArgs) -> ExitCode {
     let (tree, parts) = match compact::execute(&loaded.db, loaded.file, &a.function, &solver, &opts)
     {
         Ok(r) => r,
-        Err(e) => return bad(&e),
+        Err(compact::Failure::BadInput(e)) => return bad(&e),
+        Err(compact::Failure::Timeout(e)) => {
+            eprintln!("apc: {e}");
+            return ExitStatus::Undecided.into();
+        }
     };
     let (cv, cl) = tree.condensed_size();
     let complete = tree.is_complete();

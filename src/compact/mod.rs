@@ -47,19 +47,53 @@ pub struct PartReport {
     pub outcome: String,
 }
 
+/// Why a run gave no tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The command asked for something the file does not have.
+    BadInput(String),
+    /// The deadline passed while the templates were derived.
+    Timeout(String),
+}
+
 /// Runs compact (or, with `opts.compact` false, classic) symbolic
-/// execution of `start` (default `main`).
+/// execution of `start` (default `main`). The deadline covers the
+/// templates' derivation and the run.
 pub fn execute(
     db: &dyn salsa::Database,
     file: SourceFile,
     start: &str,
     profile: &Profile,
     opts: &Options,
-) -> Result<(Tree, Vec<PartReport>), String> {
+) -> Result<(Tree, Vec<PartReport>), Failure> {
+    let began = std::time::Instant::now();
     let prog = exec::Program::load(db, file);
     let start_ix = prog
         .index(start)
-        .ok_or_else(|| format!("no function named {start}"))?;
+        .ok_or_else(|| Failure::BadInput(format!("no function named {start}")))?;
+    let derive = || detect(db, file, profile, opts);
+    let (terms, templates, reports) = match opts.timeout {
+        Some(t) => crate::deadline::run(began + t, derive)
+            .map_err(|t| Failure::Timeout(format!("timeout: {}", t.phase)))?,
+        None => derive(),
+    };
+    let mut solver = solver::Solver::new(
+        profile.clone(),
+        opts.per_query,
+        opts.timeout.map(|t| began + t),
+    );
+    let tree = run::run(terms, prog, start_ix, templates, &mut solver, opts);
+    Ok((tree, reports))
+}
+
+/// Line 1 of Algorithm 1: every part's template (tracked, so computed once
+/// per function and part), imported into a fresh store for the run.
+fn detect(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    profile: &Profile,
+    opts: &Options,
+) -> (Terms, Vec<Template>, Vec<PartReport>) {
     let mut terms = Terms::new();
     let mut templates = Vec::new();
     let mut reports = Vec::new();
@@ -72,10 +106,20 @@ pub fn execute(
                     if opts.compact && allowed {
                         templates.push(import(&mut terms, &d.terms, t, f));
                     }
+                    let params = 1 + t
+                        .more_params
+                        .iter()
+                        .filter(|p| p.kind == crate::term::VarKind::Counter)
+                        .count();
                     format!(
-                        "template ({} exits kept, {} dropped)",
+                        "template with {params} parameter(s) ({} exits kept, {} dropped{})",
                         t.exits.len(),
-                        t.dropped.len()
+                        t.dropped.len(),
+                        if t.undecided.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; kept undecided: {}", t.undecided.join(", "))
+                        }
                     )
                 }
                 Outcome::NoCycle => "no template: no real path round the cycle".into(),
@@ -90,13 +134,7 @@ pub fn execute(
             });
         }
     }
-    let mut solver = solver::Solver::new(
-        profile.clone(),
-        opts.per_query,
-        opts.timeout.map(|t| std::time::Instant::now() + t),
-    );
-    let tree = run::run(terms, prog, start_ix, templates, &mut solver, opts);
-    Ok((tree, reports))
+    (terms, templates, reports)
 }
 
 /// Copies a template into the run's store: symbols by name, κ and τ as

@@ -90,7 +90,11 @@ impl Solver {
     }
 
     fn limit(&self) -> Duration {
-        match self.deadline {
+        let deadline = match (self.deadline, crate::deadline::current()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match deadline {
             Some(d) => self
                 .per_query
                 .min(d.saturating_duration_since(Instant::now()))

@@ -394,9 +394,11 @@ pub(super) fn conj(terms: &mut Terms, pc: &[TermId]) -> TermId {
 }
 
 /// θ⟦κ⟧ from one trip's θ, variable by variable, with exact rules only
-/// (`docs/compact-se.md` §3): (N) Θ(a) + c ↦ Θ(a) + c·κ; (A) an array
-/// unchanged stays; (I) a value over variables the trip leaves unchanged
-/// ↦ ite(κ = 0, Θ(a), that value). Anything else: no template.
+/// (`docs/compact-se.md` §3, §7.3): (N) Θ(a) + c ↦ Θ(a) + c·κ; (A) a
+/// variable (an array included) the trip leaves alone stays; (L) a value
+/// e that does not read a's own entry value, over variables closed by N or
+/// A, is the value of the last trip: ite(κ = 0, Θ(a), θ⟦κ−1⟧⟨e⟩).
+/// Anything else: no template.
 fn close(
     terms: &mut Terms,
     body: &Body,
@@ -405,37 +407,60 @@ fn close(
     kappa: Var,
 ) -> Result<Vec<Value>, String> {
     let k = terms.var(kappa);
-    let unchanged: Vec<Var> = theta0
-        .iter()
-        .zip(trip)
-        .filter(|(a, b)| a == b)
-        .flat_map(|(a, _)| leaves(terms, a))
-        .collect();
-    let mut out = Vec::with_capacity(trip.len());
-    for (i, (a, b)) in theta0.iter().zip(trip).enumerate() {
-        let name = &body.vars[i].name;
-        out.push(match (a, b) {
-            _ if a == b => *a,
+    let mut first: Vec<Option<Value>> = Vec::with_capacity(trip.len());
+    for (a, b) in theta0.iter().zip(trip) {
+        first.push(match (a, b) {
+            _ if a == b => Some(*a),
             (Value::Int(a0), Value::Int(t)) => {
                 let diff = terms.sub(*t, *a0);
-                if let Some(c) = terms.as_int(diff).cloned() {
+                terms.as_int(diff).cloned().map(|c| {
                     let step = terms.scale(c, k);
                     Value::Int(terms.add(*a0, step))
-                } else if terms.free_vars(*t).iter().all(|v| unchanged.contains(v)) {
-                    let zero = terms.int(0);
-                    let first = terms.eq(k, zero);
-                    Value::Int(terms.ite(first, *a0, *t))
-                } else {
-                    return Err(format!("no exact closed form for {name}"));
-                }
+                })
+            }
+            _ => None,
+        });
+    }
+    // θ⟦κ−1⟧ over the variables closed so far.
+    let closed_vars: Vec<Var> = theta0
+        .iter()
+        .zip(&first)
+        .filter(|(_, c)| c.is_some())
+        .flat_map(|(a, _)| leaves(terms, a))
+        .collect();
+    let mut previous = Subst::new();
+    let one_less = terms.add_int(k, -1);
+    previous.bind(kappa, one_less);
+    let before_last: Vec<Value> = first
+        .iter()
+        .zip(theta0)
+        .map(|(c, a)| match c {
+            Some(v) => super::state::apply_value(terms, &previous, *v),
+            None => *a,
+        })
+        .collect();
+    let at_last_trip = substitution(terms, theta0, &before_last);
+    let mut out = Vec::with_capacity(trip.len());
+    for (i, ((a, b), c)) in theta0.iter().zip(trip).zip(first).enumerate() {
+        let name = &body.vars[i].name;
+        if let Some(v) = c {
+            out.push(v);
+            continue;
+        }
+        match (a, b) {
+            (Value::Int(a0), Value::Int(t))
+                if terms.free_vars(*t).iter().all(|v| closed_vars.contains(v)) =>
+            {
+                let last = at_last_trip.apply(terms, *t);
+                let zero = terms.int(0);
+                let none_yet = terms.eq(k, zero);
+                out.push(Value::Int(terms.ite(none_yet, *a0, last)));
             }
             (Value::Array { .. }, _) => {
                 return Err(format!("array {name} is written in the cycle (rule A)"));
             }
-            (Value::Unset, _) | (Value::Int(_), _) => {
-                return Err(format!("no closed form for {name}"));
-            }
-        });
+            _ => return Err(format!("no exact closed form for {name}")),
+        }
     }
     Ok(out)
 }

@@ -43,6 +43,10 @@ pub fn part_template<'db>(
     let mut terms = Terms::new();
     let mut sat = Solver::new(solver, Duration::from_secs(10), None);
     let outcome = derive(&mut terms, &prog, 0, &part, &mut sat);
+    // Work cut short by the deadline is never a result (nothing cached).
+    if crate::deadline::passed() {
+        crate::deadline::stop();
+    }
     Derived {
         terms,
         part,

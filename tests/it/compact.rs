@@ -144,6 +144,7 @@ const DIFFERENTIAL: &[&str] = &[
     "compact_linsrch.mc",
     "compact_countif.mc",
     "compact_linsrch_rec.mc",
+    "compact_last_value.mc",
     "thesis_3_1.mc",
     "thesis_4_3.mc",
     "thesis_4_9.mc",
@@ -264,6 +265,7 @@ fn theorem_2_every_compact_leaf_instantiates_to_a_real_run() {
 fn theorem_1_every_bounded_classic_leaf_is_covered() {
     let bound = env_or("COMPACT_CLASSIC_VERTICES", 60usize);
     let checked: usize = [
+        "compact_last_value.mc",
         "compact_linsrch.mc",
         "compact_countif.mc",
         "compact_linsrch_rec.mc",
