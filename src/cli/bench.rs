@@ -197,16 +197,16 @@ fn compact(a: CompactBenchArgs) -> ExitCode {
                "end": s.end, "queries": s.queries, "seconds": s.time.as_secs_f64()})
     };
     if a.format == super::Format::Json {
-        let list: Vec<Value> =
-            rows.iter()
-                .map(|r| match r {
-                    Ok(r) => {
-                        json!({"program": r.program, "start": r.start, "templates": r.templates,
+        let list: Vec<Value> = rows
+            .iter()
+            .map(|r| match r {
+                Ok(r) => {
+                    json!({"program": r.program, "start": r.start, "templates": r.templates,
                                 "classic": size_json(&r.classic), "compact": size_json(&r.compact)})
-                    }
-                    Err(e) => json!({"error": e}),
-                })
-                .collect();
+                }
+                Err(e) => json!({"error": e}),
+            })
+            .collect();
         outln!(
             "{}",
             json!({"max_vertices": a.max_vertices, "timeout": a.timeout.as_secs_f64(), "rows": list})

@@ -60,10 +60,12 @@ fn sym(terms: &mut Terms, kind: TermVar, name: &str) -> TermId {
 }
 
 /// The memory at the entry of the starting function: every parameter a
-/// symbol, array parameters input arrays (unbounded), locals unset.
+/// symbol, array parameters and the input stream input arrays
+/// (unbounded), the stream's position 0, locals unset.
 pub fn start_memory(terms: &mut Terms, body: &Body) -> Vec<Value> {
     let syms = symbols(terms, body);
     let minus_one = terms.int(-1);
+    let zero = terms.int(0);
     body.vars
         .iter()
         .zip(syms)
@@ -76,6 +78,7 @@ pub fn start_memory(terms: &mut Terms, body: &Body) -> Vec<Value> {
                     cells,
                     len: minus_one,
                 },
+                Value::Int(_) if v.name == crate::ir::INPUT_COUNTER => Value::Int(zero),
                 Value::Int(_) if is_param || global => s,
                 _ => Value::Unset,
             }

@@ -26,8 +26,29 @@ fn options(compact: bool, max_vertices: usize) -> Options {
 }
 
 fn tree_of(name: &str, start: &str, kind: SolverKind, opts: &Options) -> Tree {
-    let text = std::fs::read_to_string(programs_dir().join(name)).unwrap();
-    let (db, file) = Database::with_file(name, &text);
+    tree_of_source(name, &source(name), start, kind, opts)
+}
+
+fn source(name: &str) -> String {
+    match name.strip_prefix("generated:") {
+        Some(i) => generated(i.parse().unwrap()),
+        None => std::fs::read_to_string(programs_dir().join(name)).unwrap(),
+    }
+}
+
+/// A small program of the thesis's generator (loops, input, arrays).
+fn generated(index: u64) -> String {
+    let params = apc::generator::Params {
+        max_block_depth: 2,
+        max_top_lvl_stmts_count: 4,
+        max_stmts_within_a_block: 3,
+        ..Default::default()
+    };
+    apc::generator::generate_source(&params, 7, index)
+}
+
+fn tree_of_source(name: &str, text: &str, start: &str, kind: SolverKind, opts: &Options) -> Tree {
+    let (db, file) = Database::with_file(name, text);
     compact::execute(&db, file, start, &profile(kind), opts)
         .unwrap()
         .0
@@ -155,7 +176,7 @@ const DIFFERENTIAL: &[&str] = &[
 const WINDOW: usize = 6;
 
 fn load(name: &str) -> (String, apc::syntax::ast::Program) {
-    let text = std::fs::read_to_string(programs_dir().join(name)).unwrap();
+    let text = source(name);
     let (program, _) = apc::syntax::parse(&text);
     (text, program)
 }
@@ -208,7 +229,10 @@ fn theorem_2(name: &str, max_vertices: usize) -> usize {
                 (End::Exit, Outcome::Returned(r)) => {
                     assert_eq!(Some(r), s.ret, "{name}: leaf v{v}, {:?}", s.witness)
                 }
-                (End::Error(_), Outcome::Error { .. }) => {}
+                (End::Error(t), Outcome::Error { kind, .. }) => {
+                    let f = &tree.prog.funcs[tree.vertices[v].state.func];
+                    assert_eq!(f.targets[*t as usize].kind, kind, "{name}: leaf v{v}");
+                }
                 (end, o) => panic!("{name}: leaf v{v} ({end:?}) replays to {o:?}"),
             }
         }
@@ -255,16 +279,25 @@ fn theorem_1(name: &str, max_vertices: usize) -> usize {
     leaves.len()
 }
 
+/// Generated programs in the default run (`generated:N` is program N of
+/// seed 7); the long run takes COMPACT_GENERATED of them.
+const GENERATED: &[&str] = &["generated:0", "generated:1"];
+
 #[test]
 fn theorem_2_every_compact_leaf_instantiates_to_a_real_run() {
-    let checked: usize = DIFFERENTIAL.iter().map(|p| theorem_2(p, 80)).sum();
+    let checked: usize = DIFFERENTIAL
+        .iter()
+        .chain(GENERATED)
+        .map(|p| theorem_2(p, 80))
+        .sum();
     assert!(checked >= 20, "{checked} samples");
 }
 
 #[test]
 fn theorem_1_every_bounded_classic_leaf_is_covered() {
-    let bound = env_or("COMPACT_CLASSIC_VERTICES", 60usize);
+    let bound = env_or("COMPACT_CLASSIC_VERTICES", 40usize);
     let checked: usize = [
+        "generated:1",
         "compact_last_value.mc",
         "compact_linsrch.mc",
         "compact_countif.mc",
@@ -283,8 +316,18 @@ fn theorem_1_every_bounded_classic_leaf_is_covered() {
 #[ignore]
 fn theorems_1_and_2_long() {
     let bound = env_or("COMPACT_CLASSIC_VERTICES", 400usize);
-    for p in DIFFERENTIAL {
-        theorem_1(p, bound);
+    let generated = env_or("COMPACT_GENERATED", 40u64);
+    let names: Vec<String> = DIFFERENTIAL
+        .iter()
+        .map(|p| p.to_string())
+        .chain((0..generated).map(|i| format!("generated:{i}")))
+        .collect();
+    for p in &names {
+        // Theorem 1 needs the whole compact tree to cover the classic one.
+        let t = tree_of(p, "main", SolverKind::Z3, &options(true, 400));
+        if t.is_complete() {
+            theorem_1(p, bound);
+        }
         theorem_2(p, bound);
     }
 }
