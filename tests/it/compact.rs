@@ -175,6 +175,23 @@ const DIFFERENTIAL: &[&str] = &[
 
 const WINDOW: usize = 6;
 
+/// A model of a leaf with the input arrays 0 past a window, widened while
+/// the leaf needs more inputs than the window holds.
+fn sample(
+    tree: &mut Tree,
+    v: usize,
+    extra: &[apc::term::TermId],
+    solver: &mut Solver,
+) -> Result<witness::Sample, String> {
+    let mut window = WINDOW;
+    loop {
+        match witness::sample(tree, v, extra, solver, window) {
+            Err(e) if e == "unsat" && window < 96 => window *= 2,
+            other => return other,
+        }
+    }
+}
+
 fn load(name: &str) -> (String, apc::syntax::ast::Program) {
     let text = source(name);
     let (program, _) = apc::syntax::parse(&text);
@@ -218,7 +235,7 @@ fn theorem_2(name: &str, max_vertices: usize) -> usize {
                     tree.terms.le(m, kt)
                 })
                 .collect();
-            let s = match witness::sample(&mut tree, v, &extra, &mut solver, WINDOW) {
+            let s = match sample(&mut tree, v, &extra, &mut solver) {
                 Ok(s) => s,
                 Err(e) if least == 0 => panic!("{name}: leaf v{v} has no model: {e}"),
                 Err(_) => continue,
@@ -252,7 +269,7 @@ fn theorem_1(name: &str, max_vertices: usize) -> usize {
         .filter(|v| classic.vertices[*v].end == End::Exit)
         .collect();
     for &v in &leaves {
-        let s = witness::sample(&mut classic, v, &[], &mut solver, WINDOW).unwrap();
+        let s = sample(&mut classic, v, &[], &mut solver).unwrap();
         let Outcome::Returned(r) = replay(&program, &s.witness) else {
             panic!("{name}: classic exit leaf v{v} does not return")
         };
@@ -268,7 +285,7 @@ fn theorem_1(name: &str, max_vertices: usize) -> usize {
             let same = compact_tree.terms.eq(ret, rt);
             let mut extra = pins.clone();
             extra.push(same);
-            witness::sample(&mut compact_tree, u, &extra, &mut solver, WINDOW).is_ok()
+            sample(&mut compact_tree, u, &extra, &mut solver).is_ok()
         });
         assert!(
             covered,
