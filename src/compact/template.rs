@@ -143,34 +143,11 @@ fn derive_inner(
     let body = &prog.funcs[func];
     refuse_unsupported_cycle(body, part)?;
     let theta0 = symbols(terms, body);
-    let start = PState {
-        func,
-        theta: theta0.clone(),
-        pc: vec![],
-        stack: vec![],
-        loc: part.entry,
+    // P′, run classically: one trip round the cycle to e′ …
+    let Some(states) = one_trip(terms, prog, func, part, &theta0)? else {
+        return Ok(Outcome::NoCycle);
     };
-    // P′, run classically: one trip round the cycle to e′, and each exit
-    // edge to its exit x (an error location of P′).
-    let on_cycle: Vec<NodeId> = part
-        .cycle
-        .iter()
-        .map(|e| body.edges[*e as usize].from)
-        .collect();
-    let mut states = vec![start.clone()];
-    let mut cur = start;
-    for (k, &e) in part.cycle.iter().enumerate() {
-        let last = k + 1 == part.cycle.len();
-        cur = match (last, part.recursive_call) {
-            (true, Some(call)) => artificial_call(terms, body, &cur, call)?,
-            _ => match step_edge(terms, prog, &cur, e)? {
-                Some(s) => s.state,
-                None => return Ok(Outcome::NoCycle),
-            },
-        };
-        states.push(cur.clone());
-    }
-    let trip = cur;
+    let trip = states.last().expect("a trip has a state").clone();
     let mut undecided = Vec::new();
     match sat.check(terms, &trip.pc) {
         Sat::Unsat => return Ok(Outcome::NoCycle),
@@ -181,53 +158,16 @@ fn derive_inner(
     let tau = terms.new_var(TermVar::Bound, "τ");
     let closed = close(terms, body, &theta0, &trip.theta, kappa)?;
     let closed_tau = close(terms, body, &theta0, &trip.theta, tau)?;
-    let phi_trip = conj(terms, &trip.pc);
-    let mut exits = Vec::new();
-    let mut dropped = Vec::new();
-    for (k, &u) in on_cycle.iter().enumerate() {
-        for (i, e) in body.edges.iter().enumerate() {
-            let id = i as EdgeId;
-            if e.from != u || part.cycle.contains(&id) {
-                continue;
-            }
-            let Some(out) = step_edge(terms, prog, &states[k], id)? else {
-                dropped.push((id, "its guard is false".to_string()));
-                continue;
-            };
-            match sat.check(terms, &out.state.pc) {
-                Sat::Unsat => {
-                    dropped.push((id, "no path leaves through it".to_string()));
-                    continue;
-                }
-                Sat::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
-                Sat::Sat => {}
-            }
-            let hat = &out.state;
-            let phi_hat = conj(terms, &hat.pc);
-            let phi = exit_condition(
-                terms,
-                &theta0,
-                &closed,
-                &closed_tau,
-                kappa,
-                tau,
-                phi_trip,
-                phi_hat,
-            );
-            let s = substitution(terms, &theta0, &closed);
-            let theta = hat
-                .theta
-                .iter()
-                .map(|v| super::state::apply_value(terms, &s, *v))
-                .collect();
-            exits.push(ExitTuple {
-                edge: id,
-                loc: e.to,
-                theta,
-                phi,
-            });
-        }
-    }
+    let forms = ClosedForms {
+        theta0: &theta0,
+        closed: &closed,
+        closed_tau: &closed_tau,
+        kappa,
+        tau,
+        phi_trip: conj(terms, &trip.pc),
+    };
+    // … and each exit edge to its exit x (an error location of P′).
+    let (exits, dropped) = exit_tuples(terms, prog, part, &states, &forms, sat, &mut undecided)?;
     let returning = match part.recursive_call {
         Some(call) => Some(returning_phase(terms, body, call, kappa)?),
         None => None,
@@ -245,6 +185,102 @@ fn derive_inner(
         returning,
         undecided,
     })))
+}
+
+/// The states along one trip round the part's cycle from Θ (the last one
+/// at e′); `None` if a guard on it is false.
+fn one_trip(
+    terms: &mut Terms,
+    prog: &Program,
+    func: usize,
+    part: &Part,
+    theta0: &[Value],
+) -> Result<Option<Vec<PState>>, String> {
+    let body = &prog.funcs[func];
+    let mut cur = PState {
+        func,
+        theta: theta0.to_vec(),
+        pc: vec![],
+        stack: vec![],
+        loc: part.entry,
+    };
+    let mut states = vec![cur.clone()];
+    for (k, &e) in part.cycle.iter().enumerate() {
+        let last = k + 1 == part.cycle.len();
+        cur = match (last, part.recursive_call) {
+            (true, Some(call)) => artificial_call(terms, body, &cur, call)?,
+            _ => match step_edge(terms, prog, &cur, e)? {
+                Some(s) => s.state,
+                None => return Ok(None),
+            },
+        };
+        states.push(cur.clone());
+    }
+    Ok(Some(states))
+}
+
+/// θ⟦κ⟧, θ⟦τ⟧ and the trip's φ: what every exit tuple is built from.
+struct ClosedForms<'a> {
+    theta0: &'a [Value],
+    closed: &'a [Value],
+    closed_tau: &'a [Value],
+    kappa: Var,
+    tau: Var,
+    phi_trip: TermId,
+}
+
+type Dropped = Vec<(EdgeId, String)>;
+
+/// One tuple per exit edge that a path can take: (θ⟦κ⟧ ∘ θ̂, φₓ, [], x).
+fn exit_tuples(
+    terms: &mut Terms,
+    prog: &Program,
+    part: &Part,
+    states: &[PState],
+    f: &ClosedForms,
+    sat: &mut dyn SatCheck,
+    undecided: &mut Vec<String>,
+) -> Result<(Vec<ExitTuple>, Dropped), String> {
+    let body = &prog.funcs[states[0].func];
+    let mut exits = Vec::new();
+    let mut dropped = Vec::new();
+    for (k, &on_cycle) in part.cycle.iter().enumerate() {
+        let u = body.edges[on_cycle as usize].from;
+        for (i, e) in body.edges.iter().enumerate() {
+            let id = i as EdgeId;
+            if e.from != u || part.cycle.contains(&id) {
+                continue;
+            }
+            let Some(out) = step_edge(terms, prog, &states[k], id)? else {
+                dropped.push((id, "its guard is false".to_string()));
+                continue;
+            };
+            match sat.check(terms, &out.state.pc) {
+                Sat::Unsat => {
+                    dropped.push((id, "no path leaves through it".to_string()));
+                    continue;
+                }
+                Sat::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
+                Sat::Sat => {}
+            }
+            let phi_hat = conj(terms, &out.state.pc);
+            let phi = exit_condition(terms, f, phi_hat);
+            let s = substitution(terms, f.theta0, f.closed);
+            let theta = out
+                .state
+                .theta
+                .iter()
+                .map(|v| super::state::apply_value(terms, &s, *v))
+                .collect();
+            exits.push(ExitTuple {
+                edge: id,
+                loc: e.to,
+                theta,
+                phi,
+            });
+        }
+    }
+    Ok((exits, dropped))
 }
 
 /// The paper's assumptions, checked on the cycle: no calls (other than
@@ -364,27 +400,17 @@ fn returning_phase(
 }
 
 /// φₓ⟦κ⟧ = 0 ≤ κ ∧ ∀τ (0 ≤ τ < κ → θ⟦τ⟧⟨φ⟩) ∧ θ⟦κ⟧⟨φ̂⟩.
-#[allow(clippy::too_many_arguments)]
-fn exit_condition(
-    terms: &mut Terms,
-    theta0: &[Value],
-    closed: &[Value],
-    closed_tau: &[Value],
-    kappa: Var,
-    tau: Var,
-    phi_trip: TermId,
-    phi_hat: TermId,
-) -> TermId {
-    let (k, t, zero) = (terms.var(kappa), terms.var(tau), terms.int(0));
+fn exit_condition(terms: &mut Terms, f: &ClosedForms, phi_hat: TermId) -> TermId {
+    let (k, t, zero) = (terms.var(f.kappa), terms.var(f.tau), terms.int(0));
     let nonneg = terms.le(zero, k);
-    let at_tau = substitution(terms, theta0, closed_tau);
-    let trip_at_tau = at_tau.apply(terms, phi_trip);
+    let at_tau = substitution(terms, f.theta0, f.closed_tau);
+    let trip_at_tau = at_tau.apply(terms, f.phi_trip);
     let low = terms.le(zero, t);
     let high = terms.lt(t, k);
     let range = terms.and(vec![low, high]);
     let body = terms.implies(range, trip_at_tau);
-    let every = terms.forall(vec![tau], body);
-    let at_kappa = substitution(terms, theta0, closed);
+    let every = terms.forall(vec![f.tau], body);
+    let at_kappa = substitution(terms, f.theta0, f.closed);
     let leave = at_kappa.apply(terms, phi_hat);
     terms.and(vec![nonneg, every, leave])
 }
