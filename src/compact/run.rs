@@ -99,18 +99,16 @@ pub fn run(
     opts: &Options,
 ) -> Tree {
     let began = Instant::now();
-    let deadline = opts.timeout.map(|t| began + t);
     let body = &prog.funcs[start];
     let theta = start_memory(&mut terms, body);
     let axioms = input_axioms(&mut terms, &theta);
-    let pc = Vec::new();
     let root = Vertex {
         parent: None,
         children: vec![],
         state: PState {
             func: start,
             theta,
-            pc,
+            pc: vec![],
             stack: vec![],
             loc: body.entry,
         },
@@ -119,57 +117,110 @@ pub fn run(
         end: End::Open,
         unknown: None,
     };
-    let mut vertices = vec![root];
-    let mut queue = VecDeque::from([0usize]);
-    let mut stopped = None;
-    let mut next_kappa = 1u32;
-    while let Some(u) = queue.pop_front() {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            stopped = Some("timeout".to_string());
-            queue.push_front(u);
-            break;
+    let mut b = Builder {
+        terms,
+        prog,
+        start,
+        templates,
+        axioms,
+        vertices: vec![root],
+        next_kappa: 1,
+    };
+    let stopped = b.breadth_first(solver, opts, opts.timeout.map(|t| began + t));
+    Tree {
+        terms: b.terms,
+        prog: b.prog,
+        start,
+        vertices: b.vertices,
+        axioms: b.axioms,
+        stopped,
+        templates: b.templates,
+        queries: solver.queries,
+        quantified_queries: solver.quantified,
+        unknown_answers: solver.unknown,
+        elapsed: began.elapsed(),
+    }
+}
+
+/// The tree in construction and what its steps need.
+struct Builder {
+    terms: Terms,
+    prog: Program,
+    start: usize,
+    templates: Vec<Template>,
+    axioms: Vec<(Var, TermId)>,
+    vertices: Vec<Vertex>,
+    next_kappa: u32,
+}
+
+impl Builder {
+    /// Lines 5–50: expand the oldest vertex until none is left or a limit
+    /// stops the run (why, then).
+    fn breadth_first(
+        &mut self,
+        solver: &mut Solver,
+        opts: &Options,
+        deadline: Option<Instant>,
+    ) -> Option<String> {
+        let mut queue = VecDeque::from([0usize]);
+        while let Some(u) = queue.pop_front() {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Some("timeout".to_string());
+            }
+            if self.vertices.len() >= opts.max_vertices {
+                return Some(format!("vertex limit ({})", opts.max_vertices));
+            }
+            queue.extend(self.expand(u, solver, opts.compact));
         }
-        if vertices.len() >= opts.max_vertices {
-            stopped = Some(format!("vertex limit ({})", opts.max_vertices));
-            queue.push_front(u);
-            break;
-        }
-        let s = vertices[u].state.clone();
-        if is_final(&prog, start, &s) {
-            vertices[u].end = match prog.funcs[s.func].node_kinds[s.loc as usize] {
+        None
+    }
+
+    /// A final vertex's end, or its feasible successors (their ids).
+    fn expand(&mut self, u: usize, solver: &mut Solver, compact: bool) -> Vec<usize> {
+        let s = self.vertices[u].state.clone();
+        if is_final(&self.prog, self.start, &s) {
+            self.vertices[u].end = match self.prog.funcs[s.func].node_kinds[s.loc as usize] {
                 NodeKind::Error(t) => End::Error(t),
                 _ => End::Exit,
             };
-            continue;
+            return vec![];
         }
         let succ = successors(
-            &mut terms,
-            &prog,
-            &templates,
-            opts.compact,
+            &mut self.terms,
+            &self.prog,
+            &self.templates,
+            compact,
             &s,
-            &mut next_kappa,
+            &mut self.next_kappa,
         );
-        let succ = match succ {
-            Ok(v) => v,
-            Err(why) => {
-                vertices[u].end = End::Stuck(why);
-                continue;
+        match succ {
+            Ok(succ) => {
+                self.vertices[u].end = End::Inner;
+                self.add_feasible(u, succ, solver)
             }
-        };
-        vertices[u].end = End::Inner;
+            Err(why) => {
+                self.vertices[u].end = End::Stuck(why);
+                vec![]
+            }
+        }
+    }
+
+    /// Lines 43–46: the successors whose path condition the solver does
+    /// not refute (an `unknown` keeps the branch, marked).
+    fn add_feasible(&mut self, u: usize, succ: Vec<Successor>, solver: &mut Solver) -> Vec<usize> {
+        let mut added = Vec::new();
         for (state, label, step) in succ {
             let mut unknown = None;
             if label.is_some() {
-                let query = with_axioms(&terms, &state.pc, &axioms);
-                match solver.check(&mut terms, &query) {
+                let query = with_axioms(&self.terms, &state.pc, &self.axioms);
+                match solver.check(&mut self.terms, &query) {
                     Sat::Unsat => continue,
                     Sat::Unknown(why) => unknown = Some(why),
                     Sat::Sat => {}
                 }
             }
-            let id = vertices.len();
-            vertices.push(Vertex {
+            let id = self.vertices.len();
+            self.vertices.push(Vertex {
                 parent: Some(u),
                 children: vec![],
                 state,
@@ -178,22 +229,10 @@ pub fn run(
                 end: End::Open,
                 unknown,
             });
-            vertices[u].children.push(id);
-            queue.push_back(id);
+            self.vertices[u].children.push(id);
+            added.push(id);
         }
-    }
-    Tree {
-        terms,
-        prog,
-        start,
-        vertices,
-        axioms,
-        stopped,
-        templates,
-        queries: solver.queries,
-        quantified_queries: solver.quantified,
-        unknown_answers: solver.unknown,
-        elapsed: began.elapsed(),
+        added
     }
 }
 

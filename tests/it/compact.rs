@@ -74,7 +74,7 @@ fn linsrch_gives_the_figures_tree_of_6_vertices_and_2_leaves_on_both_solvers() {
         "compact_linsrch.mc",
         "linSrch",
         SolverKind::Z3,
-        &options(false, 120),
+        &options(false, 60),
     );
     assert!(!classic.is_complete() && classic.stopped.is_some());
     assert!(
@@ -220,14 +220,14 @@ fn theorem_2(name: &str, max_vertices: usize) -> usize {
         .collect();
     let mut samples = 0;
     for &v in &leaves {
-        // Valuations with every parameter κ at least 0, 1, 2: a model
-        // left alone picks κ = 0, which would test little.
+        // Valuations with every parameter κ at least 0, then at least 2: a
+        // model left alone picks κ = 0, which would test little.
         let kappas: Vec<_> = witness::condition(&tree, v)
             .iter()
             .flat_map(|t| tree.terms.free_vars(*t))
             .filter(|x| x.kind == apc::term::VarKind::Counter)
             .collect();
-        for least in 0..3i64 {
+        for least in [0i64, 2] {
             let extra: Vec<_> = kappas
                 .iter()
                 .map(|k| {
@@ -305,7 +305,7 @@ fn theorem_2_every_compact_leaf_instantiates_to_a_real_run() {
     let checked: usize = DIFFERENTIAL
         .iter()
         .chain(GENERATED)
-        .map(|p| theorem_2(p, 80))
+        .map(|p| theorem_2(p, 60))
         .sum();
     assert!(checked >= 20, "{checked} samples");
 }
@@ -314,7 +314,6 @@ fn theorem_2_every_compact_leaf_instantiates_to_a_real_run() {
 fn theorem_1_every_bounded_classic_leaf_is_covered() {
     let bound = env_or("COMPACT_CLASSIC_VERTICES", 40usize);
     let checked: usize = [
-        "generated:1",
         "compact_last_value.mc",
         "compact_linsrch.mc",
         "compact_countif.mc",
