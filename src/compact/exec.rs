@@ -226,13 +226,17 @@ pub fn step_edge(
 
 /// Whether array variable `a` may share its cells with another variable
 /// (arrays are references in microc, and this model copies values): a
-/// parameter, or copied, passed or returned anywhere in the function.
+/// parameter; copied, passed or returned anywhere in the function; or
+/// assigned anything but a fresh array literal (a copy of another array,
+/// a call's result).
 fn may_share_cells(body: &Body, a: u32) -> bool {
     let whole = |x: &Expr| matches!(x, Expr::Var(v) if *v == a);
     (a as usize) < body.params
         || body.edges.iter().any(|e| match &e.instr {
+            Instr::Assign(Place::Var(v), x) if *v == a => !matches!(x, Expr::Array(_)),
             Instr::Assign(_, x) => whole(x),
-            Instr::Call { args, .. } => args.iter().any(whole),
+            Instr::Call { args, dst, .. } => *dst == a || args.iter().any(whole),
+            Instr::Alloc(..) => true,
             _ => false,
         })
 }

@@ -107,3 +107,27 @@ fn a_loop_with_two_cycles_gets_a_part_per_cycle_and_one_for_both() {
     // κ₂ and the two trip-count functions for the template of both cycles.
     assert_eq!(params, vec![0, 0, 3]);
 }
+
+#[test]
+fn a_write_into_a_copied_array_stops_the_path_instead_of_a_wrong_value() {
+    // b = a makes b and a the same cells: this model copies values, so the
+    // write must not go on as if a were untouched.
+    let text = "main() { var a, b, r; a = [1, 2, 3]; b = a; b[0] = 7; r = a[0]; return r; }";
+    let (db, file) = crate::db::Database::with_file("t.mc", text);
+    let profile = crate::smt::default_z3().expect("z3 on PATH");
+    let opts = super::Options {
+        compact: true,
+        one_parameter: false,
+        max_vertices: 50,
+        timeout: None,
+        per_query: std::time::Duration::from_secs(10),
+    };
+    let (tree, _) = super::execute(&db, file, "main", &profile, &opts).unwrap();
+    assert!(!tree.is_complete());
+    assert!(
+        tree.vertices
+            .iter()
+            .any(|v| matches!(&v.end, super::End::Stuck(why) if why.contains("array b")))
+    );
+    assert!(tree.leaves().all(|v| v.end != super::End::Exit));
+}
