@@ -21,7 +21,7 @@ pub struct CompactArgs {
     /// The microc source file.
     pub file: PathBuf,
     /// The starting function (its parameters symbolic; array parameters are
-    /// input arrays). Default: main.
+    /// input arrays).
     #[arg(long, default_value = "main")]
     pub function: String,
     /// Build the classic (King's) tree instead, without templates: the
@@ -45,6 +45,7 @@ pub struct CompactArgs {
     /// Draw the tree instead of listing it.
     #[arg(long, value_enum)]
     pub tree: Option<TreeFormat>,
+    /// Output format: the indented tree, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]

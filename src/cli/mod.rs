@@ -116,8 +116,9 @@ pub enum Command {
     /// first from the starting function, a fresh parameter per instantiation, each
     /// branch kept only if the solver finds its (quantified) path condition
     /// satisfiable; a solver `unknown` keeps the branch and says so. Prints the tree
-    /// (text, --format json, or --tree dot). Exit status: 0 the tree is complete, 3 a
-    /// limit stopped it (or a path could not go on), 2 bad input or command line.
+    /// (text, --format json, or --tree dot). Exit status: 0 the tree is complete with
+    /// every branch decided, 3 a limit stopped it, a path could not go on, or a branch
+    /// was kept on a solver `unknown`, 2 bad input or command line.
     Compact(compact::CompactArgs),
     /// Generate random microc programs with the thesis's generator.
     ///
