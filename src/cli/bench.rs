@@ -59,6 +59,25 @@ pub enum Which {
     /// `apc run` does; every `unreachable` is attacked by random concrete runs, and a hit
     /// is reported as a soundness failure (exit status 1).
     Thesis(super::bench_thesis::ThesisArgs),
+    /// Classic against compact symbolic execution (`apc compact`): the size of each
+    /// tree (vertices, leaves, and at the figures' granularity) on the compact paper's
+    /// figures and the thesis's listings. The classic tree is usually infinite: it is
+    /// bounded by --max-vertices and --timeout, and the row says which stopped it.
+    Compact(CompactBenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompactBenchArgs {
+    #[command(flatten)]
+    pub solvers: SolverArgs,
+    /// Most tree vertices per run (both trees).
+    #[arg(long, default_value_t = 300, value_name = "N")]
+    pub max_vertices: usize,
+    /// Wall-clock limit per tree, in seconds.
+    #[arg(long, default_value = "20", value_name = "SECS", value_parser = super::limits::seconds)]
+    pub timeout: Duration,
+    #[arg(long, value_enum, default_value_t = super::Format::Text)]
+    pub format: super::Format,
 }
 
 #[derive(Args, Debug)]
@@ -157,7 +176,80 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Scale(a) => scale(a),
         Which::Explore(a) => explore(a),
         Which::Thesis(a) => super::bench_thesis::thesis(a),
+        Which::Compact(a) => compact(a),
     }
+}
+
+fn compact(a: CompactBenchArgs) -> ExitCode {
+    if a.solvers.solver == super::check::SolverChoice::All {
+        return bad("compact talks to one solver: choose --solver z3 or --solver cvc5");
+    }
+    if a.max_vertices == 0 {
+        return bad("--max-vertices must be at least 1");
+    }
+    let solver = match a.solvers.locate() {
+        Ok(mut s) => s.remove(0),
+        Err(code) => return code,
+    };
+    let rows = bench::compact::rows(&solver, a.max_vertices, a.timeout);
+    let size_json = |s: &bench::compact::Size| {
+        json!({"vertices": s.vertices, "leaves": s.leaves, "condensed": s.condensed,
+               "end": s.end, "queries": s.queries, "seconds": s.time.as_secs_f64()})
+    };
+    if a.format == super::Format::Json {
+        let list: Vec<Value> = rows
+            .iter()
+            .map(|r| match r {
+                Ok(r) => {
+                    json!({"program": r.program, "start": r.start, "templates": r.templates,
+                                "classic": size_json(&r.classic), "compact": size_json(&r.compact)})
+                }
+                Err(e) => json!({"error": e}),
+            })
+            .collect();
+        outln!(
+            "{}",
+            json!({"max_vertices": a.max_vertices, "timeout": a.timeout.as_secs_f64(), "rows": list})
+        );
+        return ExitStatus::Ok.into();
+    }
+    outln!(
+        "classic tree bounded by {} vertices and {:.0} s per tree; sizes as vertices/leaves (condensed to the figures' granularity)",
+        a.max_vertices,
+        a.timeout.as_secs_f64()
+    );
+    outln!(
+        "{:<24} {:<8} {:>16} {:<22} {:>16} {:<22} {:>4}",
+        "program",
+        "start",
+        "classic",
+        "classic end",
+        "compact",
+        "compact end",
+        "tmpl"
+    );
+    for r in &rows {
+        match r {
+            Ok(r) => {
+                let show = |s: &bench::compact::Size| {
+                    format!("{}/{} ({})", s.vertices, s.leaves, s.condensed)
+                };
+                let cut = |e: &str| e.chars().take(22).collect::<String>();
+                outln!(
+                    "{:<24} {:<8} {:>16} {:<22} {:>16} {:<22} {:>4}",
+                    r.program,
+                    r.start,
+                    show(&r.classic),
+                    cut(&r.classic.end),
+                    show(&r.compact),
+                    cut(&r.compact.end),
+                    r.templates
+                );
+            }
+            Err(e) => outln!("error: {e}"),
+        }
+    }
+    ExitStatus::Ok.into()
 }
 
 fn explore(a: ExploreBenchArgs) -> ExitCode {

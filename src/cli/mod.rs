@@ -26,6 +26,7 @@ mod bench;
 mod bench_thesis;
 mod cfg;
 mod check;
+mod compact;
 mod exit;
 mod explore;
 mod generate;
@@ -108,6 +109,17 @@ pub enum Command {
     /// explored without one, 3 stopped at a limit (or some path was not decided) with
     /// none found, 2 bad input or command line.
     Explore(explore::ExploreArgs),
+    /// Compact symbolic execution (Trtík): loops and recursion as templates.
+    ///
+    /// Derives a template for each cycle of the program (by executing the cycle once,
+    /// never by matching loop syntax) and builds Algorithm 1's compact tree breadth
+    /// first from the starting function, a fresh parameter per instantiation, each
+    /// branch kept only if the solver finds its (quantified) path condition
+    /// satisfiable; a solver `unknown` keeps the branch and says so. Prints the tree
+    /// (text, --format json, or --tree dot). Exit status: 0 the tree is complete with
+    /// every branch decided, 3 a limit stopped it, a path could not go on, or a branch
+    /// was kept on a solver `unknown`, 2 bad input or command line.
+    Compact(compact::CompactArgs),
     /// Generate random microc programs with the thesis's generator.
     ///
     /// Seeded and deterministic: the same seed, index and parameters give the same
@@ -143,6 +155,7 @@ pub fn main() -> ExitCode {
             Command::Nc(a) => nc::nc(a),
             Command::Check(a) => check::check(a),
             Command::Explore(a) => explore::explore(a),
+            Command::Compact(a) => compact::compact(a),
             Command::Gen(a) => generate::generate(a),
             Command::Bench(a) => bench::bench(a),
         });
