@@ -448,6 +448,8 @@ fn a_cvc5_dump_runs_as_the_session_did() {
         "cvc5",
         "--mode",
         "unfolded",
+        "--engine",
+        "nc",
         "--format",
         "json",
         "--dump-queries",
@@ -613,6 +615,8 @@ fn the_executor_decides_what_the_conditions_leave_undecided() {
             "json",
             "--timeout",
             "20",
+            "--engine",
+            "nc+explore",
         ]));
         let t = &j["targets"][0];
         assert_eq!(
