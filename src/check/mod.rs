@@ -64,6 +64,8 @@ pub enum Engine {
     /// The conditions, then the executor on a target they leave undecided
     /// (for the time left): `apc check`'s default.
     NcThenExplore,
+    /// Compositional symbolic execution alone (`docs/compositional-se.md`).
+    Compositional,
 }
 
 #[derive(Clone, Debug)]
@@ -229,6 +231,8 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
 fn engine_of(method: &str) -> &'static str {
     if method.starts_with("explore") {
         "explore"
+    } else if method.starts_with("compositional") {
+        "compositional"
     } else if method.starts_with("chc") {
         "chc"
     } else {
@@ -255,6 +259,9 @@ fn decide(
         let errors = prog.copies_of(&t.function, t.id);
         let path = std::path::Path::new(file.path(db));
         return decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline);
+    }
+    if opts.engine == Engine::Compositional {
+        return decide_compositionally(db, file, t, opts, deadline);
     }
     if opts.engine == Engine::Explore {
         let nothing = (Verdict::Unknown("not explored".into()), None, None);
@@ -328,6 +335,38 @@ fn decide_by_exploring(
     match before {
         (Verdict::Unknown(r), m, s) => (Verdict::Unknown(format!("{r}; explore: {why}")), m, s),
         other => other,
+    }
+}
+
+/// The compositional engine's conclusion on `t` within the deadline:
+/// reachable with its replayed witness, unreachable after a run that
+/// ended with no unknown leaf.
+fn decide_compositionally(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
+    use crate::compositional::{self, Conclusion};
+    let Some(solver) = opts.solvers.first() else {
+        return (Verdict::Unknown("no solver".into()), None, None);
+    };
+    let mut o = compositional::Options::new(solver.clone());
+    o.timeout = Some(deadline.saturating_duration_since(Instant::now()));
+    let name = Some(solver.name.clone());
+    match compositional::decide(db, file, t, o) {
+        Conclusion::Reachable(w) => (Verdict::Reachable(w), Some("compositional".into()), name),
+        Conclusion::Unreachable => (
+            Verdict::Unreachable,
+            Some("compositional-terminated".into()),
+            name,
+        ),
+        Conclusion::Unknown(why) => (
+            Verdict::Unknown(format!("compositional: {why}")),
+            None,
+            None,
+        ),
     }
 }
 

@@ -39,6 +39,7 @@ pub enum EngineChoice {
     Nc,
     Chc,
     Explore,
+    Compositional,
 }
 
 #[derive(Args, Debug)]
@@ -91,7 +92,9 @@ pub struct CheckArgs {
     /// values in local arrays, records and behind pointers are unknown to it).
     /// `explore`: the symbolic executor alone, guided to the target with path
     /// subsumption (replayed witnesses; `unreachable` when every path to the target
-    /// was explored).
+    /// was explored). `compositional`: compositional symbolic execution (per-function
+    /// summaries, docs/compositional-se.md; replayed witnesses; `unreachable` when its
+    /// run ends with no unknown leaf; programs with only integers, no recursion).
     #[arg(long, value_enum, default_value_t = EngineChoice::NcExplore)]
     pub engine: EngineChoice,
     /// Send the necessary condition as computed, without the e-graph simplification
@@ -189,6 +192,7 @@ pub fn check(a: CheckArgs) -> ExitCode {
             EngineChoice::Nc => check::Engine::Nc,
             EngineChoice::Chc => check::Engine::Chc,
             EngineChoice::Explore => check::Engine::Explore,
+            EngineChoice::Compositional => check::Engine::Compositional,
         },
     };
     let bar = if targets.len() > 1 {

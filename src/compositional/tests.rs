@@ -1,0 +1,1 @@
+//! Unit tests of the engine on small programs (real solver sessions).
