@@ -26,6 +26,7 @@ mod bench;
 mod bench_thesis;
 mod cfg;
 mod check;
+mod compositional;
 mod exit;
 mod explore;
 mod generate;
@@ -108,6 +109,18 @@ pub enum Command {
     /// explored without one, 3 stopped at a limit (or some path was not decided) with
     /// none found, 2 bad input or command line.
     Explore(explore::ExploreArgs),
+    /// Run compositional symbolic execution and show its per-function summaries.
+    ///
+    /// Each function is explored once, whatever the number of callers: its leaves are
+    /// unknown, finished (returned), unreachable (for now) or failed (at a target); a
+    /// call is one step through the callee's return condition and values, interpreted
+    /// from its finished leaves at every check (docs/compositional-se.md). A target is
+    /// reachable when a leaf at it passes its check (the model, replayed by the
+    /// interpreter, is the witness); unreachable only when the run terminates with no
+    /// unknown leaf. Exit status: 1 a target was reached, 0 terminated with none, 3
+    /// stopped at a limit (or outside the engine: integers only, no recursion), 2 bad
+    /// input or command line.
+    Compositional(compositional::CompositionalArgs),
     /// Generate random microc programs with the thesis's generator.
     ///
     /// Seeded and deterministic: the same seed, index and parameters give the same
@@ -143,6 +156,7 @@ pub fn main() -> ExitCode {
             Command::Nc(a) => nc::nc(a),
             Command::Check(a) => check::check(a),
             Command::Explore(a) => explore::explore(a),
+            Command::Compositional(a) => compositional::compositional(a),
             Command::Gen(a) => generate::generate(a),
             Command::Bench(a) => bench::bench(a),
         });

@@ -7,6 +7,7 @@
 mod check;
 mod cli;
 mod common;
+mod compositional;
 mod conditions;
 mod explore;
 mod fuzz_frontend;
