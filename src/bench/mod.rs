@@ -3,6 +3,7 @@
 //! on them. Knows the check pipeline (`check`, `db`, `simplify`); prints
 //! nothing (the CLI formats the rows).
 
+pub mod compositional;
 pub mod explore;
 pub mod ksweep;
 pub mod scale;

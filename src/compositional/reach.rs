@@ -47,7 +47,10 @@ impl Reach {
     ) -> Result<Reach, String> {
         let cancel = Cancel::new();
         let mut session = Session::start(profile, &cancel)?;
-        let mut head = String::from("(set-logic ALL)\n");
+        // The queries are quantifier-free ite chains: the profile's options
+        // for those (solvers/README.md).
+        let mut head = profile.options(false).join("\n");
+        head.push_str("\n(set-logic ALL)\n");
         head.push_str(&smtlib::declaration(terms, subject.stream));
         for i in &subject.main_inputs {
             head.push_str(&smtlib::declaration(terms, i.symbol));

@@ -379,3 +379,28 @@ fn differential_long() {
     );
     eprintln!("{t:?}");
 }
+
+/// The report's §6 claim on the IncDec-like family of `apc bench
+/// compositional`: the executor's queries grow quadratically with the
+/// number of calls, the compositional engine's about linearly.
+#[test]
+fn incdec_queries_grow_linearly_against_quadratically() {
+    use apc::bench::compositional::{measure, slopes};
+    let mut rows = Vec::new();
+    for n in [4, 8, 16] {
+        rows.extend(measure(n, &z3(), Duration::from_secs(60)).expect("both engines run"));
+    }
+    assert!(
+        rows.iter()
+            .all(|r| r.end == "complete" && !r.claimed_reachable),
+        "{rows:?}"
+    );
+    let (compositional, _) = slopes(&rows, "compositional");
+    let (explore, _) = slopes(&rows, "explore");
+    let (c, e) = (compositional.unwrap(), explore.unwrap());
+    eprintln!("query slopes: compositional {c:.2}, explore {e:.2}");
+    assert!(
+        c < 1.3 && e > 1.7,
+        "compositional {c}, explore {e}: {rows:?}"
+    );
+}
