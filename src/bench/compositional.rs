@@ -1,5 +1,5 @@
 //! `apc bench compositional`: the report's §6 comparison
-//! (`docs/compositional-se.md` §8) on an IncDec-like family of N nested
+//! (`docs/compositional-se.md` §8, §12) on an IncDec-like family of N nested
 //! calls, compositional symbolic execution against the executor that
 //! re-explores a callee at every call (`explore`, which pushes a frame per
 //! call: inlining as symbolic execution sees it), both run until every path

@@ -61,7 +61,7 @@ pub enum Which {
     Thesis(super::bench_thesis::ThesisArgs),
     /// Compositional symbolic execution against the executor that explores a callee
     /// again at every call (`explore`), on an IncDec-like family of N nested calls
-    /// (docs/compositional-se.md §8): both run until every path is explored; per N the
+    /// (docs/compositional-se.md §8, §12): both run until every path is explored; per N the
     /// steps, solver queries, solver time and total time, then the log–log slopes of
     /// queries and time (1 = linear, 2 = quadratic).
     Compositional(CompositionalBenchArgs),

@@ -167,7 +167,7 @@ pub enum Conclusion {
 
 /// Runs the engine until `target` is reached or the run ends: reachable
 /// with a replayed witness, unreachable only after a run that terminated
-/// with no unknown leaf (docs §8).
+/// with no unknown leaf (docs/compositional-se.md §11.2).
 pub fn decide(db: &Database, file: SourceFile, target: &Target, mut opts: Options) -> Conclusion {
     opts.goal = Some(target.clone());
     let outcome = match run(db, file, &opts) {

@@ -1,4 +1,4 @@
-//! The program as the engine sees it (`docs/compositional-se.md` §3): one
+//! The program as the engine sees it (`docs/compositional-se.md` §11.1): one
 //! flowgraph per function, each with its "globals" interface (the entry
 //! symbols of its parameters and of the input position `$ic`) and its
 //! uninterpreted symbols rc/rv; the static call graph, its callee-first
@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap as HashMap;
 pub(crate) struct Function {
     pub body: Body,
     pub succ: Vec<Vec<EdgeId>>,
-    /// m's entry symbols ς⁰: its parameters, then `$ic` (docs §3).
+    /// m's entry symbols ς⁰: its parameters, then `$ic` (docs/compositional-se.md §11.1).
     pub entry: Vec<Var>,
     /// rc_m: 1 when m returns from the given globals, else 0.
     pub rc: Var,
@@ -75,7 +75,7 @@ impl Subject {
         for &f in &reachable {
             supported(&bodies[f], f == main).map_err(|why| {
                 format!(
-                    "unsupported: {why} in `{}` (docs/compositional-se.md §3)",
+                    "unsupported: {why} in `{}` (docs/compositional-se.md §11.1)",
                     bodies[f].name
                 )
             })?;
@@ -195,7 +195,7 @@ fn reachable_from(bodies: &[Body], all: &HashMap<String, usize>, main: usize) ->
 }
 
 /// A topological order, callees first; a cycle is recursion, outside this
-/// engine (docs §6).
+/// engine (docs/compositional-se.md §11.3).
 fn callee_first(
     bodies: &[Body],
     all: &HashMap<String, usize>,
@@ -224,7 +224,7 @@ fn callee_first(
                     return Err(format!(
                         "unsupported: recursion (`{}` calls `{}` while it runs); the \
                          report's precision argument needs an acyclic invocation graph \
-                         (docs/compositional-se.md §6)",
+                         (docs/compositional-se.md §11.3)",
                         bodies[f].name, bodies[g].name
                     ));
                 }

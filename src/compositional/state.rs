@@ -176,7 +176,7 @@ impl Analysis {
     /// rer(a, m): after `m` gained a finished leaf, the unreachable leaves
     /// whose pc depends on rc_m, transitively (through rc/rv of a function
     /// that reaches m), and every unreachable leaf of the functions reached
-    /// through an invocation whose pc so depends (docs §5).
+    /// through an invocation whose pc so depends (docs/compositional-se.md §11.2).
     pub(crate) fn rer(&mut self, m: usize) {
         let dep = self.depending_on(m);
         let depends = |called: &[usize]| called.iter().any(|g| dep[*g]);

@@ -1,6 +1,6 @@
 //! From the model of a reached error leaf to main's inputs, and their
 //! replay on the interpreter: a target is called reachable only with a
-//! witness that runs to it (`docs/compositional-se.md` §8).
+//! witness that runs to it (`docs/compositional-se.md` §11.2).
 
 use super::program::Subject;
 use super::reach::Reach;
