@@ -404,3 +404,73 @@ fn incdec_queries_grow_linearly_against_quadratically() {
         "compositional {c}, explore {e}: {rows:?}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// The command line: `apc compositional` and `apc check --engine compositional`.
+// ---------------------------------------------------------------------------
+
+fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+#[test]
+fn cli_check_names_the_engine_and_decides_fig1() {
+    let path = programs_dir().join("comp_fig1.mc");
+    let out = crate::common::apc(&[
+        "check",
+        path.to_str().unwrap(),
+        "--engine",
+        "compositional",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v = json_of(&out);
+    for t in v["targets"].as_array().unwrap() {
+        assert_eq!(t["verdict"], "unreachable", "{t}");
+        assert_eq!(t["engine"], "compositional", "{t}");
+        assert_eq!(t["method"], "compositional-terminated", "{t}");
+    }
+}
+
+#[test]
+fn cli_compositional_reports_summaries_and_exit_statuses() {
+    let fig1 = programs_dir().join("comp_fig1.mc");
+    let out = crate::common::apc(&["compositional", fig1.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(
+        (v["engine"].as_str(), v["end"].as_str()),
+        (Some("compositional"), Some("terminated"))
+    );
+    let names: Vec<&str> = v["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["main", "P1", "P2"]);
+    // Fig. 2 never terminates: a step limit proves reachability only.
+    let fig2 = programs_dir().join("comp_fig2.mc");
+    let out = crate::common::apc(&["compositional", fig2.to_str().unwrap(), "--max-steps", "30"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("assert in M1: unknown"), "{text}");
+    // Outside the engine: one line on stderr, status 3.
+    let hello = programs_dir().join("hello.mc");
+    let out = crate::common::apc(&["compositional", hello.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unsupported"),
+        "{out:?}"
+    );
+    // Bad flags: status 2.
+    let out = crate::common::apc(&["compositional", hello.to_str().unwrap(), "--solver", "all"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
