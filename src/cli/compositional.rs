@@ -20,6 +20,12 @@ pub struct CompositionalArgs {
     /// Most steps (a step checks one chosen leaf and interprets it).
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u64>,
+    /// Also print every leaf (function, status, flowgraph vertex as `apc cfg`
+    /// numbers it, depth, path condition over the function's own
+    /// symbols) and every invocation (caller, callee, globals at the call, the
+    /// caller's path condition).
+    #[arg(long)]
+    pub show: bool,
     #[command(flatten)]
     pub solvers: SolverArgs,
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -41,6 +47,7 @@ pub fn compositional(a: CompositionalArgs) -> ExitCode {
     let mut opts = Options::new(solver);
     opts.timeout = Some(a.timeout);
     opts.max_steps = a.max_steps.unwrap_or(u64::MAX);
+    opts.show = a.show;
     let outcome = match compositional::run(&loaded.db, loaded.file, &opts) {
         Ok(o) => o,
         Err(why) => {
@@ -115,6 +122,25 @@ fn print_text(path: &str, targets: &[crate::db::Target], o: &Outcome) {
             f.depth
         );
     }
+    for l in &o.leaves {
+        outln!(
+            "  leaf {} {:?} at vertex {} (depth {}): {}",
+            l.function,
+            l.stat,
+            l.node,
+            l.depth,
+            l.pc
+        );
+    }
+    for i in &o.invocations {
+        outln!(
+            "  invocation {} -> {}({}) when {}",
+            i.caller,
+            i.callee,
+            i.globals.join(", "),
+            i.pc
+        );
+    }
     let s = &o.stats;
     outln!(
         "{} steps, {} queries ({} checks without the solver, {} unknown answers), {:.1} ms in the solver, {} invocations, {} leaves revived, {} ms in all",
@@ -166,7 +192,24 @@ fn print_json(path: &str, targets: &[crate::db::Target], o: &Outcome) {
         End::GoalReached => ("goal-reached", None),
         End::Stopped(why) => ("stopped", Some(why.clone())),
     };
+    let leaves: Vec<_> = o
+        .leaves
+        .iter()
+        .map(|l| {
+            json!({
+                "function": l.function, "status": format!("{:?}", l.stat).to_lowercase(),
+                "node": l.node, "depth": l.depth, "pc": l.pc,
+            })
+        })
+        .collect();
+    let invocations: Vec<_> = o
+        .invocations
+        .iter()
+        .map(|i| json!({"caller": i.caller, "callee": i.callee, "globals": i.globals, "pc": i.pc}))
+        .collect();
     let v = json!({
+        "leaves": leaves,
+        "invocations": invocations,
         "file": path,
         "engine": "compositional",
         "end": end,

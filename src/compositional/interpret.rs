@@ -66,7 +66,6 @@ impl Interpreter<'_> {
             ic,
             pc: self.terms.bool(true),
             called: Rc::new([]),
-            reached: false,
             depth: 0,
         }
     }

@@ -46,6 +46,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Stop when this target is reached.
     pub goal: Option<Target>,
+    /// Keep every leaf and invocation, printed, in the outcome.
+    pub show: bool,
 }
 
 impl Options {
@@ -55,6 +57,7 @@ impl Options {
             max_steps: u64::MAX,
             timeout: None,
             goal: None,
+            show: false,
         }
     }
 }
@@ -110,11 +113,31 @@ pub struct FunctionSummary {
     pub unreachable: usize,
     pub failed: usize,
     /// Leaves that passed their check (rs).
-    pub in_rs: usize,
+    pub in_rs: u64,
     /// Invocations of this function.
     pub invoked: usize,
     /// The deepest leaf (steps from the entry).
     pub depth: u32,
+}
+
+/// A leaf as `apc compositional --show` prints it.
+#[derive(Clone, Debug)]
+pub struct ShownLeaf {
+    pub function: String,
+    pub stat: Stat,
+    /// The flowgraph vertex (`apc cfg` numbers them).
+    pub node: u32,
+    pub depth: u32,
+    pub pc: String,
+}
+
+/// An invocation ⟨caller, callee, ς_G, pc⟩, printed.
+#[derive(Clone, Debug)]
+pub struct ShownInvocation {
+    pub caller: String,
+    pub callee: String,
+    pub globals: Vec<String>,
+    pub pc: String,
 }
 
 #[derive(Clone, Debug)]
@@ -123,6 +146,10 @@ pub struct Outcome {
     pub end: End,
     pub stats: Stats,
     pub functions: Vec<FunctionSummary>,
+    /// With `Options::show`: every leaf, function by function.
+    pub leaves: Vec<ShownLeaf>,
+    /// With `Options::show`: the invocation graph.
+    pub invocations: Vec<ShownInvocation>,
 }
 
 /// Runs the engine on the file's program; `Err` if it cannot (the
@@ -149,11 +176,18 @@ pub fn run(db: &Database, file: SourceFile, opts: &Options) -> Result<Outcome, S
     stats.invocations = run.analysis.invs.len() as u64;
     stats.elapsed = started.elapsed();
     let functions = summaries(&subject, &run.analysis);
+    let (leaves, invocations) = if opts.show {
+        shown(&subject, &run.analysis, &run.terms)
+    } else {
+        Default::default()
+    };
     Ok(Outcome {
         reached: run.reached,
         end,
         stats,
         functions,
+        leaves,
+        invocations,
     })
 }
 
@@ -188,13 +222,39 @@ pub fn decide(db: &Database, file: SourceFile, target: &Target, mut opts: Option
     }
 }
 
+fn shown(subject: &Subject, a: &Analysis, terms: &Terms) -> (Vec<ShownLeaf>, Vec<ShownInvocation>) {
+    let name = |f: usize| subject.funcs[f].body.name.clone();
+    let mut leaves = Vec::new();
+    for (f, sum) in a.sums.iter().enumerate() {
+        leaves.extend(sum.iter().map(|l| ShownLeaf {
+            function: name(f),
+            stat: l.stat,
+            node: l.node,
+            depth: l.depth,
+            pc: terms.show(l.pc),
+        }));
+    }
+    let invocations = a
+        .invs
+        .iter()
+        .map(|i| ShownInvocation {
+            caller: name(i.caller),
+            callee: name(i.callee),
+            globals: i.args.iter().map(|t| terms.show(*t)).collect(),
+            pc: terms.show(i.pc),
+        })
+        .collect();
+    (leaves, invocations)
+}
+
 fn summaries(subject: &Subject, a: &Analysis) -> Vec<FunctionSummary> {
     subject
         .funcs
         .iter()
         .enumerate()
         .map(|(f, func)| {
-            let [unknown, finished, unreachable, failed, in_rs] = a.counts(f);
+            let [unknown, finished, unreachable, failed] = a.counts(f);
+            let in_rs = a.rs[f];
             FunctionSummary {
                 name: func.body.name.clone(),
                 unknown,
@@ -281,7 +341,7 @@ impl<'a> Run<'a> {
         );
         match answer {
             Answer::Sat => {
-                self.analysis.sums[f][i].reached = true;
+                self.analysis.rs[f] += 1;
                 if let Some(t) = at_target {
                     self.record_target(f, t);
                     self.reach.close();

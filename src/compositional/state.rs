@@ -44,8 +44,6 @@ pub(crate) struct Leaf {
     /// The functions called on the path (sorted): the rc/rv symbols its
     /// pc and values may mention.
     pub called: Rc<[usize]>,
-    /// In rs: it passed its check once.
-    pub reached: bool,
     /// Symbolic-interpretation steps from the function's entry.
     pub depth: u32,
 }
@@ -71,6 +69,9 @@ pub(crate) struct Analysis {
     /// The unknown leaves, each once, oldest first: the fair choice.
     pub queue: VecDeque<(usize, usize)>,
     pub revived: u64,
+    /// rs, counted: the leaves of each function that passed their check
+    /// (each is then replaced by its successors).
+    pub rs: Vec<u64>,
 }
 
 impl Analysis {
@@ -84,6 +85,7 @@ impl Analysis {
             edges: vec![Vec::new(); n],
             queue,
             revived: 0,
+            rs: vec![0; n],
         }
     }
 
@@ -196,9 +198,9 @@ impl Analysis {
         self.revive_all(&seen);
     }
 
-    /// Leaves by status, per function: (unk, fin, unr, failed, in rs).
-    pub(crate) fn counts(&self, f: usize) -> [usize; 5] {
-        let mut c = [0; 5];
+    /// Leaves by status, per function: (unk, fin, unr, failed).
+    pub(crate) fn counts(&self, f: usize) -> [usize; 4] {
+        let mut c = [0; 4];
         for l in &self.sums[f] {
             let k = match l.stat {
                 Stat::Unk => 0,
@@ -207,7 +209,6 @@ impl Analysis {
                 Stat::Failed => 3,
             };
             c[k] += 1;
-            c[4] += usize::from(l.reached);
         }
         c
     }

@@ -29,7 +29,6 @@ fn leaf(terms: &mut Terms, stat: Stat, called: &[usize]) -> Leaf {
         ic: terms.int(0),
         pc: terms.bool(true),
         called: called.into(),
-        reached: false,
         depth: 0,
     }
 }

@@ -456,6 +456,24 @@ fn cli_compositional_reports_summaries_and_exit_statuses() {
         .map(|f| f["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["main", "P1", "P2"]);
+    // With --show: P2's `u == 0` leaf is unreachable in P1's context.
+    let out = crate::common::apc(&[
+        "compositional",
+        fig1.to_str().unwrap(),
+        "--show",
+        "--format",
+        "json",
+    ]);
+    let v = json_of(&out);
+    let p2_zero: Vec<&serde_json::Value> = v["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["function"] == "P2" && l["pc"] == "P2.u₀ = 0")
+        .collect();
+    assert_eq!(p2_zero.len(), 1, "{v}");
+    assert_eq!(p2_zero[0]["status"], "unr");
+    assert_eq!(v["invocations"].as_array().unwrap().len(), 2);
     // Fig. 2 never terminates: a step limit proves reachability only.
     let fig2 = programs_dir().join("comp_fig2.mc");
     let out = crate::common::apc(&["compositional", fig2.to_str().unwrap(), "--max-steps", "30"]);
