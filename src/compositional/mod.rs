@@ -328,8 +328,15 @@ impl<'a> Run<'a> {
         let Some((f, i)) = self.analysis.queue.pop_front() else {
             return Ok(());
         };
-        self.stats.steps += 1;
         let leaf = self.analysis.sums[f][i].clone();
+        if leaf.stat != Stat::Unk {
+            // Queued once per marking; nothing else changes a queued leaf.
+            return Err(format!(
+                "internal: a queued leaf of `{}` is not unknown",
+                self.subject.funcs[f].body.name
+            ));
+        }
+        self.stats.steps += 1;
         let at_target = self.subject.is_error(f, leaf.node);
         let answer = self.reach.check(
             self.subject,
