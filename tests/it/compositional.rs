@@ -492,3 +492,50 @@ fn cli_compositional_reports_summaries_and_exit_statuses() {
     let out = crate::common::apc(&["compositional", hello.to_str().unwrap(), "--solver", "all"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// Each function is explored once, whatever the number of its callers:
+/// the callee's leaves do not grow with its call sites (inlining would
+/// explore it once per call site and path).
+#[test]
+fn a_callee_is_explored_once_for_all_its_call_sites() {
+    let program = |calls: usize| {
+        let mut s = String::from(
+            "sign(x) { var r; if (x > 0) { r = 1; } else { r = 0 - 1; } return r; }\n\
+             main(a, b) {\n  var s;\n  s = 0;\n",
+        );
+        for k in 0..calls {
+            s.push_str(&format!("  s = s + sign(a - {k} * b);\n"));
+        }
+        s.push_str(&format!("  assert(s != {calls} + 1);\n  return s;\n}}\n"));
+        s
+    };
+    let leaves_of_sign = |calls: usize| {
+        let (_, out) = run_on(&program(calls), 10_000, None);
+        assert_eq!(out.end, End::Terminated);
+        assert!(out.reached.is_empty(), "s counts signs: at most `calls`");
+        let f = out
+            .functions
+            .iter()
+            .find(|f| f.name == "sign")
+            .unwrap()
+            .clone();
+        (
+            f.finished + f.unreachable + f.unknown + f.failed,
+            f.finished,
+            f.invoked,
+        )
+    };
+    let (one, fin_one, inv_one) = leaves_of_sign(1);
+    let (five, fin_five, inv_five) = leaves_of_sign(5);
+    assert_eq!(
+        (one, fin_one),
+        (five, fin_five),
+        "sign's leaves do not depend on its callers"
+    );
+    assert_eq!(fin_five, 2);
+    assert_eq!(
+        (inv_one, inv_five),
+        (1, 5),
+        "one invocation per caller path"
+    );
+}
