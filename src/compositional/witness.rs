@@ -12,8 +12,9 @@ use crate::term::Terms;
 /// Input-stream and input-array elements asked first, then after a miss.
 const WINDOWS: [usize; 3] = [4, 64, 1024];
 
-/// The witness of the model the session holds, replayed to `target`; the
-/// replay's complaint if no window gives one that hits.
+/// The witness of the model the session holds, replayed to `target` (its
+/// lists then cut short where a shorter one still hits); the replay's
+/// complaint if no window gives one that hits.
 pub(crate) fn replayed(
     subject: &Subject,
     reach: &mut Reach,
@@ -23,19 +24,57 @@ pub(crate) fn replayed(
     let mut last = String::new();
     for window in WINDOWS {
         let w = witness(subject, reach, terms, window)?;
-        match interp::replay_hits(
-            &subject.ast,
-            &subject.source,
-            &subject.lines,
-            &w,
-            target.kind,
-            (target.line, target.col),
-        ) {
-            Ok(()) => return Ok(w),
+        match hits(subject, &w, target) {
+            Ok(()) => return Ok(shrunk(subject, w, target)),
             Err(why) => last = why,
         }
     }
     Err(last)
+}
+
+fn hits(subject: &Subject, w: &Witness, target: &Target) -> Result<(), String> {
+    interp::replay_hits(
+        &subject.ast,
+        &subject.source,
+        &subject.lines,
+        w,
+        target.kind,
+        (target.line, target.col),
+    )
+}
+
+/// The witness with each list cut to the shortest of 0, 1, 2, 4, … elements
+/// that still hits (the window's tail is the model's noise).
+fn shrunk(subject: &Subject, mut w: Witness, target: &Target) -> Witness {
+    let cut = |len: usize| {
+        (0..)
+            .map(|k| if k == 0 { 0 } else { 1 << (k - 1) })
+            .take_while(move |n| *n < len)
+    };
+    for n in cut(w.input.len()) {
+        let mut shorter = w.clone();
+        shorter.input.truncate(n);
+        if hits(subject, &shorter, target).is_ok() {
+            w = shorter;
+            break;
+        }
+    }
+    for a in 0..w.args.len() {
+        let ArgValue::List(xs) = &w.args[a].1 else {
+            continue;
+        };
+        for n in cut(xs.len()) {
+            let mut shorter = w.clone();
+            if let ArgValue::List(ys) = &mut shorter.args[a].1 {
+                ys.truncate(n);
+            }
+            if hits(subject, &shorter, target).is_ok() {
+                w = shorter;
+                break;
+            }
+        }
+    }
+    w
 }
 
 fn witness(
