@@ -4,6 +4,7 @@
 //! nothing (the CLI formats the rows).
 
 pub mod compact;
+pub mod compositional;
 pub mod explore;
 pub mod ksweep;
 pub mod scale;

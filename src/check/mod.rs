@@ -76,6 +76,8 @@ pub enum Engine {
     /// parallel threads; the first definite answer wins and stops the
     /// others (`apc check`'s default; docs/portfolio.md).
     All,
+    /// Compositional symbolic execution alone (`docs/compositional-se.md`).
+    Compositional,
 }
 
 #[derive(Clone, Debug)]
@@ -94,6 +96,7 @@ impl Engine {
             Engine::Explore => "explore",
             Engine::NcThenExplore => "nc+explore",
             Engine::ExploreSearch => "explore-search",
+            Engine::Compositional => "compositional",
             Engine::All => "all",
         }
     }
@@ -314,6 +317,8 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
 fn engine_of(method: &str) -> &'static str {
     if method.starts_with("explore") {
         "explore"
+    } else if method.starts_with("compositional") {
+        "compositional"
     } else if method.starts_with("chc") {
         "chc"
     } else {
@@ -346,6 +351,9 @@ fn decide(
     }
     if opts.engine == Engine::ExploreSearch {
         return decide_by_searching(db, file, t, opts, deadline);
+    }
+    if opts.engine == Engine::Compositional {
+        return decide_compositionally(db, file, t, opts, deadline);
     }
     if opts.engine == Engine::Explore {
         let nothing = (Verdict::Unknown(String::new()), None, None);
@@ -580,6 +588,38 @@ fn explore_decision(
         }
         (Verdict::Unknown(r), m, s) => (Verdict::Unknown(format!("{r}; explore: {why}")), m, s),
         other => other,
+    }
+}
+
+/// The compositional engine's conclusion on `t` within the deadline:
+/// reachable with its replayed witness, unreachable after a run that
+/// ended with no unknown leaf.
+fn decide_compositionally(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Decision {
+    use crate::compositional::{self, Conclusion};
+    let Some(solver) = opts.solvers.first() else {
+        return (Verdict::Unknown("no solver".into()), None, None);
+    };
+    let mut o = compositional::Options::new(solver.clone());
+    o.timeout = Some(deadline.saturating_duration_since(Instant::now()));
+    let name = Some(solver.name.clone());
+    match compositional::decide(db, file, t, o) {
+        Conclusion::Reachable(w) => (Verdict::Reachable(w), Some("compositional".into()), name),
+        Conclusion::Unreachable => (
+            Verdict::Unreachable,
+            Some("compositional-terminated".into()),
+            name,
+        ),
+        Conclusion::Unknown(why) => (
+            Verdict::Unknown(format!("compositional: {why}")),
+            None,
+            None,
+        ),
     }
 }
 

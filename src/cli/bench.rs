@@ -64,6 +64,12 @@ pub enum Which {
     /// figures and the thesis's listings. The classic tree is usually infinite: it is
     /// bounded by --max-vertices and --timeout, and the row says which stopped it.
     Compact(CompactBenchArgs),
+    /// Compositional symbolic execution against the executor that explores a callee
+    /// again at every call (`explore`), on an IncDec-like family of N nested calls
+    /// (docs/compositional-se.md §8, §12): both run until every path is explored; per N the
+    /// steps, solver queries, solver time and total time, then the log–log slopes of
+    /// queries and time (1 = linear, 2 = quadratic).
+    Compositional(CompositionalBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -78,6 +84,21 @@ pub struct CompactBenchArgs {
     pub timeout: Duration,
     #[arg(long, value_enum, default_value_t = super::Format::Text)]
     pub format: super::Format,
+}
+
+#[derive(Args, Debug)]
+pub struct CompositionalBenchArgs {
+    #[command(flatten)]
+    pub solvers: SolverArgs,
+    /// The sizes N (nested calls), comma-separated.
+    #[arg(long, value_delimiter = ',', value_name = "N,…", default_values_t = crate::bench::compositional::DEFAULT_SIZES)]
+    pub sizes: Vec<usize>,
+    /// Limit in seconds for each run.
+    #[arg(long, default_value = "120", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
+    /// Output: an aligned table, or JSON (a list of rows) or CSV for scripts.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
+    pub format: BenchFormat,
 }
 
 #[derive(Args, Debug)]
@@ -177,6 +198,94 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Explore(a) => explore(a),
         Which::Thesis(a) => super::bench_thesis::thesis(a),
         Which::Compact(a) => compact(a),
+        Which::Compositional(a) => compositional(a),
+    }
+}
+
+fn compositional(a: CompositionalBenchArgs) -> ExitCode {
+    use crate::bench::compositional::{Row, measure, slopes};
+    if a.solvers.solver == super::check::SolverChoice::All {
+        return bad("the engines talk to one solver: choose --solver z3 or --solver cvc5");
+    }
+    if a.sizes.is_empty() || a.sizes.contains(&0) || a.sizes.iter().any(|n| *n > 10_000) {
+        return bad("--sizes: expected sizes from 1 to 10000");
+    }
+    let solver = match a.solvers.locate() {
+        Ok(mut s) => s.remove(0),
+        Err(code) => return code,
+    };
+    let bar = progress(a.sizes.len());
+    let mut rows: Vec<Row> = Vec::new();
+    for &n in &a.sizes {
+        bar.set_message(format!("incdec-{n}"));
+        match measure(n, &solver, a.timeout) {
+            Ok(pair) => rows.extend(pair),
+            Err(e) => return bad(&e),
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let wrong = rows.iter().any(|r| r.claimed_reachable);
+    let ms = |d: Duration| format!("{:.1}", super::rounded_ms(d, 1));
+    match a.format {
+        BenchFormat::Table => {
+            let head: Vec<String> = [
+                "N",
+                "engine",
+                "end",
+                "steps",
+                "queries",
+                "solver ms",
+                "total ms",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let body: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    vec![
+                        r.n.to_string(),
+                        r.engine.to_string(),
+                        r.end.clone() + if r.claimed_reachable { " (WRONG)" } else { "" },
+                        r.steps.to_string(),
+                        r.queries.to_string(),
+                        ms(r.solver_time),
+                        ms(r.time),
+                    ]
+                })
+                .collect();
+            print_table(&head, &body);
+            let show = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{s:.2}"));
+            for engine in ["compositional", "explore"] {
+                let (q, t) = slopes(&rows, engine);
+                outln!(
+                    "{engine}: log-log slope of queries {}, of time {} (complete runs)",
+                    show(q),
+                    show(t)
+                );
+            }
+        }
+        f => {
+            let list: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    json!({
+                        "benchmark": format!("incdec-{}", r.n), "n": r.n, "engine": r.engine,
+                        "end": r.end, "claimed_reachable": r.claimed_reachable,
+                        "steps": r.steps, "queries": r.queries,
+                        "solver_ms": super::rounded_ms(r.solver_time, 1),
+                        "time_ms": super::rounded_ms(r.time, 1),
+                    })
+                })
+                .collect();
+            print_rows(&list, f);
+        }
+    }
+    if wrong {
+        ExitStatus::Found.into()
+    } else {
+        ExitStatus::Ok.into()
     }
 }
 

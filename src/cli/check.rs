@@ -43,6 +43,8 @@ pub enum EngineChoice {
     Explore,
     /// The executor as a witness search: tree search with lattice merging, no condition.
     ExploreSearch,
+    /// Compositional symbolic execution (per-function summaries, docs/compositional-se.md).
+    Compositional,
 }
 
 impl EngineChoice {
@@ -54,6 +56,7 @@ impl EngineChoice {
             EngineChoice::Explore => check::Engine::Explore,
             EngineChoice::ExploreSearch => check::Engine::ExploreSearch,
             EngineChoice::All => check::Engine::All,
+            EngineChoice::Compositional => check::Engine::Compositional,
         }
     }
 }
@@ -125,7 +128,9 @@ pub struct CheckArgs {
     /// values in local arrays, records and behind pointers are unknown to it).
     /// `explore`: the symbolic executor alone, guided to the target with path
     /// subsumption (replayed witnesses; `unreachable` when every path to the target
-    /// was explored).
+    /// was explored). `compositional`: compositional symbolic execution (per-function
+    /// summaries, docs/compositional-se.md; replayed witnesses; `unreachable` when its
+    /// run ends with no unknown leaf; programs with only integers, no recursion).
     #[arg(long, value_enum, default_value_t = EngineChoice::All)]
     pub engine: EngineChoice,
     /// With `--engine all`: start the Horn clauses and the executor this many
@@ -194,7 +199,9 @@ pub fn check(a: CheckArgs) -> ExitCode {
             || l.iter()
                 .any(|e| matches!(e, EngineChoice::All | EngineChoice::NcExplore))
     }) {
-        return bad("--portfolio takes engines among nc, chc, explore, explore-search");
+        return bad(
+            "--portfolio takes engines among nc, chc, explore, explore-search, compositional",
+        );
     }
     let batch = a.files.len() > 1 || a.files.iter().any(|p| p.is_dir());
     if batch && !a.target.is_empty() {

@@ -27,6 +27,7 @@ mod bench_thesis;
 mod cfg;
 mod check;
 mod compact;
+mod compositional;
 mod exit;
 mod explore;
 mod generate;
@@ -120,6 +121,18 @@ pub enum Command {
     /// every branch decided, 3 a limit stopped it, a path could not go on, or a branch
     /// was kept on a solver `unknown`, 2 bad input or command line.
     Compact(compact::CompactArgs),
+    /// Run compositional symbolic execution and show its per-function summaries.
+    ///
+    /// Each function is explored once, whatever the number of callers: its leaves are
+    /// unknown, finished (returned), unreachable (for now) or failed (at a target); a
+    /// call is one step through the callee's return condition and values, interpreted
+    /// from its finished leaves at every check (docs/compositional-se.md). A target is
+    /// reachable when a leaf at it passes its check (the model, replayed by the
+    /// interpreter, is the witness); unreachable only when the run terminates with no
+    /// unknown leaf. Exit status: 1 a target was reached, 0 terminated with none, 3
+    /// stopped at a limit (or outside the engine: integers only, no recursion), 2 bad
+    /// input or command line.
+    Compositional(compositional::CompositionalArgs),
     /// Generate random microc programs with the thesis's generator.
     ///
     /// Seeded and deterministic: the same seed, index and parameters give the same
@@ -156,6 +169,7 @@ pub fn main() -> ExitCode {
             Command::Check(a) => check::check(a),
             Command::Explore(a) => explore::explore(a),
             Command::Compact(a) => compact::compact(a),
+            Command::Compositional(a) => compositional::compositional(a),
             Command::Gen(a) => generate::generate(a),
             Command::Bench(a) => bench::bench(a),
         });

@@ -208,6 +208,77 @@ impl Incremental {
     }
 }
 
+/// `(declare-fun v () Int)` (or the array's or Boolean's declaration) of
+/// one variable, for a session that declares its symbols itself.
+pub fn declaration(terms: &Terms, v: Var) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
+    let mut out = String::new();
+    p.declare(&mut out, v);
+    out
+}
+
+/// `(define-fun f ((p Int)…) S body)`: a function of the `params` (integer
+/// variables of `body`), named as the array symbol `function` prints, so
+/// that a `Select` on `function` applies it. The subterms shared inside the
+/// body are `let`-bound there (as in a quantifier's body); `body` may apply
+/// functions defined before.
+pub fn define_fun(terms: &Terms, function: Var, params: &[Var], body: TermId) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
+    let decls: Vec<SExpr> = params
+        .iter()
+        .map(|v| ctx.list(vec![ctx.atom(name(terms, *v)), ctx.atom("Int")]))
+        .collect();
+    let none: HashMap<TermId, SExpr> = HashMap::default();
+    let mut local: HashMap<TermId, SExpr> = HashMap::default();
+    let mut lets = Vec::new();
+    for c in scoped_shared(terms, body, params, &none, 2) {
+        let e = p.term(c, &local);
+        let n = ctx.atom(format!("l!{}", c.0));
+        lets.push((n, e));
+        local.insert(c, n);
+    }
+    let mut inner = p.term(body, &local);
+    for (n, e) in lets.iter().rev() {
+        let binding = ctx.list(vec![ctx.list(vec![*n, *e])]);
+        inner = p.command("let", vec![binding, inner]);
+    }
+    let sort = if terms.sort(body) == Sort::Bool {
+        "Bool"
+    } else {
+        "Int"
+    };
+    let f = ctx.atom(name(terms, function));
+    let def = p.command(
+        "define-fun",
+        vec![f, ctx.list(decls), ctx.atom(sort), inner],
+    );
+    let mut out = String::new();
+    p.line(&mut out, def);
+    out
+}
+
+/// `(assert t)` for a closed formula whose variables and functions the
+/// session has already declared or defined: its shared subterms become
+/// `define-fun`s first (meant for a `push` scope), `tdiv` included if the
+/// session has not defined it (`tdiv_defined`).
+pub fn scoped_assertion(terms: &Terms, t: TermId, tdiv_defined: bool) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
+    let mut out = String::new();
+    if !tdiv_defined && terms.any_node(t, |n| matches!(n, Node::Div(..))) {
+        p.line(&mut out, p.tdiv());
+    }
+    p.assertions(&mut out, &[t]);
+    out
+}
+
+/// The definition of `tdiv` as a command, for sessions that define it once.
+pub fn truncating_division_command() -> String {
+    truncating_division() + "\n"
+}
+
 /// Builds the S-expressions of one script.
 struct ScriptPrinter<'a> {
     terms: &'a Terms,

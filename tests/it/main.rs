@@ -8,6 +8,7 @@ mod check;
 mod cli;
 mod common;
 mod compact;
+mod compositional;
 mod conditions;
 mod explore;
 mod fuzz_frontend;
