@@ -374,11 +374,12 @@ pub const DEFAULT_PORTFOLIO_DELAY: Duration = Duration::from_millis(0);
 
 /// The portfolio's engines by default, the conditions first (measured:
 /// docs/portfolio.md §3).
-pub const DEFAULT_PORTFOLIO: [Engine; 4] = [
+pub const DEFAULT_PORTFOLIO: [Engine; 5] = [
     Engine::Nc,
     Engine::Chc,
     Engine::Explore,
     Engine::ExploreSearch,
+    Engine::Compositional,
 ];
 
 /// The portfolio: each engine on a thread of its own, the others after
@@ -393,8 +394,17 @@ fn decide_by_portfolio(
 ) -> Decision {
     let stop = deadline::Stop::new();
     let (tx, rx) = std::sync::mpsc::channel();
+    // Function summaries are for programs with functions: with `main`
+    // alone the compositional engine is the executor again.
+    let functions = db::parse(db, file).program.functions.len();
+    let engines: Vec<Engine> = opts
+        .portfolio
+        .iter()
+        .copied()
+        .filter(|&e| e != Engine::Compositional || functions > 1)
+        .collect();
     std::thread::scope(|scope| {
-        for (i, &engine) in opts.portfolio.iter().enumerate() {
+        for (i, &engine) in engines.iter().enumerate() {
             let (tx, stop, db) = (tx.clone(), stop.clone(), db.clone());
             let delay = if i == 0 {
                 Duration::ZERO

@@ -11,7 +11,7 @@
 use super::program::Subject;
 use super::state::{Analysis, Stat};
 use crate::smt::smtlib;
-use crate::smt::{Cancel, CheckResult, Profile, Session};
+use crate::smt::{Cancel, CheckResult, Profile, Session, Watchdog};
 use crate::term::{Subst, TermId, Terms};
 use std::time::{Duration, Instant};
 
@@ -66,7 +66,7 @@ impl Reach {
             trivial: 0,
             time: Duration::ZERO,
             sent: head.len() as u64,
-            _watchdog: deadline.map(|d| watchdog(&cancel, d)),
+            _watchdog: deadline.map(|d| cancel.at_deadline(d)),
             cancel,
         })
     }
@@ -202,32 +202,4 @@ pub(crate) fn globalise(
         }
     }
     terms.or(disjuncts)
-}
-
-/// Cancels a session at a deadline, unless dropped first.
-struct Watchdog {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-fn watchdog(cancel: &Cancel, deadline: Instant) -> Watchdog {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let done = std::sync::Arc::new(AtomicBool::new(false));
-    let (flag, cancel) = (done.clone(), cancel.clone());
-    std::thread::spawn(move || {
-        while !flag.load(Ordering::SeqCst) {
-            let now = Instant::now();
-            if now >= deadline {
-                cancel.cancel();
-                return;
-            }
-            std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
-        }
-    });
-    Watchdog { done }
 }

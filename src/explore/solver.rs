@@ -9,7 +9,7 @@
 
 use super::state::PathCond;
 use crate::smt::smtlib::Incremental;
-use crate::smt::{Cancel, CheckResult, Profile, Session};
+use crate::smt::{Cancel, CheckResult, Profile, Session, Watchdog};
 use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
 use std::time::{Duration, Instant};
@@ -34,37 +34,6 @@ pub(crate) struct Solver {
     _watchdog: Option<Watchdog>,
 }
 
-/// Cancels a session at a deadline, unless dropped first.
-struct Watchdog {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// Cancels the session at `deadline`, or when the work's switch
-/// (`deadline::Stop`) is thrown, unless the guard is dropped first.
-fn watchdog(cancel: &Cancel, deadline: Instant) -> Watchdog {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let done = std::sync::Arc::new(AtomicBool::new(false));
-    let (flag, cancel) = (done.clone(), cancel.clone());
-    let stop = crate::deadline::current_stop();
-    std::thread::spawn(move || {
-        while !flag.load(Ordering::SeqCst) {
-            let now = Instant::now();
-            if now >= deadline || stop.as_ref().is_some_and(|s| s.is_stopped()) {
-                cancel.cancel();
-                return;
-            }
-            std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
-        }
-    });
-    Watchdog { done }
-}
-
 impl Solver {
     pub(crate) fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Solver, String> {
         let cancel = Cancel::new();
@@ -79,7 +48,7 @@ impl Solver {
             queries: 0,
             time: Duration::ZERO,
             check_limit: profile.check_limit.clone(),
-            _watchdog: deadline.map(|d| watchdog(&cancel, d)),
+            _watchdog: deadline.map(|d| cancel.at_deadline(d)),
         })
     }
 

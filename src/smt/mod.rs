@@ -25,7 +25,7 @@ pub use helper::Helper;
 pub use profile::{Profile, SolverKind, default_z3, locate, locate_binary};
 pub use query::{DumpFailure, DumpName, Query, Variant};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
-pub use session::{Cancel, CheckResult, Session};
+pub use session::{Cancel, CheckResult, Session, Watchdog};
 
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -29,6 +29,17 @@ pub enum CheckResult {
     Unknown(String),
 }
 
+/// Watches a deadline for [`Cancel::at_deadline`] while it lives.
+pub struct Watchdog {
+    done: Arc<AtomicBool>,
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Cancellation for a group of sessions (one race).
 #[derive(Clone, Default)]
 pub struct Cancel(Arc<CancelInner>);
@@ -58,6 +69,26 @@ impl Cancel {
 
     pub fn is_cancelled(&self) -> bool {
         self.0.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Cancels the group at `deadline`, or when the work's switch
+    /// (`deadline::Stop`, taken from this thread) is thrown, unless the
+    /// returned guard is dropped first.
+    pub fn at_deadline(&self, deadline: std::time::Instant) -> Watchdog {
+        let done = Arc::new(AtomicBool::new(false));
+        let (flag, cancel) = (done.clone(), self.clone());
+        let stop = crate::deadline::current_stop();
+        std::thread::spawn(move || {
+            while !flag.load(Ordering::SeqCst) {
+                let now = std::time::Instant::now();
+                if now >= deadline || stop.as_ref().is_some_and(|s| s.is_stopped()) {
+                    cancel.cancel();
+                    return;
+                }
+                std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(20)));
+            }
+        });
+        Watchdog { done }
     }
 
     fn register(&self, id: u64, pid: i32) {
