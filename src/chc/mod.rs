@@ -20,6 +20,7 @@ pub use encode::{Encoding, encode};
 use crate::ir::{Body, NodeId};
 use crate::smt::{self, Answer, Profile};
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// The Horn engine's answer for one target.
@@ -114,21 +115,25 @@ pub const SEED_STAGGER: Duration = Duration::from_millis(500);
 fn race_seeds(solver: &Profile, enc: &Encoding, options: &[String], deadline: Instant) -> Answer {
     let stop = crate::deadline::Stop::nested();
     let (tx, rx) = std::sync::mpsc::channel();
+    // Seeds that ended undecided: the next one need not wait its turn.
+    let ended = &std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for (i, seed) in SPACER_SEEDS.into_iter().enumerate() {
             let (tx, stop) = (tx.clone(), stop.clone());
             let start = Instant::now() + SEED_STAGGER * i as u32;
+            let turn = move || Instant::now() >= start || ended.load(Ordering::SeqCst) >= i;
             let mut with_seed = options.to_vec();
             with_seed.push(format!("(set-option :fp.spacer.random_seed {seed})"));
             let script = enc.script(&with_seed);
             scope.spawn(move || {
                 let answer = crate::deadline::run_in(deadline, Some(stop), || {
-                    while Instant::now() < start {
+                    while !turn() {
                         crate::deadline::check();
                         std::thread::sleep(Duration::from_millis(5));
                     }
                     smt::run_script(solver, &script, left(deadline))
                 });
+                ended.fetch_add(1, Ordering::SeqCst);
                 let _ = tx.send(
                     answer.unwrap_or_else(|t| Answer::Unknown(format!("timeout: {}", t.phase))),
                 );
