@@ -12,7 +12,9 @@
 use super::exec::{Program, step_edge, symbols};
 use super::solver::{Sat, SatCheck};
 use super::state::{PState, Value, apply_value, substitution};
-use super::template::{ExitTuple, Outcome, Part, Template, conj, refuse_unsupported_cycle};
+use super::template::{
+    ExitTuple, Outcome, Part, Template, conj, leave_through, refuse_unsupported_cycle,
+};
 use crate::ir::EdgeId;
 use crate::term::{TermId, Terms, Var, VarKind as TermVar};
 use num_bigint::BigInt;
@@ -87,18 +89,11 @@ pub fn derive(
                     continue;
                 }
                 seen.push((prefix, id));
-                let Some(out) = step_edge(terms, prog, state, id)? else {
-                    dropped.push((id, "its guard is false".to_string()));
+                let Some(out) =
+                    leave_through(terms, prog, state, id, sat, &mut dropped, &mut undecided)?
+                else {
                     continue;
                 };
-                match sat.check(terms, &out.state.pc) {
-                    Sat::Unsat => {
-                        dropped.push((id, "no path leaves through it".to_string()));
-                        continue;
-                    }
-                    Sat::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
-                    Sat::Sat => {}
-                }
                 let phi_hat = conj(terms, &out.state.pc);
                 let s = substitution(terms, &theta0, &after);
                 let leave = s.apply(terms, phi_hat);

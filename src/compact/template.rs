@@ -229,7 +229,35 @@ struct ClosedForms<'a> {
     phi_trip: TermId,
 }
 
-type Dropped = Vec<(EdgeId, String)>;
+pub(super) type Dropped = Vec<(EdgeId, String)>;
+
+/// The state after exit edge `id`, if a path may leave through it: an exit
+/// whose guard is false or whose condition is unsatisfiable goes to
+/// `dropped`; one the solver cannot decide is kept, and noted in
+/// `undecided` (a solver `unknown` never drops an exit).
+pub(super) fn leave_through(
+    terms: &mut Terms,
+    prog: &Program,
+    state: &PState,
+    id: EdgeId,
+    sat: &mut dyn SatCheck,
+    dropped: &mut Dropped,
+    undecided: &mut Vec<String>,
+) -> Result<Option<exec::Succ>, String> {
+    let Some(out) = step_edge(terms, prog, state, id)? else {
+        dropped.push((id, "its guard is false".to_string()));
+        return Ok(None);
+    };
+    match sat.check(terms, &out.state.pc) {
+        Sat::Unsat => {
+            dropped.push((id, "no path leaves through it".to_string()));
+            return Ok(None);
+        }
+        Sat::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
+        Sat::Sat => {}
+    }
+    Ok(Some(out))
+}
 
 /// One tuple per exit edge that a path can take: (θ⟦κ⟧ ∘ θ̂, φₓ, [], x).
 fn exit_tuples(
@@ -251,18 +279,11 @@ fn exit_tuples(
             if e.from != u || part.cycle.contains(&id) {
                 continue;
             }
-            let Some(out) = step_edge(terms, prog, &states[k], id)? else {
-                dropped.push((id, "its guard is false".to_string()));
+            let Some(out) =
+                leave_through(terms, prog, &states[k], id, sat, &mut dropped, undecided)?
+            else {
                 continue;
             };
-            match sat.check(terms, &out.state.pc) {
-                Sat::Unsat => {
-                    dropped.push((id, "no path leaves through it".to_string()));
-                    continue;
-                }
-                Sat::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
-                Sat::Sat => {}
-            }
             let phi_hat = conj(terms, &out.state.pc);
             let phi = exit_condition(terms, f, phi_hat);
             let s = substitution(terms, f.theta0, f.closed);
