@@ -341,31 +341,30 @@ fn decide(
         let why = "unsupported: the program has no main".to_string();
         return (Verdict::Unknown(why), None, None);
     };
-    if opts.engine == Engine::All {
-        return decide_by_portfolio(db, file, t, opts, deadline);
-    }
-    if opts.engine == Engine::Chc {
-        let errors = prog.copies_of(&t.function, t.id);
-        let path = std::path::Path::new(file.path(db));
-        return decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline);
-    }
-    if opts.engine == Engine::ExploreSearch {
-        return decide_by_searching(db, file, t, opts, deadline);
-    }
-    if opts.engine == Engine::Compositional {
-        return decide_compositionally(db, file, t, opts, deadline);
-    }
-    if opts.engine == Engine::Explore {
-        let nothing = (Verdict::Unknown(String::new()), None, None);
-        return decide_by_exploring(db, file, t, opts, deadline, nothing);
-    }
-    let decision = decide_by_conditions(db, file, &prog.body, t, opts, deadline);
-    match decision.0 {
-        Verdict::Unknown(_) if opts.engine == Engine::NcThenExplore => {
-            decide_by_exploring(db, file, t, opts, deadline, decision)
+    match opts.engine {
+        Engine::All => decide_by_portfolio(db, file, t, opts, deadline),
+        Engine::Chc => {
+            let errors = prog.copies_of(&t.function, t.id);
+            let path = std::path::Path::new(file.path(db));
+            decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline)
         }
-        _ => decision,
+        Engine::ExploreSearch => decide_by_searching(db, file, t, opts, deadline),
+        Engine::Compositional => decide_compositionally(db, file, t, opts, deadline),
+        Engine::Explore => decide_by_exploring(db, file, t, opts, deadline, undecided_yet()),
+        Engine::Nc => decide_by_conditions(db, file, &prog.body, t, opts, deadline),
+        Engine::NcThenExplore => {
+            let decision = decide_by_conditions(db, file, &prog.body, t, opts, deadline);
+            match decision.0 {
+                Verdict::Unknown(_) => decide_by_exploring(db, file, t, opts, deadline, decision),
+                _ => decision,
+            }
+        }
     }
+}
+
+/// No engine has said anything yet (an engine adds its reason to it).
+fn undecided_yet() -> Decision {
+    (Verdict::Unknown(String::new()), None, None)
 }
 
 /// The portfolio's default head start of the conditions (measured:
@@ -520,7 +519,7 @@ fn decide_by_exploring(
         goal: t.clone(),
         nc: engine_options(opts),
     });
-    explore_decision(db, file, t, &o, "explore-guided", before)
+    explore_decision(db, file, t, &o, Engine::Explore, before)
 }
 
 /// The executor as a witness search for the target, without its
@@ -533,14 +532,13 @@ fn decide_by_searching(
     opts: &CheckOptions,
     deadline: Instant,
 ) -> Decision {
-    let nothing = (Verdict::Unknown(String::new()), None, None);
     let Some(mut o) = explore_options(opts, deadline) else {
-        return nothing;
+        return undecided_yet();
     };
     o.strategy = crate::explore::Strategy::Tree;
     o.merging = crate::explore::Merging::Lattice;
     o.stop_at = Some(t.clone());
-    explore_decision(db, file, t, &o, "explore-search", nothing)
+    explore_decision(db, file, t, &o, Engine::ExploreSearch, undecided_yet())
 }
 
 /// The executor's options for the time left (`None`: no solver, or too
@@ -557,16 +555,21 @@ fn explore_options(opts: &CheckOptions, deadline: Instant) -> Option<crate::expl
     Some(o)
 }
 
-/// An exploration's verdict on `t`: its replayed witness (`found`), every
-/// path explored, or `before` with the executor's reason added.
+/// An exploration's verdict on `t`: its replayed witness, every path
+/// explored, or `before` with the reason of `engine` (the guided executor
+/// or the search) added.
 fn explore_decision(
     db: &Database,
     file: SourceFile,
     t: &Target,
     o: &crate::explore::Options,
-    found: &str,
+    engine: Engine,
     before: Decision,
 ) -> Decision {
+    let found = match engine {
+        Engine::ExploreSearch => "explore-search",
+        _ => "explore-guided",
+    };
     let _p = deadline::phase("exploring");
     let name = Some(o.solver.name.clone());
     let why = match crate::explore::explore(db, file, o) {
@@ -593,10 +596,15 @@ fn explore_decision(
         Err(e) => e,
     };
     match before {
-        (Verdict::Unknown(r), m, s) if r.is_empty() => {
-            (Verdict::Unknown(format!("explore: {why}")), m, s)
+        (Verdict::Unknown(r), m, s) => {
+            let name = engine.short_name();
+            let why = if r.is_empty() {
+                format!("{name}: {why}")
+            } else {
+                format!("{r}; {name}: {why}")
+            };
+            (Verdict::Unknown(why), m, s)
         }
-        (Verdict::Unknown(r), m, s) => (Verdict::Unknown(format!("{r}; explore: {why}")), m, s),
         other => other,
     }
 }

@@ -204,16 +204,13 @@ pub fn bench(a: BenchArgs) -> ExitCode {
 
 fn compositional(a: CompositionalBenchArgs) -> ExitCode {
     use crate::bench::compositional::{Row, measure, slopes};
-    if a.solvers.solver == super::check::SolverChoice::All {
-        return bad("the engines talk to one solver: choose --solver z3 or --solver cvc5");
-    }
+    let solver = match a.solvers.locate_one("the engines") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     if a.sizes.is_empty() || a.sizes.contains(&0) || a.sizes.iter().any(|n| *n > 10_000) {
         return bad("--sizes: expected sizes from 1 to 10000");
     }
-    let solver = match a.solvers.locate() {
-        Ok(mut s) => s.remove(0),
-        Err(code) => return code,
-    };
     let bar = progress(a.sizes.len());
     let mut rows: Vec<Row> = Vec::new();
     for &n in &a.sizes {
@@ -290,16 +287,13 @@ fn compositional(a: CompositionalBenchArgs) -> ExitCode {
 }
 
 fn compact(a: CompactBenchArgs) -> ExitCode {
-    if a.solvers.solver == super::check::SolverChoice::All {
-        return bad("compact talks to one solver: choose --solver z3 or --solver cvc5");
-    }
+    let solver = match a.solvers.locate_one("compact") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     if a.max_vertices == 0 {
         return bad("--max-vertices must be at least 1");
     }
-    let solver = match a.solvers.locate() {
-        Ok(mut s) => s.remove(0),
-        Err(code) => return code,
-    };
     let rows = bench::compact::rows(&solver, a.max_vertices, a.timeout);
     let size_json = |s: &bench::compact::Size| {
         json!({"vertices": s.vertices, "leaves": s.leaves, "condensed": s.condensed,
@@ -363,11 +357,8 @@ fn compact(a: CompactBenchArgs) -> ExitCode {
 
 fn explore(a: ExploreBenchArgs) -> ExitCode {
     use super::explore::{MergingChoice, StrategyChoice};
-    if a.solvers.solver == super::check::SolverChoice::All {
-        return bad("the executor talks to one solver: choose --solver z3 or --solver cvc5");
-    }
-    let solver = match a.solvers.locate() {
-        Ok(mut s) => s.remove(0),
+    let solver = match a.solvers.locate_one("the executor") {
+        Ok(s) => s,
         Err(code) => return code,
     };
     let strategies = if a.strategy.is_empty() {

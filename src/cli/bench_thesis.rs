@@ -2,7 +2,7 @@
 //! (docs/generator.md §4). Formats what `bench::thesis` measures.
 
 use super::bench::{BenchFormat, print_rows, print_table, progress};
-use super::check::{SolverArgs, SolverChoice};
+use super::check::SolverArgs;
 use super::{ExitStatus, bad, writable_dir};
 use crate::bench::thesis::{self, ProgramRun, SetRow, Technique, ThesisOptions};
 use crate::generator::{TECHNIQUES, THESIS_PROGRAMS_PER_SET, THESIS_SETS, ThesisSet};
@@ -85,10 +85,7 @@ pub fn thesis(a: ThesisArgs) -> ExitCode {
 }
 
 fn options(a: &ThesisArgs) -> Result<ThesisOptions, String> {
-    if a.solvers.solver == SolverChoice::All {
-        return Err("the executor talks to one solver: choose --solver z3 or --solver cvc5".into());
-    }
-    let solver = a.solvers.locate_quietly()?.remove(0);
+    let solver = a.solvers.locate_one_quietly("the executor")?;
     let sets = if a.set.is_empty() {
         THESIS_SETS.iter().collect()
     } else {

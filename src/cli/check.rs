@@ -168,6 +168,22 @@ impl SolverArgs {
         self.locate_quietly().map_err(|e| bad(&e))
     }
 
+    /// The one solver of a command that talks to one (`who`, in the error):
+    /// `--solver all` is a bad command line.
+    pub fn locate_one(&self, who: &str) -> Result<smt::Profile, ExitCode> {
+        self.locate_one_quietly(who).map_err(|e| bad(&e))
+    }
+
+    /// [`SolverArgs::locate_one`] with the error as a message.
+    pub fn locate_one_quietly(&self, who: &str) -> Result<smt::Profile, String> {
+        if self.solver == SolverChoice::All {
+            return Err(format!(
+                "{who} talks to one solver: choose --solver z3 or --solver cvc5"
+            ));
+        }
+        Ok(self.locate_quietly()?.remove(0))
+    }
+
     /// [`SolverArgs::locate`] with the error as a message.
     pub fn locate_quietly(&self) -> Result<Vec<smt::Profile>, String> {
         let kinds: &[SolverKind] = match self.solver {

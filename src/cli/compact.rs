@@ -1,7 +1,7 @@
 //! `apc compact`: compact symbolic execution (`docs/compact-se.md`; the
 //! contract: `docs/cli.md`).
 
-use super::check::{SolverArgs, SolverChoice};
+use super::check::SolverArgs;
 use super::{ExitStatus, Format, bad, limits, load};
 use crate::compact::{self, Options, print};
 use clap::{Args, ValueEnum};
@@ -53,16 +53,13 @@ pub struct CompactArgs {
 }
 
 pub fn compact(a: CompactArgs) -> ExitCode {
-    if a.solvers.solver == SolverChoice::All {
-        return bad("compact talks to one solver: choose --solver z3 or --solver cvc5");
-    }
+    let solver = match a.solvers.locate_one("compact") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     if a.max_vertices == 0 {
         return bad("--max-vertices must be at least 1");
     }
-    let solver = match a.solvers.locate() {
-        Ok(mut s) => s.remove(0),
-        Err(code) => return code,
-    };
     let loaded = match load(&a.file) {
         Ok(l) => l,
         Err(code) => return code,

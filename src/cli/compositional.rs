@@ -1,8 +1,8 @@
 //! `apc compositional`: the compositional engine alone, with its summaries
 //! (the contract: `docs/cli.md`).
 
-use super::check::{SolverArgs, SolverChoice, show_witness, witness_json};
-use super::{ExitStatus, Format, bad, limits, load};
+use super::check::{SolverArgs, show_witness, witness_json};
+use super::{ExitStatus, Format, limits, load};
 use crate::compositional::{self, End, Options, Outcome};
 use clap::Args;
 use serde_json::json;
@@ -33,11 +33,8 @@ pub struct CompositionalArgs {
 }
 
 pub fn compositional(a: CompositionalArgs) -> ExitCode {
-    if a.solvers.solver == SolverChoice::All {
-        return bad("compositional talks to one solver: choose --solver z3 or --solver cvc5");
-    }
-    let solver = match a.solvers.locate() {
-        Ok(mut s) => s.remove(0),
+    let solver = match a.solvers.locate_one("compositional") {
+        Ok(s) => s,
         Err(code) => return code,
     };
     let loaded = match load(&a.file) {

@@ -1,6 +1,6 @@
 //! `apc explore`: the thesis's symbolic executor (the contract: `docs/cli.md`).
 
-use super::check::{SolverArgs, SolverChoice, show_witness, witness_json};
+use super::check::{SolverArgs, show_witness, witness_json};
 use super::{ExitStatus, Format, bad, limits, load};
 use crate::explore::{self, End, IndexMode, Merging, Options, Report, Stats, Strategy};
 use clap::{Args, ValueEnum};
@@ -140,11 +140,8 @@ fn cost(s: &str) -> Result<f64, String> {
 }
 
 pub fn explore(a: ExploreArgs) -> ExitCode {
-    if a.solvers.solver == SolverChoice::All {
-        return bad("explore talks to one solver: choose --solver z3 or --solver cvc5");
-    }
-    let solver = match a.solvers.locate() {
-        Ok(mut s) => s.remove(0),
+    let solver = match a.solvers.locate_one("explore") {
+        Ok(s) => s,
         Err(code) => return code,
     };
     let loaded = match load(&a.file) {

@@ -9,8 +9,8 @@
 
 use super::state::{PState, Record, Value};
 use crate::db::{self, SourceFile};
-use crate::ir::{BinOp, Body, CmpOp, Cond, EdgeId, Expr, Instr, NodeKind, Place, VarKind};
-use crate::syntax::ast::UnOp;
+use crate::explore::{binary, comparison, truth_value, unary};
+use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, NodeKind, Place, VarKind};
 use crate::term::{TermId, Terms, VarKind as TermVar};
 use crate::types::Type;
 
@@ -265,29 +265,18 @@ pub fn eval(terms: &mut Terms, theta: &[Value], x: &Expr) -> Result<Value, Stuck
             Value::Unset => return Err("a read of an unassigned variable".into()),
             v => v,
         },
-        Expr::Unary(UnOp::Neg, a) => {
+        Expr::Unary(op, a) => {
             let a = int_of(eval(terms, theta, a)?)?;
-            Value::Int(terms.neg(a))
-        }
-        Expr::Unary(UnOp::Not, a) => {
-            let a = int_of(eval(terms, theta, a)?)?;
-            let zero = terms.int(0);
-            let c = terms.eq(a, zero);
-            Value::Int(truth(terms, c))
+            Value::Int(unary(terms, *op, a))
         }
         Expr::Binary(op, a, b) => {
             let a = int_of(eval(terms, theta, a)?)?;
             let b = int_of(eval(terms, theta, b)?)?;
-            Value::Int(match op {
-                BinOp::Add => terms.add(a, b),
-                BinOp::Sub => terms.sub(a, b),
-                BinOp::Mul => terms.mul(a, b),
-                BinOp::Div => terms.div(a, b),
-            })
+            Value::Int(binary(terms, *op, a, b))
         }
         Expr::Cmp(op, a, b) => {
             let c = compare(terms, theta, *op, a, b)?;
-            Value::Int(truth(terms, c))
+            Value::Int(truth_value(terms, c))
         }
         Expr::Index(a, i) => {
             let Value::Array { cells, .. } = eval(terms, theta, a)? else {
@@ -320,11 +309,6 @@ pub fn eval(terms: &mut Terms, theta: &[Value], x: &Expr) -> Result<Value, Stuck
     })
 }
 
-fn truth(terms: &mut Terms, c: TermId) -> TermId {
-    let (one, zero) = (terms.int(1), terms.int(0));
-    terms.ite(c, one, zero)
-}
-
 fn compare(
     terms: &mut Terms,
     theta: &[Value],
@@ -334,14 +318,7 @@ fn compare(
 ) -> Result<TermId, Stuck> {
     let a = int_of(eval(terms, theta, a)?)?;
     let b = int_of(eval(terms, theta, b)?)?;
-    Ok(match op {
-        CmpOp::Eq => terms.eq(a, b),
-        CmpOp::Ne => terms.ne(a, b),
-        CmpOp::Lt => terms.lt(a, b),
-        CmpOp::Le => terms.le(a, b),
-        CmpOp::Gt => terms.gt(a, b),
-        CmpOp::Ge => terms.ge(a, b),
-    })
+    Ok(comparison(terms, op, a, b))
 }
 
 /// A condition as a Boolean term.

@@ -6,8 +6,8 @@
 
 use super::program::{Function, Subject, input_counter};
 use super::state::{Invocation, Leaf, Stat, Val};
-use crate::ir::{BinOp, CmpOp, Cond, Expr, Instr, Place};
-use crate::syntax::ast::UnOp;
+use crate::explore::{binary, comparison, truth_value, unary};
+use crate::ir::{Cond, Expr, Instr, Place};
 use crate::term::{TermId, Terms};
 use std::rc::Rc;
 
@@ -228,29 +228,16 @@ impl Interpreter<'_> {
             },
             Expr::Unary(op, a) => {
                 let x = self.expr(func, cur, a)?;
-                match op {
-                    UnOp::Neg => self.terms.neg(x),
-                    UnOp::Not => {
-                        let zero = self.terms.int(0);
-                        let is_zero = self.terms.eq(x, zero);
-                        self.truth_value(is_zero)
-                    }
-                }
+                unary(self.terms, *op, x)
             }
             Expr::Binary(op, a, b) => {
                 let (x, y) = (self.expr(func, cur, a)?, self.expr(func, cur, b)?);
-                let t = &mut *self.terms;
-                match op {
-                    BinOp::Add => t.add(x, y),
-                    BinOp::Sub => t.sub(x, y),
-                    BinOp::Mul => t.mul(x, y),
-                    BinOp::Div => t.div(x, y),
-                }
+                binary(self.terms, *op, x, y)
             }
             Expr::Cmp(op, a, b) => {
                 let (x, y) = (self.expr(func, cur, a)?, self.expr(func, cur, b)?);
                 let c = comparison(self.terms, *op, x, y);
-                self.truth_value(c)
+                truth_value(self.terms, c)
             }
             Expr::Index(a, i) => {
                 let Expr::Var(v) = &**a else {
@@ -272,11 +259,6 @@ impl Interpreter<'_> {
         })
     }
 
-    fn truth_value(&mut self, c: TermId) -> TermId {
-        let (one, zero) = (self.terms.int(1), self.terms.int(0));
-        self.terms.ite(c, one, zero)
-    }
-
     fn cond(&mut self, func: &Function, cur: &Leaf, c: &Cond) -> Result<TermId, String> {
         let (t, positive) = match c {
             Cond::Cmp(op, a, b) => {
@@ -295,16 +277,5 @@ impl Interpreter<'_> {
             other => return Err(format!("a condition the engine does not take: {other:?}")),
         };
         Ok(if positive { t } else { self.terms.not(t) })
-    }
-}
-
-fn comparison(t: &mut Terms, op: CmpOp, x: TermId, y: TermId) -> TermId {
-    match op {
-        CmpOp::Eq => t.eq(x, y),
-        CmpOp::Ne => t.ne(x, y),
-        CmpOp::Lt => t.lt(x, y),
-        CmpOp::Le => t.le(x, y),
-        CmpOp::Gt => t.gt(x, y),
-        CmpOp::Ge => t.ge(x, y),
     }
 }

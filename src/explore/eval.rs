@@ -37,23 +37,11 @@ impl Executor<'_> {
             Expr::Var(v) => st.read(st.cell_of(*v)).clone(),
             Expr::Unary(op, a) => {
                 let x = self.int(st, a)?;
-                Value::Int(match op {
-                    UnOp::Neg => self.terms.neg(x),
-                    UnOp::Not => {
-                        let zero = self.terms.int(0);
-                        let is_zero = self.terms.eq(x, zero);
-                        self.truth_value(is_zero)
-                    }
-                })
+                Value::Int(unary(&mut self.terms, *op, x))
             }
             Expr::Binary(op, a, b) => {
                 let (x, y) = (self.int(st, a)?, self.int(st, b)?);
-                Value::Int(match op {
-                    BinOp::Add => self.terms.add(x, y),
-                    BinOp::Sub => self.terms.sub(x, y),
-                    BinOp::Mul => self.terms.mul(x, y),
-                    BinOp::Div => self.terms.div(x, y),
-                })
+                Value::Int(binary(&mut self.terms, *op, x, y))
             }
             Expr::Cmp(op, a, b) => {
                 let c = self.compare(st, *op, a, b)?;
@@ -487,6 +475,31 @@ pub(crate) fn int_term(
 }
 
 /// `x op y` over integer terms (shared by the summaries and annotations).
+/// An IR unary operator on an integer term (`!x` is `1` when x = 0, else
+/// `0`, as the interpreter computes it). Shared by every executor over the
+/// IR (this one, compact, compositional).
+pub(crate) fn unary(t: &mut Terms, op: UnOp, x: TermId) -> TermId {
+    match op {
+        UnOp::Neg => t.neg(x),
+        UnOp::Not => {
+            let zero = t.int(0);
+            let is_zero = t.eq(x, zero);
+            truth_value(t, is_zero)
+        }
+    }
+}
+
+/// An IR arithmetic operator on integer terms.
+pub(crate) fn binary(t: &mut Terms, op: BinOp, x: TermId, y: TermId) -> TermId {
+    match op {
+        BinOp::Add => t.add(x, y),
+        BinOp::Sub => t.sub(x, y),
+        BinOp::Mul => t.mul(x, y),
+        BinOp::Div => t.div(x, y),
+    }
+}
+
+/// An IR comparison as a Boolean term.
 pub(crate) fn comparison(t: &mut Terms, op: CmpOp, x: TermId, y: TermId) -> TermId {
     match op {
         CmpOp::Eq => t.eq(x, y),

@@ -19,6 +19,7 @@
 //! for guidance (the goal's necessary condition).
 
 mod eval;
+pub(crate) use eval::{binary, comparison, truth_value, unary};
 mod exec;
 mod guide;
 mod merge;

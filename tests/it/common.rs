@@ -71,3 +71,29 @@ pub fn with_path(dir: &Path, args: &[&str]) -> Command {
     c.args(args).env("PATH", path).env_remove("APC_Z3");
     c
 }
+
+/// A small deterministic generator (xorshift), so that failures of the
+/// generated-program tests reproduce from their seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + self.below((hi - lo + 1) as u64) as i64
+    }
+    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+    /// True with probability `pct` percent.
+    pub fn chance(&mut self, pct: u32) -> bool {
+        self.below(100) < u64::from(pct)
+    }
+}

@@ -7,7 +7,7 @@
 //! is the long differential run (`COMPOSITIONAL_SEED` picks the seed;
 //! `COMPOSITIONAL_TRUNCATIONS=400` the longest Fig. 2 truncation).
 
-use crate::common::{env_or, programs_dir};
+use crate::common::{Rng, env_or, programs_dir};
 use apc::compositional::{self, End, Options, Outcome};
 use apc::db::{self, Database, Target};
 use apc::interp::{self, ArgValue, Limits, Outcome as RunOutcome, Witness};
@@ -146,27 +146,6 @@ fn pointers_are_outside_the_engine_with_a_reason() {
 // ---------------------------------------------------------------------------
 // The differential test: generated programs of integer functions.
 // ---------------------------------------------------------------------------
-
-/// xorshift, so that failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
 
 /// A program of integer functions `f1 … fN` (fi calls only fj, j > i:
 /// no recursion) and `main(n, m)`, with branches, bounded and unbounded

@@ -407,8 +407,13 @@ proptest! {
             full.push("--timeout".into());
             full.push("2".into());
         }
+        // Elsewhere than the checkout: a drawn `--dump-queries WORD`
+        // creates the directory WORD.
+        let scratch = std::env::temp_dir().join(format!("apc-args-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_apc"))
             .args(&full)
+            .current_dir(&scratch)
             .env("APC_Z3", which("z3"))
             .stdin(Stdio::null())
             .output()

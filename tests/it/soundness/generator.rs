@@ -7,29 +7,7 @@ use num_bigint::BigInt;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// A small deterministic generator (xorshift), so failures reproduce.
-pub(super) struct Rng(pub(super) u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-    /// True with probability `pct` percent.
-    fn chance(&mut self, pct: u32) -> bool {
-        self.below(100) < u64::from(pct)
-    }
-}
+pub(super) use crate::common::Rng;
 
 // ---------------------------------------------------------------------------
 // Knobs: the probabilities of the generator's features.
