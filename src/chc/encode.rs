@@ -44,6 +44,8 @@ pub struct Encoding {
     /// The predicates, by vertex.
     pub predicates: Vec<NodeId>,
     pub clauses: Vec<Clause>,
+    /// The same clauses as steps from vertex to vertex, for unrolling.
+    pub(super) rules: Vec<Rule>,
 }
 
 impl Encoding {
@@ -135,6 +137,7 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
             state: vec![],
             predicates: vec![],
             clauses: vec![],
+            rules: vec![],
         });
     }
     let edges: Vec<&ir::Edge> = body
@@ -172,18 +175,19 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
         state: state.vars.clone(),
         predicates: headers.into_iter().collect(),
         clauses,
+        rules,
     })
 }
 
 /// A clause under construction: `P_from(x⃗) ∧ guards → P_to(args)`, with
 /// no `P_from` for a fact and `false` for no `P_to`.
 #[derive(Clone, Debug)]
-struct Rule {
-    vars: Vec<(String, String)>,
-    from: Option<NodeId>,
-    guards: Vec<String>,
-    to: Option<NodeId>,
-    args: Vec<String>,
+pub(super) struct Rule {
+    pub(super) vars: Vec<(String, String)>,
+    pub(super) from: Option<NodeId>,
+    pub(super) guards: Vec<String>,
+    pub(super) to: Option<NodeId>,
+    pub(super) args: Vec<String>,
     origin: String,
 }
 

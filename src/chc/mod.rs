@@ -5,17 +5,20 @@
 //!
 //! - [`encode`]: the inlined flowgraph as clauses, exact or refused;
 //! - [`certificate`]: the invariant Z3 returns, and its checks;
-//! - [`decide`]: both, within a deadline.
+//! - [`unroll`]: a counterexample's inputs, by unrolling the clauses;
+//! - [`decide`]: proof or counterexample, within a deadline.
 //!
 //! Knows the IR and the solver layer; knows nothing of the necessary
-//! conditions or the interpreter. A counterexample is not yet turned into
-//! a witness: the Horn engine proves, the other engines find.
+//! conditions or the interpreter: a counterexample's candidate inputs are
+//! judged (replayed) by the caller, through [`find_counterexample`].
 
 mod certificate;
 mod encode;
+mod unroll;
 
 pub use certificate::Certificate;
 pub use encode::{Encoding, encode};
+pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
 use crate::ir::{Body, NodeId};
 use crate::smt::{self, Answer, Profile};
@@ -28,8 +31,11 @@ use std::time::{Duration, Instant};
 pub enum Verdict {
     /// Every clause holds under the invariant: checked, a proof.
     Unreachable(Certificate),
-    /// Not proved, and why (the engine never claims reachability: its
-    /// counterexamples are not replayed yet).
+    /// The clauses have a counterexample: a candidate only (they
+    /// over-approximate the runs) until [`find_counterexample`] finds
+    /// inputs that the caller replays to the target.
+    Counterexample(Encoding),
+    /// Not proved, and why.
     Unknown(String),
 }
 
@@ -39,6 +45,8 @@ pub enum Verdict {
 pub struct Scripts {
     pub horn: Option<String>,
     pub checks: Option<String>,
+    /// The unrolling that looked for a counterexample's inputs.
+    pub unrolling: Option<String>,
 }
 
 /// The solver for Horn queries and the options it is given: the newer Z3
@@ -84,10 +92,7 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
     scripts.horn = Some(horn.clone());
     let model = match race_seeds(&solver, &enc, &options, deadline) {
         Answer::Sat(model) => model,
-        Answer::Unsat => {
-            let why = "chc: the Horn clauses have a counterexample (not replayed yet)";
-            return (Verdict::Unknown(why.into()), scripts);
-        }
+        Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
         Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
     };
     let cert = match Certificate::from_model(&model, &enc) {
@@ -100,6 +105,32 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
         Ok(()) => (Verdict::Unreachable(cert), scripts),
         Err(why) => (Verdict::Unknown(format!("chc: {why}")), scripts),
     }
+}
+
+/// Looks for inputs of a counterexample to `enc` by unrolling its clauses
+/// (see [`unroll`]) in a session of the Horn solver, each candidate
+/// judged by `judge`; the unrolling sent goes to `scripts`.
+pub fn find_counterexample<W>(
+    enc: &Encoding,
+    judge: impl Fn(&mut smt::Session) -> Result<smt::Judgement<W>, String>,
+    max_models: usize,
+    deadline: Instant,
+    scripts: &mut Scripts,
+) -> Search<W> {
+    let solver = match horn_solver() {
+        Ok((solver, _)) => solver,
+        Err(why) => return Search::NotFound(why),
+    };
+    let cancel = smt::Cancel::new();
+    let _watchdog = cancel.at_deadline(deadline);
+    let mut session = match smt::Session::start(&solver, &cancel) {
+        Ok(s) => s,
+        Err(why) => return Search::NotFound(why),
+    };
+    let mut transcript = String::new();
+    let found = unroll::search(enc, &mut session, judge, max_models, &mut transcript);
+    scripts.unrolling = Some(transcript);
+    found
 }
 
 /// Spacer's random seeds raced on the same clauses: its search depends so

@@ -343,11 +343,7 @@ fn decide(
     };
     match opts.engine {
         Engine::All => decide_by_portfolio(db, file, t, opts, deadline),
-        Engine::Chc => {
-            let errors = prog.copies_of(&t.function, t.id);
-            let path = std::path::Path::new(file.path(db));
-            decide_by_horn_clauses(path, &prog.body, &errors, t, opts, deadline)
-        }
+        Engine::Chc => decide_by_horn_clauses(db, file, &prog.body, t, opts, deadline),
         Engine::ExploreSearch => decide_by_searching(db, file, t, opts, deadline),
         Engine::Compositional => decide_compositionally(db, file, t, opts, deadline),
         Engine::Explore => decide_by_exploring(db, file, t, opts, deadline, undecided_yet()),
@@ -691,33 +687,84 @@ fn decide_by_conditions(
     }
 }
 
-/// The Horn engine's decision, its scripts dumped if asked.
+/// The Horn engine's decision, its scripts dumped if asked: a checked
+/// proof, or a counterexample whose inputs replay to the target.
 fn decide_by_horn_clauses(
-    path: &std::path::Path,
+    db: &Database,
+    file: SourceFile,
     body: &crate::ir::Body,
-    errors: &[crate::ir::NodeId],
     t: &Target,
     opts: &CheckOptions,
     deadline: Instant,
 ) -> Decision {
     let _p = deadline::phase("horn clauses");
-    let (verdict, scripts) = chc::decide(body, errors, deadline);
+    let errors = db::program(db, file)
+        .as_ref()
+        .map(|p| p.copies_of(&t.function, t.id))
+        .unwrap_or_default();
+    let (verdict, mut scripts) = chc::decide(body, &errors, deadline);
+    let solver = chc::horn_solver().ok().map(|(p, _)| p.name);
+    let decision = match verdict {
+        chc::Verdict::Unreachable(_) => (Verdict::Unreachable, Some("chc".into()), solver),
+        chc::Verdict::Counterexample(enc) => {
+            let _p = deadline::phase("horn counterexample");
+            match replayed_counterexample(db, file, body, t, &enc, opts, deadline, &mut scripts) {
+                Ok(witness) => (
+                    Verdict::Reachable(witness),
+                    Some("chc-counterexample".into()),
+                    solver,
+                ),
+                Err(why) => (Verdict::Unknown(why), None, None),
+            }
+        }
+        chc::Verdict::Unknown(why) => (Verdict::Unknown(why), None, None),
+    };
     if let Some(dir) = &opts.dump_queries {
-        let name = DumpName::new(dir, &path.to_string_lossy(), &t.function, t.line, t.col)
+        let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
             .reporting_to(&opts.dump_failure);
         for (text, part) in [
             (&scripts.horn, "chc-z3"),
             (&scripts.checks, "chc-certificate-z3"),
+            (&scripts.unrolling, "chc-counterexample-z3"),
         ] {
             if let Some(text) = text {
                 name.write_part(part, text);
             }
         }
     }
-    let solver = chc::horn_solver().ok().map(|(p, _)| p.name);
-    match verdict {
-        chc::Verdict::Unreachable(_) => (Verdict::Unreachable, Some("chc".into()), solver),
-        chc::Verdict::Unknown(why) => (Verdict::Unknown(why), None, None),
+    decision
+}
+
+/// The inputs of a counterexample to the Horn clauses, found by unrolling
+/// them and replayed on the interpreter.
+#[allow(clippy::too_many_arguments)]
+fn replayed_counterexample(
+    db: &Database,
+    file: SourceFile,
+    body: &crate::ir::Body,
+    t: &Target,
+    enc: &chc::Encoding,
+    opts: &CheckOptions,
+    deadline: Instant,
+    scripts: &mut chc::Scripts,
+) -> Result<Witness, String> {
+    let parsed = db::parse(db, file);
+    let program = &parsed.program;
+    let symbol = |name: &str| body.var_id(name).and_then(|v| chc::initial_symbol(enc, v));
+    let inputs = InputModel::named(program, body, symbol, model::Access::Select);
+    let text: &str = file.text(db);
+    let lines = LineIndex::new(text);
+    let judge =
+        |session: &mut smt::Session| inputs.judge(session, |w| hits(program, text, &lines, w, t));
+    match chc::find_counterexample(enc, judge, opts.max_models, deadline, scripts) {
+        chc::Search::Found((witness, _), _) => Ok(witness),
+        // Past the deadline the session was cancelled: its error says no more.
+        chc::Search::NotFound(_) if Instant::now() >= deadline => {
+            Err("chc: timeout: the Horn clauses have a counterexample, not yet replayed".into())
+        }
+        chc::Search::NotFound(why) => Err(format!(
+            "chc: the Horn clauses have a counterexample, but {why}"
+        )),
     }
 }
 

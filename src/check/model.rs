@@ -25,6 +25,31 @@ pub struct InputModel {
     params: Vec<(String, u32, Option<String>)>,
     /// The SMT name of the input stream's symbol, if mentioned.
     stream: Option<String>,
+    /// How an element of an input array or the stream is named.
+    access: Access,
+}
+
+/// How the symbols of input arrays are read at an index.
+#[derive(Clone, Copy, Debug)]
+pub enum Access {
+    /// A function of one index per dimension (the conditions': `(A i j)`).
+    Apply,
+    /// A (nested) SMT array (the Horn clauses': `(select (select A i) j)`).
+    Select,
+}
+
+impl Access {
+    fn at(self, symbol: &str, index: &[usize]) -> String {
+        match self {
+            Access::Apply => {
+                let args: Vec<String> = index.iter().map(|i| i.to_string()).collect();
+                format!("({symbol} {})", args.join(" "))
+            }
+            Access::Select => {
+                (index.iter()).fold(symbol.to_string(), |a, i| format!("(select {a} {i})"))
+            }
+        }
+    }
 }
 
 /// The window of indices asked per dimension, narrow then wide.
@@ -40,6 +65,7 @@ fn window(dims: u32, wide: bool) -> usize {
 }
 
 impl InputModel {
+    /// The inputs as the condition `phi` names them.
     pub fn new(program: &Program, body: &Body, terms: &Terms, phi: TermId) -> InputModel {
         let free = terms.free_vars(phi);
         let smt_of = |name: &str| {
@@ -48,6 +74,17 @@ impl InputModel {
                 .find(|v| terms.var_name(**v) == symbol)
                 .map(|v| smt_name(terms, *v))
         };
+        InputModel::named(program, body, smt_of, Access::Apply)
+    }
+
+    /// The inputs as `symbol` names them, by variable name (main's
+    /// parameters and the input stream), read by `access`.
+    pub fn named(
+        program: &Program,
+        body: &Body,
+        symbol: impl Fn(&str) -> Option<String>,
+        access: Access,
+    ) -> InputModel {
         let params = program
             .function("main")
             .map(|main| {
@@ -59,14 +96,15 @@ impl InputModel {
                             .find(|v| v.name == p.name)
                             .and_then(|v| v.ty.array_depth())
                             .unwrap_or(0);
-                        (p.name.clone(), dims, smt_of(&p.name))
+                        (p.name.clone(), dims, symbol(&p.name))
                     })
                     .collect()
             })
             .unwrap_or_default();
         InputModel {
             params,
-            stream: smt_of(INPUT_STREAM),
+            stream: symbol(INPUT_STREAM),
+            access,
         }
     }
 
@@ -84,14 +122,13 @@ impl InputModel {
                 out.push(s.clone());
             } else {
                 for idx in indices(*dims, window(*dims, wide)) {
-                    let args: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
-                    out.push(format!("({s} {})", args.join(" ")));
+                    out.push(self.access.at(s, &idx));
                 }
             }
         }
         if let Some(s) = &self.stream {
             for i in 0..window(1, wide) {
-                out.push(format!("({s} {i})"));
+                out.push(self.access.at(s, &[i]));
             }
         }
         out

@@ -677,6 +677,43 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A counterexample of the Horn clauses becomes a witness: where the
+/// necessary condition loses the loop's sum and finds none, the unrolled
+/// clauses give inputs that `apc run` replays to the assert, and the
+/// unrolling is dumped.
+#[test]
+fn a_horn_counterexample_becomes_a_replayed_witness() {
+    let dir = std::env::temp_dir().join(format!("apc-chc-cex-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = program("triangular_sum.mc");
+    let nc = json(&apc(&[
+        "check", &file, "--format", "json", "--engine", "nc",
+    ]));
+    assert_eq!(nc["targets"][0]["verdict"], "unknown", "{nc}");
+    let out = apc(&[
+        "check",
+        &file,
+        "--engine",
+        "chc",
+        "--format",
+        "json",
+        "--dump-queries",
+        dir.to_str().unwrap(),
+    ]);
+    let t = &json(&out)["targets"][0];
+    assert_eq!(t["verdict"], "reachable", "{t}");
+    assert_eq!(t["method"], "chc-counterexample", "{t}");
+    let run = replay(&file, &t["witness"]);
+    assert_eq!(run["error"]["line"], t["line"], "{run}");
+    let unrolling = dir.join("triangular_sum-main-9-5-chc-counterexample-z3.smt2");
+    let text = std::fs::read_to_string(&unrolling).expect("the unrolling is dumped");
+    assert!(
+        text.contains("(push 1)") && text.contains("(check-sat)"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The portfolio's first definite answer stops the other engines: with a
 /// `z3` that hangs, the conditions and the executor would wait for it
 /// until the 60 s timeout, but the Horn engine (its own solver) proves the
