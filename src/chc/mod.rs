@@ -109,28 +109,25 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
 
 /// Looks for inputs of a counterexample to `enc` by unrolling its clauses
 /// (see [`unroll`]) in a session of the Horn solver, each candidate
-/// judged by `judge`; the unrolling sent goes to `scripts`.
+/// judged by `judge`; also the unrolling sent, for `--dump-queries`.
 pub fn find_counterexample<W>(
     enc: &Encoding,
     judge: impl Fn(&mut smt::Session) -> Result<smt::Judgement<W>, String>,
     max_models: usize,
     deadline: Instant,
-    scripts: &mut Scripts,
-) -> Search<W> {
+) -> (Search<W>, String) {
+    let mut transcript = String::new();
     let solver = match horn_solver() {
         Ok((solver, _)) => solver,
-        Err(why) => return Search::NotFound(why),
+        Err(why) => return (Search::NotFound(why), transcript),
     };
     let cancel = smt::Cancel::new();
     let _watchdog = cancel.at_deadline(deadline);
-    let mut session = match smt::Session::start(&solver, &cancel) {
-        Ok(s) => s,
-        Err(why) => return Search::NotFound(why),
+    let found = match smt::Session::start(&solver, &cancel) {
+        Ok(mut session) => unroll::search(enc, &mut session, judge, max_models, &mut transcript),
+        Err(why) => Search::NotFound(why),
     };
-    let mut transcript = String::new();
-    let found = unroll::search(enc, &mut session, judge, max_models, &mut transcript);
-    scripts.unrolling = Some(transcript);
-    found
+    (found, transcript)
 }
 
 /// Spacer's random seeds raced on the same clauses: its search depends so

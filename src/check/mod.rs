@@ -708,7 +708,10 @@ fn decide_by_horn_clauses(
         chc::Verdict::Unreachable(_) => (Verdict::Unreachable, Some("chc".into()), solver),
         chc::Verdict::Counterexample(enc) => {
             let _p = deadline::phase("horn counterexample");
-            match replayed_counterexample(db, file, body, t, &enc, opts, deadline, &mut scripts) {
+            let (found, unrolling) =
+                replayed_counterexample(db, file, body, t, &enc, opts, deadline);
+            scripts.unrolling = Some(unrolling);
+            match found {
                 Ok(witness) => (
                     Verdict::Reachable(witness),
                     Some("chc-counterexample".into()),
@@ -736,8 +739,7 @@ fn decide_by_horn_clauses(
 }
 
 /// The inputs of a counterexample to the Horn clauses, found by unrolling
-/// them and replayed on the interpreter.
-#[allow(clippy::too_many_arguments)]
+/// them and replayed on the interpreter; and the unrolling sent.
 fn replayed_counterexample(
     db: &Database,
     file: SourceFile,
@@ -746,8 +748,7 @@ fn replayed_counterexample(
     enc: &chc::Encoding,
     opts: &CheckOptions,
     deadline: Instant,
-    scripts: &mut chc::Scripts,
-) -> Result<Witness, String> {
+) -> (Result<Witness, String>, String) {
     let parsed = db::parse(db, file);
     let program = &parsed.program;
     let symbol = |name: &str| body.var_id(name).and_then(|v| chc::initial_symbol(enc, v));
@@ -756,7 +757,8 @@ fn replayed_counterexample(
     let lines = LineIndex::new(text);
     let judge =
         |session: &mut smt::Session| inputs.judge(session, |w| hits(program, text, &lines, w, t));
-    match chc::find_counterexample(enc, judge, opts.max_models, deadline, scripts) {
+    let (found, unrolling) = chc::find_counterexample(enc, judge, opts.max_models, deadline);
+    let found = match found {
         chc::Search::Found((witness, _), _) => Ok(witness),
         // Past the deadline the session was cancelled: its error says no more.
         chc::Search::NotFound(_) if Instant::now() >= deadline => {
@@ -765,7 +767,8 @@ fn replayed_counterexample(
         chc::Search::NotFound(why) => Err(format!(
             "chc: the Horn clauses have a counterexample, but {why}"
         )),
-    }
+    };
+    (found, unrolling)
 }
 
 /// One contender per chain and solver; a chain's later queries follow on
