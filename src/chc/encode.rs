@@ -49,6 +49,12 @@ pub struct Encoding {
 }
 
 impl Encoding {
+    /// Whether some clause leads to the error (has head `false`): without
+    /// one, the target is unreachable under any invariant.
+    pub fn has_query(&self) -> bool {
+        self.rules.iter().any(|r| r.to.is_none())
+    }
+
     /// `(P7 x0 x1 …)` over `args`.
     fn app(node: NodeId, args: &[String]) -> String {
         if args.is_empty() {
@@ -169,7 +175,10 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
         .map(|l| l.header)
         .filter(|h| relevant[*h as usize])
         .collect();
-    let rules = eliminate(rules, &headers, &state.names())?;
+    let mut rules = eliminate(rules, &headers, &state.names())?;
+    // A block whose guard is `false` cannot run: it holds under any
+    // invariant, and a query made of such blocks only is no query.
+    rules.retain(|r| !r.guards.iter().any(|g| g == "false"));
     let clauses = rules.iter().map(|r| r.clause(&state)).collect();
     Ok(Encoding {
         state: state.vars.clone(),
@@ -357,8 +366,12 @@ struct Fresh {
 
 impl Fresh {
     fn int(&mut self) -> String {
+        self.of_sort("Int")
+    }
+
+    fn of_sort(&mut self, sort: &str) -> String {
         let name = format!("u{}.{}", self.tag, self.vars.len());
-        self.vars.push((name.clone(), "Int".into()));
+        self.vars.push((name.clone(), sort.into()));
         name
     }
 }
@@ -395,9 +408,10 @@ impl State {
             input_arrays: vec![false; n],
             address_taken: vec![],
         };
+        let copies = input_copies(body, edges);
         for &v in &used {
             let info = body.var(v);
-            let input = info.is_input();
+            let input = info.is_input() || copies[v as usize];
             let sort = match info.ty.array_depth() {
                 Some(depth) if input => array_sort(depth),
                 _ if info.ty.is_int() => "Int".to_string(),
@@ -467,7 +481,7 @@ impl State {
     /// `v` (and whether it is assigned) becomes unknown.
     fn havoc(&self, v: VarId, head: &mut [String], fresh: &mut Fresh) {
         if let Some(k) = self.value[v as usize] {
-            head[k] = fresh.int();
+            head[k] = fresh.of_sort(&self.vars[k].sort);
         }
         if let Some(i) = self.init[v as usize] {
             head[i] = fresh.int();
@@ -519,7 +533,7 @@ impl State {
                 for &v in locals {
                     if let Some(k) = self.value[v as usize] {
                         // A new activation: the value is whatever it is.
-                        head[k] = fresh.int();
+                        head[k] = fresh.of_sort(&self.vars[k].sort);
                     }
                     if let Some(i) = self.init[v as usize] {
                         head[i] = "0".into();
@@ -624,6 +638,108 @@ impl State {
             }
             Cond::Initialized { .. } | Cond::InBounds { .. } => None,
         }
+    }
+}
+
+/// The local arrays that only ever hold an unchanged copy of an input
+/// array: assigned whole from an input array or another such local (a
+/// callee's parameter bound to one, `b = A`), never written into, never
+/// stored elsewhere or passed on, their address never taken. Such a copy
+/// reads as the input array does (every index holds a value, docs/microc.md
+/// "Memory model"), so it is state like one. Integer arrays only.
+fn input_copies(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
+    let n = body.vars.len();
+    let is_input = |v: VarId| body.var(v).is_input() && body.var(v).ty.array_depth() == Some(1);
+    let mut copy: Vec<bool> = (0..n as VarId)
+        .map(|v| {
+            let info = body.var(v);
+            !info.is_input()
+                && info.ty.array_depth() == Some(1)
+                && matches!(info.kind, VarKind::Local | VarKind::Temp | VarKind::Param)
+        })
+        .collect();
+    // Whole assignments `c := a` between arrays, for the fixpoint below.
+    let mut from: Vec<(VarId, VarId)> = Vec::new();
+    let spoiled = |v: VarId, copy: &mut Vec<bool>| copy[v as usize] = false;
+    for e in edges {
+        match &e.instr {
+            Instr::Assign(Place::Var(c), Expr::Var(a)) if copy[*c as usize] => from.push((*c, *a)),
+            Instr::Assign(Place::Var(c), x) => {
+                spoiled(*c, &mut copy);
+                as_values(x, &mut |v| spoiled(v, &mut copy));
+            }
+            Instr::Assign(place, x) => {
+                if let Some(root) = place.root_var() {
+                    spoiled(root, &mut copy);
+                }
+                place.walk_exprs(&mut |i| as_values(i, &mut |v| spoiled(v, &mut copy)));
+                as_values(x, &mut |v| spoiled(v, &mut copy));
+            }
+            Instr::Alloc(v, x) => {
+                spoiled(*v, &mut copy);
+                as_values(x, &mut |w| spoiled(w, &mut copy));
+            }
+            Instr::Call { dst, args, .. } => {
+                spoiled(*dst, &mut copy);
+                for a in args {
+                    as_values(a, &mut |v| spoiled(v, &mut copy));
+                }
+            }
+            Instr::Output(x) => as_values(x, &mut |v| spoiled(v, &mut copy)),
+            Instr::Assume(c) | Instr::Assert(c, _) => match c {
+                Cond::Cmp(_, a, b) => {
+                    as_values(a, &mut |v| spoiled(v, &mut copy));
+                    as_values(b, &mut |v| spoiled(v, &mut copy));
+                }
+                Cond::InBounds { array, index, .. } => {
+                    as_values(index, &mut |v| spoiled(v, &mut copy));
+                    if !matches!(array, Expr::Var(_)) {
+                        as_values(array, &mut |v| spoiled(v, &mut copy));
+                    }
+                }
+                Cond::Initialized { .. } => {}
+            },
+            Instr::Enter(_) | Instr::Skip => {}
+        }
+    }
+    // A copy of what is not (or no longer) an input array or a copy is not
+    // one; and a copy that passed its cells to what may be written is not.
+    loop {
+        let before = copy.clone();
+        for &(c, a) in &from {
+            if !(is_input(a) || copy[a as usize]) {
+                copy[c as usize] = false;
+            }
+            if !copy[c as usize] {
+                copy[a as usize] = false;
+            }
+        }
+        if copy == before {
+            return copy;
+        }
+    }
+}
+
+/// Calls `f` with every variable an expression uses as a value: all but
+/// an array read at an index (`a[i]` reads `a`'s element, it does not pass
+/// `a` on).
+fn as_values(e: &Expr, f: &mut impl FnMut(VarId)) {
+    match e {
+        Expr::Var(v) | Expr::AddrOf(v) => f(*v),
+        Expr::Index(a, i) => {
+            if !matches!(**a, Expr::Var(_)) {
+                as_values(a, f);
+            }
+            as_values(i, f);
+        }
+        Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => as_values(a, f),
+        Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
+            as_values(a, f);
+            as_values(b, f);
+        }
+        Expr::Array(xs) => xs.iter().for_each(|x| as_values(x, f)),
+        Expr::Record(fs) => fs.iter().for_each(|(_, x)| as_values(x, f)),
+        Expr::Int(_) | Expr::Null => {}
     }
 }
 

@@ -90,20 +90,34 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
     };
     let horn = enc.script(&options);
     scripts.horn = Some(horn.clone());
-    let model = match race_seeds(&solver, &enc, &options, deadline) {
-        Answer::Sat(model) => model,
-        Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
-        Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+    let cert = if enc.has_query() {
+        let model = match race_seeds(&solver, &enc, &options, deadline) {
+            Answer::Sat(model) => model,
+            Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
+            Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+        };
+        // A quantified invariant is not checked; `true` may still do.
+        Certificate::from_model(&model, &enc).map_err(|why| (Certificate::trivial(&enc), why))
+    } else {
+        // No clause reaches the error: no solver needed to find the invariant.
+        Ok(Certificate::trivial(&enc))
     };
-    let cert = match Certificate::from_model(&model, &enc) {
-        Ok(c) => c,
-        Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+    let (cert, instead_of) = match cert {
+        Ok(cert) => (cert, None),
+        Err((trivial, why)) => (trivial, Some(why)),
     };
     let checks = cert.checks(&enc);
     scripts.checks = Some(checks.clone());
-    match check(&solver, &checks, enc.clauses.len(), deadline) {
-        Ok(()) => (Verdict::Unreachable(cert), scripts),
-        Err(why) => (Verdict::Unknown(format!("chc: {why}")), scripts),
+    match (
+        check(&solver, &checks, enc.clauses.len(), deadline),
+        instead_of,
+    ) {
+        (Ok(()), _) => (Verdict::Unreachable(cert), scripts),
+        (Err(_), Some(why)) => {
+            let why = format!("chc: {why}, and `true` is not an invariant");
+            (Verdict::Unknown(why), scripts)
+        }
+        (Err(why), None) => (Verdict::Unknown(format!("chc: {why}")), scripts),
     }
 }
 

@@ -100,3 +100,22 @@ fn division_truncates_toward_zero() {
     assert!(proved(&with("-3")));
     assert!(!proved(&with("-4")));
 }
+
+/// A callee's parameter bound to an input array reads as the input array
+/// does (every index holds a value): its bounds check is proved. A copy
+/// that is written, directly or through a local sharing its cells, is not
+/// taken for the input.
+#[test]
+fn unchanged_copies_of_input_arrays_read_as_the_input() {
+    let src = "f(B, n) { var i, s; i = 0; s = 0; while (i < n) { s = s + B[i]; i = i + 1; } return s; } main(A, n) { return f(A, n); }";
+    let v = verdict(src, crate::TargetKind::OutOfBounds);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    for src in [
+        "main(A) { var b; b = A; b[0] = A[0] + 1; assert(b[0] == A[0]); return 0; }",
+        "main(A) { var b, c; b = A; c = b; c[0] = A[0] + 1; assert(b[0] == A[0]); return 0; }",
+        "f(B) { B[0] = B[0] + 1; return 0; } main(A) { var b, r; b = A; r = f(b); assert(b[0] == A[0]); return 0; }",
+    ] {
+        let v = verdict(src, crate::TargetKind::Assert);
+        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+    }
+}

@@ -68,7 +68,7 @@ fn deepen<W>(
         crate::deadline::check();
         let Some(step) = unrolling.step(depth - 1) else {
             let why = format!(
-                "no path of the clauses is longer than {} steps, and none replayed{last_miss}",
+                "every path of the clauses (none has more than {} blocks) was tried, and none replayed{last_miss}",
                 depth - 1
             );
             return Ok(Search::NotFound(why));

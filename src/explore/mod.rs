@@ -107,7 +107,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Most edges run, over all paths.
     pub max_steps: u64,
-    /// Most paths finished.
+    /// Most paths finished (`u64::MAX`: no limit; a merged state counts
+    /// the paths it stands for, and that count saturates there).
     pub max_paths: u64,
     /// Most resident memory of the process, in MiB: past it the run stops
     /// (incomplete) instead of being killed by the system.
@@ -417,7 +418,7 @@ impl Run<'_> {
         if s.steps >= self.ex.opts.max_steps {
             return Some(format!("step limit ({})", self.ex.opts.max_steps));
         }
-        if s.paths >= self.ex.opts.max_paths {
+        if self.ex.opts.max_paths != u64::MAX && s.paths >= self.ex.opts.max_paths {
             return Some(format!("path limit ({})", self.ex.opts.max_paths));
         }
         let limit = self.ex.opts.max_memory_mib;
