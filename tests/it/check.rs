@@ -635,13 +635,12 @@ fn the_executor_decides_what_the_conditions_leave_undecided() {
     }
 }
 
-/// The Horn engine proves what the necessary condition cannot, and its
-/// dumped certificate checks run standalone: every clause check `unsat`.
-#[test]
-fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
-    let dir = std::env::temp_dir().join(format!("apc-chc-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = program("sum_invariant.mc");
+/// The first target of a program the necessary condition leaves
+/// `unknown`, as `--engine chc` reports it with its queries dumped in
+/// `dir` (emptied first).
+fn horn_engine_where_nc_is_unknown(name: &str, dir: &Path) -> (String, Value) {
+    let _ = std::fs::remove_dir_all(dir);
+    let file = program(name);
     let nc = json(&apc(&[
         "check", &file, "--format", "json", "--engine", "nc",
     ]));
@@ -658,7 +657,16 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
         "--dump-queries",
         dir.to_str().unwrap(),
     ]);
-    let t = &json(&out)["targets"][0];
+    let t = json(&out)["targets"][0].clone();
+    (file, t)
+}
+
+/// The Horn engine proves what the necessary condition cannot, and its
+/// dumped certificate checks run standalone: every clause check `unsat`.
+#[test]
+fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
+    let dir = std::env::temp_dir().join(format!("apc-chc-{}", std::process::id()));
+    let (_, t) = horn_engine_where_nc_is_unknown("sum_invariant.mc", &dir);
     assert_eq!(t["verdict"], "unreachable", "{t}");
     assert_eq!(t["method"], "chc", "{t}");
     let checks = dir.join("sum_invariant-main-9-5-chc-certificate-z3.smt2");
@@ -684,23 +692,7 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
 #[test]
 fn a_horn_counterexample_becomes_a_replayed_witness() {
     let dir = std::env::temp_dir().join(format!("apc-chc-cex-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let file = program("triangular_sum.mc");
-    let nc = json(&apc(&[
-        "check", &file, "--format", "json", "--engine", "nc",
-    ]));
-    assert_eq!(nc["targets"][0]["verdict"], "unknown", "{nc}");
-    let out = apc(&[
-        "check",
-        &file,
-        "--engine",
-        "chc",
-        "--format",
-        "json",
-        "--dump-queries",
-        dir.to_str().unwrap(),
-    ]);
-    let t = &json(&out)["targets"][0];
+    let (file, t) = horn_engine_where_nc_is_unknown("triangular_sum.mc", &dir);
     assert_eq!(t["verdict"], "reachable", "{t}");
     assert_eq!(t["method"], "chc-counterexample", "{t}");
     let run = replay(&file, &t["witness"]);
