@@ -55,6 +55,9 @@ pub struct CheckOptions {
     pub portfolio_delay: Duration,
     /// The engines of the portfolio, the first one started at once.
     pub portfolio: Vec<Engine>,
+    /// Run the portfolio's engines at their CPU priorities
+    /// ([`Engine::portfolio_niceness`]), not all alike.
+    pub portfolio_priorities: bool,
 }
 
 /// The engine that decides a target.
@@ -88,6 +91,19 @@ pub enum Verdict {
 }
 
 impl Engine {
+    /// The niceness of the engine's thread and solver processes in the
+    /// portfolio: on few cores the engines compete for them, and the ones
+    /// that decide most targets soonest, or that a user waits for
+    /// (witnesses), go first (measured: docs/portfolio.md §3).
+    pub fn portfolio_niceness(self) -> i32 {
+        match self {
+            Engine::Nc | Engine::ExploreSearch => 0,
+            Engine::Explore | Engine::Compositional => 5,
+            Engine::Chc => 10,
+            Engine::NcThenExplore | Engine::All => 0,
+        }
+    }
+
     /// The name the reports use (`nc`, `chc`, `explore`, …).
     pub fn short_name(self) -> &'static str {
         match self {
@@ -261,6 +277,7 @@ impl CheckOptions {
             engine: Engine::Nc,
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
+            portfolio_priorities: true,
         }
     }
 }
@@ -443,6 +460,19 @@ fn decide_by_portfolio(
     })
 }
 
+/// Lowers the CPU priority of this thread, and so of the threads and
+/// solver processes it starts, to the niceness `n` (0 leaves it).
+fn lower_this_threads_priority(n: i32) {
+    if n > 0 {
+        // SAFETY: a plain syscall on this thread (on Linux, niceness is a
+        // thread's, inherited by the threads and processes it starts). A
+        // failure leaves the priority as it was, which is harmless.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, n);
+        }
+    }
+}
+
 /// Waits out an engine's head start; `false` if the portfolio was decided
 /// (or out of time) meanwhile.
 fn after_head_start(delay: Duration, stop: &deadline::Stop, deadline: Instant) -> bool {
@@ -471,6 +501,9 @@ fn run_engine(
         engine,
         ..opts.clone()
     };
+    if opts.portfolio_priorities {
+        lower_this_threads_priority(engine.portfolio_niceness());
+    }
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         deadline::run_in(deadline, Some(stop.clone()), || {
             decide(db, file, t, &one, deadline)

@@ -118,14 +118,16 @@ pub struct CheckArgs {
     /// Do not infer relations between inner and outer loop counts (TR Alg. 8).
     #[arg(long)]
     pub no_counter_inference: bool,
-    /// Which engine decides. `all` (the default): the portfolio, the three engines
-    /// below on parallel threads within the target's `--timeout`; the first definite
-    /// answer (a checked proof or a replayed witness) wins and stops the others.
-    /// `nc+explore`: the necessary conditions, then, on a target they leave undecided,
-    /// the symbolic executor for the time that is left. `nc`: the necessary
-    /// conditions alone (proofs and replayed witnesses). `chc`: Horn clauses solved by Z3's fixed-point engine (proofs only:
-    /// an invariant is `unreachable` once apc has re-checked it, clause by clause;
-    /// values in local arrays, records and behind pointers are unknown to it).
+    /// Which engine decides. `all` (the default): the portfolio, the engines of
+    /// `--portfolio` on parallel threads within the target's `--timeout`; the first
+    /// definite answer (a checked proof or a replayed witness) wins and stops the
+    /// others. `nc+explore`: the necessary conditions, then, on a target they leave
+    /// undecided, the symbolic executor for the time that is left. `nc`: the necessary
+    /// conditions alone (proofs and replayed witnesses). `chc`: Horn clauses solved by
+    /// Z3's fixed-point engine: an invariant is `unreachable` once apc has re-checked
+    /// it, clause by clause; a counterexample is `reachable` once the inputs found by
+    /// unrolling the clauses replay (values in local arrays, records and behind
+    /// pointers are unknown to it).
     /// `explore`: the symbolic executor alone, guided to the target with path
     /// subsumption (replayed witnesses; `unreachable` when every path to the target
     /// was explored). `compositional`: compositional symbolic execution (per-function
@@ -138,9 +140,17 @@ pub struct CheckArgs {
     #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub portfolio_delay: u64,
     /// With `--engine all`: the engines that race, comma-separated, the first one
-    /// started at once (default: nc,chc,explore,explore-search).
+    /// started at once (default: nc,chc,explore,explore-search,compositional; the
+    /// compositional engine only on programs with functions besides main).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ENGINES")]
     pub portfolio: Option<Vec<EngineChoice>>,
+    /// With `--engine all`: run every engine at the same CPU priority. By default
+    /// the conditions and the witness search run at normal priority, the guided
+    /// executor and the compositional engine at niceness 5, the Horn clauses at 10:
+    /// on few cores the engines compete, and this order decided Table 2's slowest
+    /// rows several times sooner (docs/portfolio.md §3).
+    #[arg(long)]
+    pub portfolio_equal_priority: bool,
     /// Send the necessary condition as computed, without the e-graph simplification
     /// (for comparison: `apc bench simplify` measures both).
     #[arg(long)]
@@ -267,6 +277,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
             Some(list) => list.iter().map(|e| e.engine()).collect(),
             None => check::DEFAULT_PORTFOLIO.to_vec(),
         },
+        portfolio_priorities: !a.portfolio_equal_priority,
     }
 }
 
