@@ -68,7 +68,13 @@ impl<'p> Executor<'p> {
         let mut terms = Terms::new();
         let annotations = opts.subsumption.map(|at| {
             let main = prog.main;
-            super::subsume::Annotations::new(&prog.bodies[main], &prog.succ[main], &mut terms, at)
+            super::subsume::Annotations::new(
+                &prog.bodies[main],
+                &prog.succ[main],
+                &mut terms,
+                at,
+                opts.invariants_from_true,
+            )
         });
         Executor {
             covered: prog
