@@ -218,6 +218,8 @@ impl<'p> Executor<'p> {
         self.next_pc
     }
 
+    /// Adds a conjunct to the path condition, unless it is one already
+    /// (the guard of a loop, asked again at every lap).
     pub(crate) fn add_to_pc(&mut self, st: &mut State, c: TermId) {
         if self.terms.as_bool(c) != Some(true) && !st.pc.contains(c) {
             st.pc = st.pc.and(c, self.next_id());
@@ -466,22 +468,12 @@ impl<'p> Executor<'p> {
         }
     }
 
-    /// Whether `pc ∧ g` is satisfiable; constants need no solver, nor a
-    /// guard the path condition has as a conjunct already (the guard of a
-    /// loop asked again at every lap), or whose negation it has (the path
-    /// condition of a live state is satisfiable).
+    /// Whether `pc ∧ g` is satisfiable; constants need no solver.
     pub(crate) fn feasible(&mut self, st: &State, g: TermId) -> Feasibility {
         match self.terms.as_bool(g) {
             Some(true) => Feasibility::Sat,
             Some(false) => Feasibility::Unsat,
-            None if st.pc.contains(g) => Feasibility::Sat,
-            None => {
-                let ng = self.terms.not(g);
-                if st.pc.contains(ng) {
-                    return Feasibility::Unsat;
-                }
-                self.solver.check(&self.terms, &st.pc, g, false)
-            }
+            None => self.solver.check(&self.terms, &st.pc, g, false),
         }
     }
 
