@@ -593,7 +593,7 @@ fn summarization_on_the_command_line() {
     );
 }
 
-// ---- the generated programs' loops (docs/thesis-executor.md, "What bench thesis showed") ----
+// ---- the generated programs' loops (docs/generator.md, "Why programs timed out") ----
 
 /// A loop whose exit can no longer be taken after the first lap (its
 /// guard stays true): with path subsumption, the second lap waits as the
