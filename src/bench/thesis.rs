@@ -296,6 +296,11 @@ fn explore_options(technique: Technique, opts: &ThesisOptions) -> explore::Optio
     o.strategy = Strategy::Tree;
     o.seed = opts.seed;
     o.timeout = Some(opts.timeout);
+    // The thesis's columns run its techniques only; ours may go beyond.
+    o.invariants_from_true = technique.published_column().is_none();
+    if technique.published_column().is_none() {
+        o.second_opinion = second_opinion(&opts.solver);
+    }
     match technique {
         Technique::Merging => {
             o.merging = Merging::Lattice;
@@ -310,6 +315,13 @@ fn explore_options(technique: Technique, opts: &ThesisOptions) -> explore::Optio
         _ => {}
     }
     o
+}
+
+/// The other solver than `first`, if it can be found: asked when `first`
+/// leaves a check `unknown` (our columns only).
+fn second_opinion(first: &Profile) -> Option<Profile> {
+    let other = (crate::smt::SolverKind::ALL.into_iter()).find(|k| k.name() != first.name)?;
+    crate::smt::locate(other, None).ok()
 }
 
 fn explore_program(

@@ -125,6 +125,10 @@ pub struct ExploreArgs {
     /// by default exploration stops at the first error, as the thesis's does.
     #[arg(long)]
     pub all_errors: bool,
+    /// Ask the other solver (cvc5 for z3, z3 for cvc5) about a check the
+    /// chosen one leaves `unknown` within 300 ms (nonlinear arithmetic)
+    #[arg(long)]
+    pub second_opinion: bool,
     #[command(flatten)]
     pub solvers: SolverArgs,
     /// Output format: text, or one JSON object.
@@ -149,6 +153,16 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut opts = options(&a, solver.clone());
+    if a.second_opinion {
+        let (kind, flag) = match solver.name.as_str() {
+            "z3" => (crate::smt::SolverKind::Cvc5, a.solvers.cvc5.as_deref()),
+            _ => (crate::smt::SolverKind::Z3, a.solvers.z3.as_deref()),
+        };
+        match crate::smt::locate(kind, flag) {
+            Ok(p) => opts.second_opinion = Some(p),
+            Err(e) => return bad(&e),
+        }
+    }
     if let Some(place) = &a.guided {
         let all = crate::check::targets(&loaded.db, loaded.file);
         let goal =
@@ -374,6 +388,7 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "merges_refused": s.merges_refused,
             "merge_sites_blacklisted": s.blacklisted,
             "queries": s.queries,
+            "second_opinions": s.second_opinions,
             "solver_ms": super::rounded_ms(s.solver_time, 1),
             "steps": s.steps,
             "covered_edges": s.covered_edges,

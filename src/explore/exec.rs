@@ -68,7 +68,13 @@ impl<'p> Executor<'p> {
         let mut terms = Terms::new();
         let annotations = opts.subsumption.map(|at| {
             let main = prog.main;
-            super::subsume::Annotations::new(&prog.bodies[main], &prog.succ[main], &mut terms, at)
+            super::subsume::Annotations::new(
+                &prog.bodies[main],
+                &prog.succ[main],
+                &mut terms,
+                at,
+                opts.invariants_from_true,
+            )
         });
         Executor {
             covered: prog
@@ -212,8 +218,10 @@ impl<'p> Executor<'p> {
         self.next_pc
     }
 
+    /// Adds a conjunct to the path condition, unless it is one already
+    /// (the guard of a loop, asked again at every lap).
     pub(crate) fn add_to_pc(&mut self, st: &mut State, c: TermId) {
-        if self.terms.as_bool(c) != Some(true) {
+        if self.terms.as_bool(c) != Some(true) && !st.pc.contains(c) {
             st.pc = st.pc.and(c, self.next_id());
         }
     }

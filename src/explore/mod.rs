@@ -128,6 +128,13 @@ pub struct Options {
     /// A state entering a loop leaves it at once, one state per trace of
     /// the loop's summary, when the loop is summarisable (thesis §4.4).
     pub summarization: bool,
+    /// With subsumption: also try loop invariants from `true` downwards
+    /// (a greatest-fixpoint iteration; beyond the thesis, whose candidates
+    /// are the annotations after the loop).
+    pub invariants_from_true: bool,
+    /// A second solver, asked when the first leaves a check `unknown`
+    /// within its per-check limit (`explore::solver`).
+    pub second_opinion: Option<Profile>,
 }
 
 impl Options {
@@ -151,6 +158,8 @@ impl Options {
             solver,
             progress: None,
             summarization: false,
+            invariants_from_true: true,
+            second_opinion: None,
         }
     }
 }
@@ -185,6 +194,8 @@ pub struct Stats {
     /// Locations where a slow merged state stopped further merging.
     pub blacklisted: u64,
     pub queries: u64,
+    /// Checks a second solver decided after the first gave up.
+    pub second_opinions: u64,
     pub solver_time: Duration,
     /// Paths dropped because the solver could not decide them.
     pub undecided_paths: u64,
@@ -227,6 +238,7 @@ impl Default for Stats {
             merges_refused: 0,
             blacklisted: 0,
             queries: 0,
+            second_opinions: 0,
             solver_time: Duration::ZERO,
             undecided_paths: 0,
             undecided_reasons: Vec::new(),
@@ -303,7 +315,10 @@ const SLOW_MERGED_QUERY: Duration = Duration::from_millis(500);
 pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report, String> {
     let prog = Explored::new(db, file)?;
     let deadline = opts.timeout.map(|t| Instant::now() + t);
-    let solver = solver::Solver::start(&opts.solver, deadline)?;
+    let mut solver = solver::Solver::start(&opts.solver, deadline)?;
+    if let Some(p) = &opts.second_opinion {
+        solver = solver.with_second_opinion(p.clone(), deadline);
+    }
     let mut ex = Executor::new(&prog, solver, opts);
     ex.stats.total_edges = prog.edge_count();
     let initial = ex.initial_state()?;
@@ -319,6 +334,9 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
     };
     let mut start = || {
         run.aim(db, file);
+        // The invariants that need no path (loops that never end): the
+        // iteration from `true` of every nest, before the first step.
+        run.ex.learn(&state::Trail::default());
         if run.on_course(&initial) {
             run.worklist.push(initial.clone(), Pool::Active);
         }
@@ -475,6 +493,13 @@ impl Run<'_> {
                     if s.pc.id() != pc_before && !self.on_course(&s) {
                         return;
                     }
+                    // Another lap past `_t` waits even when it is the only
+                    // way on (a loop whose exit cannot be taken): the
+                    // thesis's `_t < 0` forces the path out there too.
+                    if s.deferred {
+                        self.add(s, Pool::Deferred);
+                        return;
+                    }
                     st = s;
                 }
                 Next::Split(first, rest) => match self.split(first, rest) {
@@ -531,7 +556,14 @@ impl Run<'_> {
         }
         let mut first = first;
         first.tree_node = leaves[0];
-        self.on_course(&first).then_some(first)
+        if !self.on_course(&first) {
+            return None;
+        }
+        if first.deferred {
+            self.add(first, Pool::Deferred);
+            return None;
+        }
+        Some(first)
     }
 
     fn end_path(&mut self, e: PathEnd) {
@@ -620,6 +652,7 @@ impl Run<'_> {
         let mut s = self.ex.stats.clone();
         s.queries = self.ex.solver.queries;
         s.solver_time = self.ex.solver.time;
+        s.second_opinions = self.ex.solver.second_opinions;
         s.covered_edges = self.ex.covered_count as usize;
         s.worklist = self.worklist.len();
         s.elapsed = s.started.elapsed();

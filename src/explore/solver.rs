@@ -1,10 +1,20 @@
 //! The executor's one warm solver session (docs/thesis-executor.md,
-//! "Pruning"): every feasibility question of a run goes to the same
-//! process, each in a `push`/`pop` scope. Terms and path-condition
-//! prefixes are defined once at the top level (`smt::smtlib::Incremental`),
-//! so a check sends two names, not the whole path condition.
+//! "Solver session"): every feasibility question of a run goes to the same
+//! process. Terms are defined once at the top level
+//! (`smt::smtlib::Incremental`). The session keeps the conjuncts of the
+//! last path condition asked asserted, one `push` scope each: a check of
+//! another path condition pops to the prefix both share and pushes the
+//! rest, then asks its extra condition in a scope of its own. A path that
+//! runs on adds one scope per branch, and the solver keeps what it learnt
+//! of the prefix, instead of taking in the whole path condition again at
+//! every check.
 //!
-//! A watchdog cancels the session at the run's deadline: a check cut short
+//! With a *second opinion* (another solver), a check the first solver
+//! leaves `unknown` within its per-check limit (nonlinear integer
+//! arithmetic, which one solver may give up on and the other decide at
+//! once) is asked of the second, in a session of its own kept the same way.
+//!
+//! A watchdog cancels the sessions at the run's deadline: a check cut short
 //! answers `unknown`, and `unknown` is never taken for `unsat`.
 
 use super::state::PathCond;
@@ -22,64 +32,173 @@ pub(crate) enum Feasibility {
     Unknown(String),
 }
 
-pub(crate) struct Solver {
+/// One solver process and what it has been told.
+struct Backend {
     session: Session,
     printer: Incremental,
-    /// Path-condition prefixes already defined (`pc!id`).
-    defined_pcs: rustc_hash::FxHashSet<u64>,
-    pub queries: u64,
-    pub time: Duration,
+    /// The path-condition nodes asserted, oldest first, one scope each.
+    asserted: Vec<u64>,
     /// The profile's commands that set and lift a per-check time limit.
     check_limit: Option<(String, String)>,
+    /// The per-check limit in force (`None`: lifted).
+    limit_set: Option<Duration>,
     _watchdog: Option<Watchdog>,
 }
 
-impl Solver {
-    pub(crate) fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Solver, String> {
+impl Backend {
+    fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Backend, String> {
         let cancel = Cancel::new();
         let mut session = Session::start(profile, &cancel)?;
         // Definitions made inside a check's scope (values asked after a
         // kept `sat`) must outlive its `pop`: the printer remembers them.
         session.send("(set-option :global-declarations true)\n(set-logic ALL)")?;
-        Ok(Solver {
+        Ok(Backend {
             session,
             printer: Incremental::default(),
-            defined_pcs: Default::default(),
-            queries: 0,
-            time: Duration::ZERO,
+            asserted: Vec::new(),
             check_limit: profile.check_limit.clone(),
+            limit_set: None,
             _watchdog: deadline.map(|d| cancel.at_deadline(d)),
         })
     }
 
-    /// The name of a path condition in the session, defining its prefixes
-    /// that are new.
-    fn pc_name(&mut self, terms: &Terms, pc: &PathCond, out: &mut String) -> String {
-        let mut pending = Vec::new();
+    /// Makes the asserted scopes those of `pc`'s conjuncts: pops to the
+    /// prefix the asserted ones share with `pc`, pushes the rest.
+    fn assert_pc(&mut self, terms: &Terms, pc: &PathCond, out: &mut String) {
+        let mut chain = Vec::with_capacity(pc.len());
         let mut cur = pc.0.clone();
         while let Some(n) = cur {
-            if self.defined_pcs.contains(&n.id) {
-                break;
-            }
-            pending.push(n.clone());
             cur = n.parent.0.clone();
+            chain.push(n);
         }
-        for n in pending.into_iter().rev() {
+        chain.reverse();
+        let shared = (self.asserted.iter())
+            .zip(&chain)
+            .take_while(|(a, n)| **a == n.id)
+            .count();
+        if self.asserted.len() > shared {
+            out.push_str(&format!("(pop {})\n", self.asserted.len() - shared));
+            self.asserted.truncate(shared);
+        }
+        for n in &chain[shared..] {
             let c = self.printer.prepare(terms, n.conjunct, out);
-            let parent = match &n.parent.0 {
-                Some(p) => format!("pc!{}", p.id),
-                None => "true".into(),
-            };
-            out.push_str(&format!(
-                "(define-fun pc!{} () Bool (and {parent} {c}))\n",
-                n.id
-            ));
-            self.defined_pcs.insert(n.id);
+            out.push_str(&format!("(push 1)\n(assert {c})\n"));
+            self.asserted.push(n.id);
         }
-        match &pc.0 {
-            Some(n) => format!("pc!{}", n.id),
-            None => "true".into(),
+    }
+
+    /// Sets (or lifts) the per-check limit, if the solver has one and it
+    /// differs from the one in force.
+    fn limit(&mut self, limit: Option<Duration>, out: &mut String) {
+        let Some((set, lift)) = &self.check_limit else {
+            return;
+        };
+        if self.limit_set == limit {
+            return;
         }
+        match limit {
+            Some(l) => out.push_str(&set.replace("{ms}", &l.as_millis().max(1).to_string())),
+            None => out.push_str(lift),
+        }
+        out.push('\n');
+        self.limit_set = limit;
+    }
+
+    /// `pc ∧ extra` in a scope of its own, left open.
+    fn check(
+        &mut self,
+        terms: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+        limit: Option<Duration>,
+    ) -> Feasibility {
+        let mut text = String::new();
+        self.limit(limit, &mut text);
+        self.assert_pc(terms, pc, &mut text);
+        let e = self.printer.prepare(terms, extra, &mut text);
+        text.push_str(&format!("(push 1)\n(assert {e})"));
+        if let Err(e) = self.session.send(&text) {
+            return Feasibility::Unknown(e);
+        }
+        match self.session.check() {
+            CheckResult::Sat => Feasibility::Sat,
+            CheckResult::Unsat => Feasibility::Unsat,
+            CheckResult::Unknown(why) => Feasibility::Unknown(why),
+        }
+    }
+
+    fn close(&mut self) {
+        let _ = self.session.send("(pop 1)");
+    }
+
+    fn values(&mut self, terms: &Terms, ts: &[TermId]) -> Result<Vec<BigInt>, String> {
+        let mut text = String::new();
+        let names: Vec<String> = ts
+            .iter()
+            .map(|t| self.printer.prepare(terms, *t, &mut text))
+            .collect();
+        if !text.is_empty() {
+            self.session.send(&text)?;
+        }
+        self.session.int_values(&names)
+    }
+}
+
+/// The second solver: its profile, started on first use (or why it could
+/// not start), and its limits.
+struct Second {
+    profile: Profile,
+    backend: Option<Result<Backend, String>>,
+    deadline: Option<Instant>,
+    /// How long the first solver gets on a check before the second is asked.
+    first_limit: Duration,
+    /// How long the second gets.
+    limit: Duration,
+}
+
+pub(crate) struct Solver {
+    first: Backend,
+    second: Option<Second>,
+    /// Which solver holds the scope of the last check open (`keep`).
+    open_in_second: bool,
+    pub queries: u64,
+    /// Checks the second solver decided after the first gave up.
+    pub second_opinions: u64,
+    pub time: Duration,
+}
+
+/// Per-check limits with a second opinion: the first solver's, and the
+/// second's.
+pub(crate) const FIRST_OPINION: Duration = Duration::from_millis(300);
+pub(crate) const SECOND_OPINION: Duration = Duration::from_millis(1500);
+
+impl Solver {
+    pub(crate) fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Solver, String> {
+        Ok(Solver {
+            first: Backend::start(profile, deadline)?,
+            second: None,
+            open_in_second: false,
+            queries: 0,
+            second_opinions: 0,
+            time: Duration::ZERO,
+        })
+    }
+
+    /// Asks `profile` (started when first needed) whenever this solver
+    /// leaves a check `unknown` within [`FIRST_OPINION`].
+    pub(crate) fn with_second_opinion(
+        mut self,
+        profile: Profile,
+        deadline: Option<Instant>,
+    ) -> Self {
+        self.second = Some(Second {
+            profile,
+            backend: None,
+            deadline,
+            first_limit: FIRST_OPINION,
+            limit: SECOND_OPINION,
+        });
+        self
     }
 
     /// Whether `pc ∧ extra` is satisfiable. With `keep`, the scope stays
@@ -92,23 +211,48 @@ impl Solver {
         extra: TermId,
         keep: bool,
     ) -> Feasibility {
-        let mut text = String::new();
-        let p = self.pc_name(terms, pc, &mut text);
-        let e = self.printer.prepare(terms, extra, &mut text);
-        text.push_str(&format!("(push 1)\n(assert {p})\n(assert {e})"));
-        if let Err(e) = self.session.send(&text) {
-            return Feasibility::Unknown(e);
-        }
+        self.check_limited(terms, pc, extra, keep, None)
+    }
+
+    fn check_limited(
+        &mut self,
+        terms: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+        keep: bool,
+        limit: Option<Duration>,
+    ) -> Feasibility {
         let started = Instant::now();
-        let answer = self.session.check();
-        let took = started.elapsed();
-        self.queries += 1;
-        self.time += took;
-        let f = match answer {
-            CheckResult::Sat => Feasibility::Sat,
-            CheckResult::Unsat => Feasibility::Unsat,
-            CheckResult::Unknown(why) => Feasibility::Unknown(why),
+        let first_limit = match (&self.second, limit) {
+            (Some(s), Some(l)) => Some(l.min(s.first_limit)),
+            (Some(s), None) => Some(s.first_limit),
+            (None, l) => l,
         };
+        let mut f = self.first.check(terms, pc, extra, first_limit);
+        self.open_in_second = false;
+        if let Feasibility::Unknown(why) = &f
+            && why != "cancelled"
+            && let Some(second) = &mut self.second
+        {
+            let past = second.deadline.is_some_and(|d| Instant::now() >= d);
+            let backend = second
+                .backend
+                .get_or_insert_with(|| Backend::start(&second.profile, second.deadline));
+            if let (Ok(b), false) = (backend, past) {
+                let l = limit.map_or(second.limit, |l| l.min(second.limit));
+                let g = b.check(terms, pc, extra, Some(l));
+                if !matches!(g, Feasibility::Unknown(_)) {
+                    self.second_opinions += 1;
+                    self.first.close();
+                    self.open_in_second = true;
+                    f = g;
+                } else {
+                    b.close();
+                }
+            }
+        }
+        self.queries += 1;
+        self.time += started.elapsed();
         if !(keep && f == Feasibility::Sat) {
             self.close();
         }
@@ -124,35 +268,35 @@ impl Solver {
         extra: TermId,
         limit: Duration,
     ) -> Feasibility {
-        let Some((set, lift)) = self.check_limit.clone() else {
-            return self.check(terms, pc, extra, false);
-        };
-        let ms = limit.as_millis().max(1).to_string();
-        if let Err(e) = self.session.send(&set.replace("{ms}", &ms)) {
-            return Feasibility::Unknown(e);
-        }
-        let f = self.check(terms, pc, extra, false);
-        if let Err(e) = self.session.send(&lift) {
-            return Feasibility::Unknown(e);
-        }
-        f
+        self.check_limited(terms, pc, extra, false, Some(limit))
     }
 
     /// Closes the scope of the last check.
     pub(crate) fn close(&mut self) {
-        let _ = self.session.send("(pop 1)");
+        if self.open_in_second {
+            if let Some(Second {
+                backend: Some(Ok(b)),
+                ..
+            }) = &mut self.second
+            {
+                b.close();
+            }
+            self.open_in_second = false;
+        } else {
+            self.first.close();
+        }
     }
 
     /// After a `sat` kept open: the values of integer terms.
     pub(crate) fn values(&mut self, terms: &Terms, ts: &[TermId]) -> Result<Vec<BigInt>, String> {
-        let mut text = String::new();
-        let names: Vec<String> = ts
-            .iter()
-            .map(|t| self.printer.prepare(terms, *t, &mut text))
-            .collect();
-        if !text.is_empty() {
-            self.session.send(&text)?;
+        if self.open_in_second
+            && let Some(Second {
+                backend: Some(Ok(b)),
+                ..
+            }) = &mut self.second
+        {
+            return b.values(terms, ts);
         }
-        self.session.int_values(&names)
+        self.first.values(terms, ts)
     }
 }

@@ -122,6 +122,18 @@ impl PathCond {
         self.0.as_ref().map_or(0, |n| n.len)
     }
 
+    /// Whether `t` is one of the conjuncts.
+    pub(crate) fn contains(&self, t: TermId) -> bool {
+        let mut cur = self.0.as_ref();
+        while let Some(n) = cur {
+            if n.conjunct == t {
+                return true;
+            }
+            cur = n.parent.0.as_ref();
+        }
+        false
+    }
+
     /// The run-wide name of this path condition (0: `true`).
     pub(crate) fn id(&self) -> u64 {
         self.0.as_ref().map_or(0, |n| n.id)
@@ -259,8 +271,8 @@ impl Trail {
         let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = vec![self.clone()];
         let mut out: Vec<(usize, NodeId)> = Vec::new();
-        while let Some(Trail(node)) = stack.pop() {
-            let Some(n) = node else { continue };
+        while let Some(mut t) = stack.pop() {
+            let Some(n) = t.0.take() else { continue };
             if seen.insert(Rc::as_ptr(&n)) {
                 out.push((n.len, n.node));
                 stack.push(n.parent.clone());
@@ -269,6 +281,21 @@ impl Trail {
         }
         out.sort_by_key(|(len, _)| std::cmp::Reverse(*len));
         out.into_iter().map(|(_, v)| v).collect()
+    }
+}
+
+/// A trail is as long as its path (one node per step): dropped node by
+/// node, not recursively, so that a path of millions of steps cannot
+/// overflow the stack when its state goes.
+impl Drop for Trail {
+    fn drop(&mut self) {
+        let mut stack = vec![self.0.take()];
+        while let Some(cur) = stack.pop() {
+            if let Some(Ok(mut node)) = cur.map(Rc::try_unwrap) {
+                stack.push(node.parent.0.take());
+                stack.push(node.joined.0.take());
+            }
+        }
     }
 }
 

@@ -54,10 +54,16 @@ const MAX_DISJUNCTS: usize = 8;
 const MAX_SIZE: usize = 1_500;
 /// Invariant candidates tried per loop nest each time new ones appear.
 const CANDIDATES_PER_ROUND: usize = 6;
+/// Steps of the iteration from `true` tried each time a nest's exits change.
+const FROM_TRUE_STEPS: usize = 3;
 
 /// The annotations of `main`'s vertices, and the loop nests they cover.
 pub(crate) struct Annotations {
     at_checks: AtChecks,
+    /// Also try the candidates of a greatest-fixpoint iteration from
+    /// `true` at the headers (docs/thesis-executor.md, "Invariants from
+    /// `true`"), beyond the thesis's candidates from after the loop.
+    from_true: bool,
     /// Per vertex: the disjuncts (none: `false`).
     disjuncts: Vec<Vec<TermId>>,
     /// When each vertex was last annotated again, and last changed.
@@ -105,10 +111,18 @@ struct Nest {
     tried: HashSet<TermId>,
     /// The clock when its candidates were last looked at.
     looked_at: u64,
+    /// Whether the iteration from `true` ran since the exits last changed.
+    from_true_done: bool,
 }
 
 impl Annotations {
-    pub(crate) fn new(body: &Body, succ: &[Vec<EdgeId>], terms: &mut Terms, at: AtChecks) -> Self {
+    pub(crate) fn new(
+        body: &Body,
+        succ: &[Vec<EdgeId>],
+        terms: &mut Terms,
+        at: AtChecks,
+        from_true: bool,
+    ) -> Self {
         let n = body.node_count as usize;
         let vars: Vec<Option<Var>> = body.vars.iter().map(|v| annotation_var(v, terms)).collect();
         let lengths: Vec<Option<Var>> = (body.vars.iter())
@@ -155,6 +169,7 @@ impl Annotations {
         }
         let mut a = Annotations {
             at_checks: at,
+            from_true,
             disjuncts: vec![Vec::new(); n],
             computed_at: vec![0; n],
             changed_at: vec![0; n],
@@ -455,6 +470,7 @@ impl Annotations {
                 continue;
             }
             nest.looked_at = self.clock;
+            nest.from_true_done = false;
             let mut ds: Vec<TermId> = Vec::new();
             for x in nest.exits.iter().chain(&nest.headers) {
                 for d in &self.disjuncts[*x as usize] {
@@ -467,6 +483,22 @@ impl Annotations {
             nest.tried.extend(ds.iter().copied());
             if !ds.is_empty() {
                 out.push((i, ds));
+            }
+        }
+        out
+    }
+
+    /// The nests due for the iteration from `true`: never tried, or their
+    /// exits changed since (B depends on nothing else outside the nest).
+    pub(crate) fn downward_due(&mut self) -> Vec<usize> {
+        if !self.from_true {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, nest) in self.nests.iter_mut().enumerate() {
+            if !nest.from_true_done {
+                nest.from_true_done = true;
+                out.push(i);
             }
         }
         out
@@ -642,6 +674,7 @@ fn nests(body: &Body, succ: &[Vec<EdgeId>]) -> Vec<Nest> {
             exits,
             tried: HashSet::default(),
             looked_at: 0,
+            from_true_done: false,
         });
     }
     out
@@ -749,7 +782,40 @@ impl Executor<'_> {
                 }
             }
         }
+        for nest in ann.downward_due() {
+            self.downward(&mut ann, nest);
+        }
         self.annotations = Some(ann);
+    }
+
+    /// The greatest-fixpoint iteration from `true` (docs/thesis-executor.md,
+    /// "Invariants from `true`"): d₀ = `true`, d_{k+1} = ⋀_h B_{d_k}(h), the
+    /// weakest preconditions of one round with d_k at the headers; the
+    /// first d_k found inductive is kept. `true` is kept when no round of
+    /// the nest can fail and leaving it is safe; d₁ = `g ∨ A(exit)` for a
+    /// loop with guard g and a safe body, so an invariant guard proves that
+    /// a loop that never ends never fails.
+    fn downward(&mut self, ann: &mut Annotations, nest: usize) {
+        let prog = self.prog;
+        let (body, succ) = (&prog.bodies[prog.main], &prog.succ[prog.main]);
+        let mut d = self.terms.bool(true);
+        for _ in 0..FROM_TRUE_STEPS {
+            let b = ann.round(nest, d, body, succ, &mut self.terms);
+            if self.inductive(ann, nest, d, &b) {
+                ann.keep(nest, d, b, &mut self.terms);
+                return;
+            }
+            ann.refuted += 1;
+            let next: Vec<TermId> = (ann.nest_headers(nest).iter()).map(|h| b[h]).collect();
+            let next = self.terms.and(next);
+            if next == d
+                || self.terms.as_bool(next) == Some(false)
+                || self.terms.dag_size(&[next]) > MAX_SIZE
+            {
+                return;
+            }
+            d = next;
+        }
     }
 
     /// Whether `d` holds again after one round from every header: `d ∧ ¬B(h)`

@@ -592,3 +592,82 @@ fn summarization_on_the_command_line() {
         "{out}"
     );
 }
+
+// ---- the generated programs' loops (docs/generator.md, "Why programs timed out") ----
+
+/// A loop whose exit can no longer be taken after the first lap (its
+/// guard stays true): with path subsumption, the second lap waits as the
+/// thesis's `_t` says, even though it is the only way on, so the branch
+/// waiting before the loop runs and its division is found. Without that,
+/// the one path runs laps until the deadline.
+#[test]
+fn a_lap_past_t_waits_even_when_it_is_the_only_way_on() {
+    let text = "main() { var a, b, x; a = input; b = 0;
+        if (a != 5) { } else { x = 1 / 0; }
+        while (b >= 0) { b = b + 1; }
+        return 0; }";
+    for s in [Strategy::Bfs, Strategy::Dfs, Strategy::Tree] {
+        let mut o = options(s, Merging::None);
+        o.subsumption = Some(AtChecks::Block);
+        o.invariants_from_true = false;
+        o.stop_at_first_error = true;
+        o.max_steps = 200_000;
+        let r = explore_text(text, &o);
+        assert_eq!(found(&r), vec![(2, 38)], "{s:?}: {:?} {:?}", r.end, r.stats);
+    }
+}
+
+/// A loop that never ends once entered (`x > 0` holds again after each
+/// lap) guards a division by zero after it: the thesis's candidates (the
+/// annotations after the loop: `false` here) prove nothing, the iteration
+/// from `true` finds `x > 0` inductive, and every path is explored.
+#[test]
+fn an_invariant_from_true_proves_an_endless_loop_safe() {
+    let text = "main() { var x, y; x = input;
+        if (x > 0) { while (x > 0) { x = x + 1; } y = 1 / 0; }
+        return 0; }";
+    for from_true in [false, true] {
+        let mut o = options(Strategy::Bfs, Merging::None);
+        o.subsumption = Some(AtChecks::Conjoin);
+        o.invariants_from_true = from_true;
+        o.stop_at_first_error = true;
+        o.max_steps = 5_000;
+        let r = explore_text(text, &o);
+        assert!(found(&r).is_empty(), "{from_true}: {:?}", r.errors);
+        if from_true {
+            assert_eq!(r.end, End::Complete, "{:?}", r.stats);
+            assert!(r.stats.invariants >= 1, "{:?}", r.stats);
+        } else {
+            assert!(matches!(r.end, End::Incomplete(_)), "{:?}", r.end);
+        }
+    }
+}
+
+/// Two paths asked in turn, each with a long path condition of its own:
+/// the session pops to the prefix they share and pushes the rest, and the
+/// answers are those of the program (the division is reachable on one
+/// path only, after 30 branches on the input).
+#[test]
+fn the_solver_session_follows_the_path_conditions() {
+    let mut text = String::from("main() { var a, b, i, x; a = input; b = input; i = 0;\n");
+    for k in 0..30 {
+        text.push_str(&format!(
+            "if (a > {k}) {{ i = i + 1; }} else {{ i = i - 1; }}\n"
+        ));
+    }
+    text.push_str("if (i == 30) { if (b == a) { x = 1 / (b - 31); } }\nreturn 0; }");
+    for s in [
+        Strategy::Bfs,
+        Strategy::Dfs,
+        Strategy::Random,
+        Strategy::Tree,
+    ] {
+        let mut o = options(s, Merging::None);
+        o.max_steps = u64::MAX;
+        o.timeout = Some(Duration::from_secs(20));
+        let r = explore_text(&text, &o);
+        assert_eq!(r.end, End::Complete, "{s:?}");
+        assert_eq!(found(&r).len(), 1, "{s:?}");
+        assert_eq!(r.stats.replay_failures, 0);
+    }
+}
