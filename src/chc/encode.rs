@@ -55,6 +55,14 @@ impl Encoding {
         self.rules.iter().any(|r| r.to.is_none())
     }
 
+    /// The SMT name of variable `v`'s value in the state, if it is kept.
+    pub fn value_name(&self, v: VarId) -> Option<&str> {
+        let name = value_name(v);
+        (self.state.iter())
+            .find(|s| s.name == name)
+            .map(|s| s.name.as_str())
+    }
+
     /// `(P7 x0 x1 …)` over `args`.
     fn app(node: NodeId, args: &[String]) -> String {
         if args.is_empty() {
@@ -125,6 +133,11 @@ impl Encoding {
             .collect();
         parts.join(", ")
     }
+}
+
+/// The state's name for variable `v`'s value.
+fn value_name(v: VarId) -> String {
+    format!("x{v}")
 }
 
 /// The name of a vertex's predicate.
@@ -420,7 +433,7 @@ impl State {
             s.input_arrays[v as usize] = input;
             s.value[v as usize] = Some(s.vars.len());
             s.vars.push(StateVar {
-                name: format!("x{v}"),
+                name: value_name(v),
                 sort,
                 label: info.name.clone(),
             });
@@ -461,7 +474,7 @@ impl State {
                 facts.push(format!("(= {} 0)", self.vars[*k].name));
             }
             if self.vars_label(v) == Some(ir::INPUT_COUNTER) {
-                facts.push(format!("(= x{v} 0)"));
+                facts.push(format!("(= {} 0)", value_name(v as VarId)));
             }
         }
         Rule {
@@ -658,49 +671,47 @@ fn input_copies(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
                 && matches!(info.kind, VarKind::Local | VarKind::Temp | VarKind::Param)
         })
         .collect();
-    // Whole assignments `c := a` between arrays, for the fixpoint below.
+    // Whole assignments `c := a` between arrays, for the fixpoint below;
+    // and the variables some instruction writes into, stores or passes on.
     let mut from: Vec<(VarId, VarId)> = Vec::new();
-    let spoiled = |v: VarId, copy: &mut Vec<bool>| copy[v as usize] = false;
+    let mut spoiled: Vec<VarId> = Vec::new();
+    let values = |x: &Expr, spoiled: &mut Vec<VarId>| as_values(x, &mut |v| spoiled.push(v));
     for e in edges {
         match &e.instr {
             Instr::Assign(Place::Var(c), Expr::Var(a)) if copy[*c as usize] => from.push((*c, *a)),
-            Instr::Assign(Place::Var(c), x) => {
-                spoiled(*c, &mut copy);
-                as_values(x, &mut |v| spoiled(v, &mut copy));
-            }
             Instr::Assign(place, x) => {
-                if let Some(root) = place.root_var() {
-                    spoiled(root, &mut copy);
-                }
-                place.walk_exprs(&mut |i| as_values(i, &mut |v| spoiled(v, &mut copy)));
-                as_values(x, &mut |v| spoiled(v, &mut copy));
+                spoiled.extend(place.root_var());
+                place.walk_exprs(&mut |i| values(i, &mut spoiled));
+                values(x, &mut spoiled);
             }
             Instr::Alloc(v, x) => {
-                spoiled(*v, &mut copy);
-                as_values(x, &mut |w| spoiled(w, &mut copy));
+                spoiled.push(*v);
+                values(x, &mut spoiled);
             }
             Instr::Call { dst, args, .. } => {
-                spoiled(*dst, &mut copy);
-                for a in args {
-                    as_values(a, &mut |v| spoiled(v, &mut copy));
+                spoiled.push(*dst);
+                args.iter().for_each(|a| values(a, &mut spoiled));
+            }
+            Instr::Output(x) => values(x, &mut spoiled),
+            Instr::Assume(Cond::Cmp(_, a, b)) | Instr::Assert(Cond::Cmp(_, a, b), _) => {
+                values(a, &mut spoiled);
+                values(b, &mut spoiled);
+            }
+            Instr::Assume(Cond::InBounds { array, index, .. })
+            | Instr::Assert(Cond::InBounds { array, index, .. }, _) => {
+                values(index, &mut spoiled);
+                if !matches!(array, Expr::Var(_)) {
+                    values(array, &mut spoiled);
                 }
             }
-            Instr::Output(x) => as_values(x, &mut |v| spoiled(v, &mut copy)),
-            Instr::Assume(c) | Instr::Assert(c, _) => match c {
-                Cond::Cmp(_, a, b) => {
-                    as_values(a, &mut |v| spoiled(v, &mut copy));
-                    as_values(b, &mut |v| spoiled(v, &mut copy));
-                }
-                Cond::InBounds { array, index, .. } => {
-                    as_values(index, &mut |v| spoiled(v, &mut copy));
-                    if !matches!(array, Expr::Var(_)) {
-                        as_values(array, &mut |v| spoiled(v, &mut copy));
-                    }
-                }
-                Cond::Initialized { .. } => {}
-            },
-            Instr::Enter(_) | Instr::Skip => {}
+            Instr::Assume(Cond::Initialized { .. })
+            | Instr::Assert(Cond::Initialized { .. }, _)
+            | Instr::Enter(_)
+            | Instr::Skip => {}
         }
+    }
+    for v in spoiled {
+        copy[v as usize] = false;
     }
     // A copy of what is not (or no longer) an input array or a copy is not
     // one; and a copy that passed its cells to what may be written is not.

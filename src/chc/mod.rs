@@ -90,21 +90,21 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
     };
     let horn = enc.script(&options);
     scripts.horn = Some(horn.clone());
-    let cert = if enc.has_query() {
+    // The certificate to check, and why it is not Spacer's (if it is not).
+    let (cert, instead_of) = if enc.has_query() {
         let model = match race_seeds(&solver, &enc, &options, deadline) {
             Answer::Sat(model) => model,
             Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
             Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
         };
         // A quantified invariant is not checked; `true` may still do.
-        Certificate::from_model(&model, &enc).map_err(|why| (Certificate::trivial(&enc), why))
+        match Certificate::from_model(&model, &enc) {
+            Ok(cert) => (cert, None),
+            Err(why) => (Certificate::trivial(&enc), Some(why)),
+        }
     } else {
         // No clause reaches the error: no solver needed to find the invariant.
-        Ok(Certificate::trivial(&enc))
-    };
-    let (cert, instead_of) = match cert {
-        Ok(cert) => (cert, None),
-        Err((trivial, why)) => (trivial, Some(why)),
+        (Certificate::trivial(&enc), None)
     };
     let checks = cert.checks(&enc);
     scripts.checks = Some(checks.clone());

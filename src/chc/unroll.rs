@@ -59,7 +59,7 @@ fn deepen<W>(
     judge: impl Fn(&mut Session) -> Result<Judgement<W>, String>,
     max_models: usize,
 ) -> Result<Search<W>, String> {
-    let unrolling = Unrolling::new(enc);
+    let mut unrolling = Unrolling::new(enc);
     solver.send(unrolling.preamble())?;
     // Blocked inputs stay blocked at every depth: a replay is a whole run.
     let mut blocks = String::new();
@@ -120,22 +120,21 @@ impl Transcribed<'_> {
 /// clauses keep it: what a model says main's argument (or the input
 /// stream) `v` was.
 pub fn initial_symbol(enc: &Encoding, v: VarId) -> Option<String> {
-    let name = format!("x{v}");
-    (enc.state.iter().any(|s| s.name == name)).then(|| format!("s0_{name}"))
+    enc.value_name(v).map(|name| format!("s0_{name}"))
 }
 
 /// The clauses as steps, and which locations each step can be at.
 struct Unrolling<'a> {
     enc: &'a Encoding,
     /// The locations reachable at the current step (none before the first).
-    at: std::cell::RefCell<BTreeSet<Option<NodeId>>>,
+    at: BTreeSet<Option<NodeId>>,
 }
 
 impl<'a> Unrolling<'a> {
     fn new(enc: &'a Encoding) -> Unrolling<'a> {
         Unrolling {
             enc,
-            at: std::cell::RefCell::new(BTreeSet::from([None])),
+            at: BTreeSet::from([None]),
         }
     }
 
@@ -159,10 +158,9 @@ impl<'a> Unrolling<'a> {
     /// Step `i`: the next state's declarations and the assertion that one
     /// clause leads from state `i` to it; `None` when no clause can be
     /// taken from any location reachable at step `i`.
-    fn step(&self, i: usize) -> Option<String> {
-        let mut at = self.at.borrow_mut();
+    fn step(&mut self, i: usize) -> Option<String> {
         let rules: Vec<&Rule> = (self.enc.rules.iter())
-            .filter(|r| at.contains(&r.from))
+            .filter(|r| self.at.contains(&r.from))
             .collect();
         if rules.is_empty() {
             return None;
@@ -173,10 +171,7 @@ impl<'a> Unrolling<'a> {
             choices.push(self.taking(r, i, j, &mut out));
         }
         let _ = writeln!(out, "(assert (or {}))", choices.join("\n  "));
-        *at = rules
-            .iter()
-            .filter_map(|r| r.to.map(Some))
-            .collect::<BTreeSet<_>>();
+        self.at = rules.iter().filter_map(|r| r.to.map(Some)).collect();
         Some(out)
     }
 

@@ -360,7 +360,7 @@ fn decide(
     };
     match opts.engine {
         Engine::All => decide_by_portfolio(db, file, t, opts, deadline),
-        Engine::Chc => decide_by_horn_clauses(db, file, &prog.body, t, opts, deadline),
+        Engine::Chc => decide_by_horn_clauses(db, file, prog, t, opts, deadline),
         Engine::ExploreSearch => decide_by_searching(db, file, t, opts, deadline),
         Engine::Compositional => decide_compositionally(db, file, t, opts, deadline),
         Engine::Explore => decide_by_exploring(db, file, t, opts, deadline, undecided_yet()),
@@ -725,16 +725,14 @@ fn decide_by_conditions(
 fn decide_by_horn_clauses(
     db: &Database,
     file: SourceFile,
-    body: &crate::ir::Body,
+    prog: &crate::ir::InlinedProgram,
     t: &Target,
     opts: &CheckOptions,
     deadline: Instant,
 ) -> Decision {
     let _p = deadline::phase("horn clauses");
-    let errors = db::program(db, file)
-        .as_ref()
-        .map(|p| p.copies_of(&t.function, t.id))
-        .unwrap_or_default();
+    let body = &prog.body;
+    let errors = prog.copies_of(&t.function, t.id);
     let (verdict, mut scripts) = chc::decide(body, &errors, deadline);
     let solver = chc::horn_solver().ok().map(|(p, _)| p.name);
     let decision = match verdict {

@@ -65,22 +65,24 @@ impl Backend {
     /// Makes the asserted scopes those of `pc`'s conjuncts: pops to the
     /// prefix the asserted ones share with `pc`, pushes the rest.
     fn assert_pc(&mut self, terms: &Terms, pc: &PathCond, out: &mut String) {
-        let mut chain = Vec::with_capacity(pc.len());
-        let mut cur = pc.0.clone();
+        // Walk down from the newest conjunct to the first one asserted at
+        // its place: node ids are run-wide and a node's parents never
+        // change, so everything below it is asserted too.
+        let mut missing = Vec::new();
+        let mut cur = pc.0.as_ref();
         while let Some(n) = cur {
-            cur = n.parent.0.clone();
-            chain.push(n);
+            if self.asserted.get(n.len - 1) == Some(&n.id) {
+                break;
+            }
+            missing.push(n);
+            cur = n.parent.0.as_ref();
         }
-        chain.reverse();
-        let shared = (self.asserted.iter())
-            .zip(&chain)
-            .take_while(|(a, n)| **a == n.id)
-            .count();
+        let shared = cur.map_or(0, |n| n.len);
         if self.asserted.len() > shared {
             out.push_str(&format!("(pop {})\n", self.asserted.len() - shared));
             self.asserted.truncate(shared);
         }
-        for n in &chain[shared..] {
+        for n in missing.into_iter().rev() {
             let c = self.printer.prepare(terms, n.conjunct, out);
             out.push_str(&format!("(push 1)\n(assert {c})\n"));
             self.asserted.push(n.id);
@@ -271,32 +273,25 @@ impl Solver {
         self.check_limited(terms, pc, extra, false, Some(limit))
     }
 
-    /// Closes the scope of the last check.
-    pub(crate) fn close(&mut self) {
-        if self.open_in_second {
-            if let Some(Second {
+    /// The backend that holds the scope of the last check.
+    fn open_backend(&mut self) -> &mut Backend {
+        match &mut self.second {
+            Some(Second {
                 backend: Some(Ok(b)),
                 ..
-            }) = &mut self.second
-            {
-                b.close();
-            }
-            self.open_in_second = false;
-        } else {
-            self.first.close();
+            }) if self.open_in_second => b,
+            _ => &mut self.first,
         }
+    }
+
+    /// Closes the scope of the last check.
+    pub(crate) fn close(&mut self) {
+        self.open_backend().close();
+        self.open_in_second = false;
     }
 
     /// After a `sat` kept open: the values of integer terms.
     pub(crate) fn values(&mut self, terms: &Terms, ts: &[TermId]) -> Result<Vec<BigInt>, String> {
-        if self.open_in_second
-            && let Some(Second {
-                backend: Some(Ok(b)),
-                ..
-            }) = &mut self.second
-        {
-            return b.values(terms, ts);
-        }
-        self.first.values(terms, ts)
+        self.open_backend().values(terms, ts)
     }
 }

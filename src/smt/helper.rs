@@ -185,8 +185,8 @@ impl Helper {
         })
     }
 
-    /// The answer to `script` within `limit`: in a fresh process for a
-    /// quantified script, else in the warm one.
+    /// The answer to `script` within `limit`: in the process for
+    /// quantified scripts (after a reset), or in the warm one (in a scope).
     fn ask_with_limit(
         &mut self,
         script: &str,
@@ -196,43 +196,30 @@ impl Helper {
         let Some(profile) = &self.profile else {
             return Err(Failure::Dead("no helper solver".into()));
         };
-        let dead = || Failure::Dead(format!("{} stopped answering", profile.name));
-        if quantified {
-            // Quantifier instantiation is where a solver's history shows
-            // most: a nested-loop inference query Z3 answers in 30 ms
-            // fresh took it 3–6 s (and `unknown`) after thirty others in
-            // the same process. Quantified scripts run after `(reset)`,
-            // which returns the solver to the state it started in, in a
-            // process of their own (a fresh process costs 15–25 ms to
-            // start, a reset a few).
-            let fresh = match self.fresh.take() {
-                Some(w) => self.fresh.insert(w),
-                None => (self.fresh).insert(start(&self.command).map_err(Failure::Dead)?),
-            };
-            let result = ask(fresh, script, Isolation::Reset, limit).map_err(|f| match f {
-                Failure::Dead(_) => dead(),
-                timeout => timeout,
-            });
-            if !matches!(&result, Ok(text) if !text.contains("(error")) {
-                self.fresh = None;
-            }
-            return result;
-        }
-        let warm = match self.warm.take() {
-            Some(w) => self.warm.insert(w),
-            None => self
-                .warm
-                .insert(start(&self.command).map_err(Failure::Dead)?),
+        // Quantifier instantiation is where a solver's history shows most:
+        // a nested-loop inference query Z3 answers in 30 ms fresh took it
+        // 3–6 s (and `unknown`) after thirty others in the same process.
+        // Quantified scripts run after `(reset)`, which returns the solver
+        // to the state it started in, in a process of their own (a fresh
+        // process costs 15–25 ms to start, a reset a few).
+        let (slot, isolation) = if quantified {
+            (&mut self.fresh, Isolation::Reset)
+        } else {
+            (&mut self.warm, Isolation::Scope)
         };
-        let result = ask(warm, script, Isolation::Scope, limit).map_err(|f| match f {
-            Failure::Dead(_) => dead(),
+        let process = match slot.take() {
+            Some(w) => slot.insert(w),
+            None => slot.insert(start(&self.command).map_err(Failure::Dead)?),
+        };
+        let result = ask(process, script, isolation, limit).map_err(|f| match f {
+            Failure::Dead(_) => Failure::Dead(format!("{} stopped answering", profile.name)),
             timeout => timeout,
         });
         // A process that failed is dropped (killed); one that complained
         // may be left in a state of its own (a scope not popped): the next
         // script gets a new one.
         if !matches!(&result, Ok(text) if !text.contains("(error")) {
-            self.warm = None;
+            *slot = None;
         }
         result
     }
