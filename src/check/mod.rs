@@ -22,7 +22,9 @@ use crate::db::{self, Database, SourceFile};
 use crate::deadline;
 use crate::interp::Witness;
 use crate::nc::{self, Options};
-use crate::smt::{self, Contender, DumpFailure, DumpName, Profile, Query, RaceOutcome, Undecided};
+use crate::smt::{
+    self, Contender, DumpFailure, DumpName, PendingQuery, Profile, RaceOutcome, Undecided,
+};
 use crate::syntax::LineIndex;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -681,7 +683,8 @@ fn decide_by_conditions(
 ) -> Decision {
     let parsed = db::parse(db, file);
     let engine_opts = engine_options(opts);
-    let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
+    let chains =
+        nc::query::pending_of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     let inputs = {
         let (terms, phi) = nc::encoded(db, file, &t.function, t.id, &engine_opts, opts.simplify);
         InputModel::new(&parsed.program, program_body, terms, phi)
@@ -690,11 +693,7 @@ fn decide_by_conditions(
         DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
             .reporting_to(&opts.dump_failure)
     });
-    let contenders = contenders(&chains.chains, &opts.solvers, dump.as_ref());
-    if contenders.is_empty() {
-        let why = format!("unsupported: {}", chains.left_out.join("; "));
-        return (Verdict::Unknown(why), None, None);
-    }
+    let contenders = contenders(chains, &opts.solvers, dump.as_ref());
     let text: &str = file.text(db);
     let lines = LineIndex::new(text);
     let program = &parsed.program;
@@ -715,8 +714,8 @@ fn decide_by_conditions(
             };
             (Verdict::Reachable(witness), Some(method), Some(solver))
         }
-        RaceOutcome::Timeout(why) => undecided(&why, true, &chains.left_out),
-        RaceOutcome::Undecided(why) => undecided(&why, false, &chains.left_out),
+        RaceOutcome::Timeout(why) => undecided(&why, true),
+        RaceOutcome::Undecided(why) => undecided(&why, false),
     }
 }
 
@@ -804,14 +803,15 @@ fn replayed_counterexample(
 
 /// One contender per chain and solver; a chain's later queries follow on
 /// the same thread.
-fn contenders(
-    chains: &[Vec<Query>],
+fn contenders<'a>(
+    chains: nc::query::PendingChains<'a>,
     solvers: &[Profile],
     dump: Option<&DumpName>,
-) -> Vec<Contender> {
+) -> Vec<Contender<'a>> {
     let mut out = Vec::new();
     for chain in chains {
-        let shared: Vec<Arc<Query>> = chain.iter().cloned().map(Arc::new).collect();
+        // Shared by the solvers: built once.
+        let shared: Vec<Arc<PendingQuery>> = chain.into_iter().map(Arc::new).collect();
         for profile in solvers {
             let mut next: Option<Box<Contender>> = None;
             for q in shared.iter().rev() {
@@ -831,21 +831,30 @@ fn contenders(
 /// The verdict when no contender was definite (by the deadline, if
 /// `timed_out`): a satisfiable condition without a replayable witness says
 /// more than a solver that gave up, which says more than a bare timeout.
-/// Queries that were `left_out` are named.
-fn undecided(
-    why: &[(String, String, Undecided)],
-    timed_out: bool,
-    left_out: &[String],
-) -> Decision {
+/// Queries that were left out are named; with nothing else, the target
+/// is `unsupported`.
+fn undecided(why: &[(String, String, Undecided)], timed_out: bool) -> Decision {
+    let mut left_out: Vec<&str> = Vec::new();
+    for (_, _, u) in why {
+        if let Undecided::LeftOut(l) = u
+            && !left_out.contains(&l.as_str())
+        {
+            left_out.push(l);
+        }
+    }
+    if !timed_out && !why.is_empty() && left_out.len() == why.len() {
+        let why = format!("unsupported: {}", left_out.join("; "));
+        return (Verdict::Unknown(why), None, None);
+    }
     let no_witness = why.iter().find_map(|(m, s, u)| match u {
         Undecided::NoWitness(miss) => Some((m, s, miss)),
-        Undecided::Solver(_) => None,
+        Undecided::Solver(_) | Undecided::LeftOut(_) => None,
     });
     let mut also = String::new();
     if timed_out {
         also.push_str(" (then timeout: solving)");
     }
-    for l in left_out {
+    for l in &left_out {
         also.push_str(&format!(" ({l})"));
     }
     match no_witness {
@@ -865,8 +874,11 @@ fn undecided(
         None => {
             let reasons: Vec<String> = why
                 .iter()
-                .map(|(m, s, u)| match u {
-                    Undecided::Solver(r) | Undecided::NoWitness(r) => format!("{m} on {s}: {r}"),
+                .filter_map(|(m, s, u)| match u {
+                    Undecided::Solver(r) | Undecided::NoWitness(r) => {
+                        Some(format!("{m} on {s}: {r}"))
+                    }
+                    Undecided::LeftOut(_) => None,
                 })
                 .collect();
             let why = format!("solver-unknown: {}{also}", reasons.join("; "));

@@ -8,8 +8,9 @@
 
 use super::{Options, tracked, unfold};
 use crate::db::{SourceFile, Target};
-use crate::smt::{Query, Variant, smtlib};
+use crate::smt::{PendingQuery, Query, Variant, smtlib};
 use crate::term::{TermId, Terms};
+use std::sync::{Arc, OnceLock};
 
 /// Which queries run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +44,13 @@ pub struct Chains {
     pub left_out: Vec<String>,
 }
 
+/// The queries of a target, in chains, each built when first asked for
+/// (`PendingQuery`): the race starts its solvers on the cheap queries
+/// while the unfoldings are still being built. Measured on MatrIR: the
+/// unfoldings took ~300 ms of its 470 ms before the race began, and φ̂,
+/// printed in milliseconds, decides it.
+pub type PendingChains<'a> = Vec<Vec<PendingQuery<'a>>>;
+
 /// The queries of `mode` for a condition, in chains.
 ///
 /// The quantified φ̂ goes out as computed (`raw`), everything else from
@@ -51,33 +59,66 @@ pub struct Chains {
 /// quantifier bodies, and the simplifier's small changes to them (two
 /// bounds of a body merged) took MatrIR's φ̂ from 0.2 s to a timeout on
 /// cvc5, with nothing to gain (the sizes change by under 1%).
-pub fn chains(raw: (&Terms, TermId), simplified: (&Terms, TermId), mode: Mode, k: u32) -> Chains {
+pub fn pending<'a>(
+    raw: (&'a Terms, TermId),
+    simplified: (&'a Terms, TermId),
+    mode: Mode,
+    k: u32,
+) -> PendingChains<'a> {
     let (terms, phi) = simplified;
-    let mut out = Chains::default();
     if !terms.has_quantifier(phi) {
         // Nothing to unfold: one exact query.
-        let _p = crate::deadline::phase("printing the queries");
-        out.chains = vec![vec![query(Variant::QuantifierFree, terms, phi)]];
-        return out;
+        return vec![vec![printed(Variant::QuantifierFree, simplified)]];
     }
+    let mut out = Vec::new();
     if mode != Mode::Unfolded {
-        let _p = crate::deadline::phase("printing the queries");
-        out.chains
-            .push(vec![query(Variant::Quantified, raw.0, raw.1)]);
+        out.push(vec![printed(Variant::Quantified, raw)]);
     }
     if mode != Mode::Quantified {
-        match unfolded(simplified, k) {
-            Ok(q) => out.chains.push(vec![q]),
-            Err(why) => out.left_out.push(why),
-        }
+        out.push(vec![PendingQuery::new(Variant::Unfolded(k), move || {
+            unfolded(simplified, k)
+        })]);
     }
     if mode == Mode::Race {
-        match deepening(simplified, k) {
-            Ok(chain) => out.chains.extend(chain),
-            Err(why) => out.left_out.push(why),
+        out.extend(deepening(simplified, k));
+    }
+    out
+}
+
+/// Every query of [`pending`], built now (for `apc nc --dump-queries`).
+pub fn chains(raw: (&Terms, TermId), simplified: (&Terms, TermId), mode: Mode, k: u32) -> Chains {
+    let mut out = Chains::default();
+    for chain in pending(raw, simplified, mode, k) {
+        let mut built = Vec::new();
+        for q in &chain {
+            match q.get() {
+                Ok(q) => built.push(q.clone()),
+                Err(why) if !out.left_out.iter().any(|w| w == why) => {
+                    out.left_out.push(why.to_string())
+                }
+                Err(_) => {}
+            }
+        }
+        if !built.is_empty() {
+            out.chains.push(built);
         }
     }
     out
+}
+
+/// The conditions of a target of `file` as `apc check` queries them: the
+/// condition as computed, and as encoded (simplified, if `simplify`).
+fn conditions<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    target: &Target,
+    opts: &Options,
+    simplify: bool,
+) -> ((&'db Terms, TermId), (&'db Terms, TermId)) {
+    let (function, id) = (target.function.clone(), target.id);
+    let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
+    let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
+    ((&raw.terms, raw.value.phi), encoded)
 }
 
 /// The queries of a target of `file` as `apc check` builds them, from the
@@ -91,10 +132,22 @@ pub fn of_target(
     mode: Mode,
     k: u32,
 ) -> Chains {
-    let (function, id) = (target.function.clone(), target.id);
-    let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
-    let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
-    chains((&raw.terms, raw.value.phi), encoded, mode, k)
+    let (raw, encoded) = conditions(db, file, target, opts, simplify);
+    chains(raw, encoded, mode, k)
+}
+
+/// [`of_target`], each query built when the race first needs it.
+pub fn pending_of_target<'db>(
+    db: &'db dyn salsa::Database,
+    file: SourceFile,
+    target: &Target,
+    opts: &Options,
+    simplify: bool,
+    mode: Mode,
+    k: u32,
+) -> PendingChains<'db> {
+    let (raw, encoded) = conditions(db, file, target, opts, simplify);
+    pending(raw, encoded, mode, k)
 }
 
 /// The query of `variant` for the condition `phi` (already in the
@@ -104,6 +157,14 @@ pub fn query(variant: Variant, terms: &Terms, phi: TermId) -> Query {
         variant,
         text: smtlib::query(terms, &[phi]),
     }
+}
+
+/// The query of `variant` printed from `condition` as it is.
+fn printed(variant: Variant, condition: (&Terms, TermId)) -> PendingQuery<'_> {
+    PendingQuery::new(variant, move || {
+        let _p = crate::deadline::phase("printing the queries");
+        Ok(query(variant, condition.0, condition.1))
+    })
 }
 
 /// φ̂^k, unfolded in a copy of the condition's own store, so that a
@@ -131,21 +192,29 @@ fn unfolded(condition: (&Terms, TermId), k: u32) -> Result<Query, String> {
 /// The deepening chain below K: φ̂^3 → φ̂^14 ∧ κ ≤ 14 → φ̂^14. The bounded
 /// search goes first, since its models are the likelier to replay
 /// (measured: HWM 7–9 s this way, 13–14 s after φ̂^14's five misses). One
-/// unfolding serves both (the bounds are added after φ̂^14 is printed).
-fn deepening(condition: (&Terms, TermId), k: u32) -> Result<Option<Vec<Query>>, String> {
+/// unfolding serves both (the bounds are added after φ̂^14 is printed);
+/// whichever is built first builds it.
+fn deepening(condition: (&Terms, TermId), k: u32) -> Option<Vec<PendingQuery<'_>>> {
     let small: Vec<u32> = DEEPENING.iter().copied().filter(|d| *d < k).collect();
-    let Some((&deepest, shallower)) = small.split_last() else {
-        return Ok(None);
-    };
-    let mut chain: Vec<Query> = shallower
+    let (&deepest, shallower) = small.split_last()?;
+    let mut chain: Vec<PendingQuery> = shallower
         .iter()
-        .map(|&k| unfolded(condition, k))
-        .collect::<Result<_, _>>()?;
-    let (mut own, phik) = unfold_in_copy(condition, deepest)?;
-    let _p = crate::deadline::phase("printing the queries");
-    let plain = query(Variant::Unfolded(deepest), &own, phik);
-    let strong = super::bound_counters(&mut own, phik, deepest);
-    chain.push(query(Variant::Bounded(deepest), &own, strong));
-    chain.push(plain);
-    Ok(Some(chain))
+        .map(|&k| PendingQuery::new(Variant::Unfolded(k), move || unfolded(condition, k)))
+        .collect();
+    let both = Arc::new(OnceLock::new());
+    let pair = move || -> Result<(Query, Query), String> {
+        let (mut own, phik) = unfold_in_copy(condition, deepest)?;
+        let _p = crate::deadline::phase("printing the queries");
+        let plain = query(Variant::Unfolded(deepest), &own, phik);
+        let strong = super::bound_counters(&mut own, phik, deepest);
+        Ok((query(Variant::Bounded(deepest), &own, strong), plain))
+    };
+    let (strong, plain) = (both.clone(), both);
+    chain.push(PendingQuery::new(Variant::Bounded(deepest), move || {
+        strong.get_or_init(pair).clone().map(|(q, _)| q)
+    }));
+    chain.push(PendingQuery::new(Variant::Unfolded(deepest), move || {
+        plain.get_or_init(pair).clone().map(|(_, q)| q)
+    }));
+    Some(chain)
 }

@@ -23,7 +23,7 @@ pub mod smtlib;
 
 pub use helper::Helper;
 pub use profile::{Profile, SolverKind, default_z3, locate, locate_binary};
-pub use query::{DumpFailure, DumpName, Query, Variant};
+pub use query::{DumpFailure, DumpName, PendingQuery, Query, Variant};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::{Cancel, CheckResult, Session, Watchdog};
 

@@ -5,7 +5,7 @@
 
 use super::profile::Profile;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The variants of a necessary-condition query (see `nc::query`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -72,6 +72,60 @@ impl Query {
     /// `blocks` (blocked models): what a dump holds.
     pub fn script(&self, profile: &Profile, blocks: &[String]) -> String {
         profile.script(self.variant.is_quantified(), &self.text, blocks)
+    }
+}
+
+/// A query built when a race's contender first needs it, on that
+/// contender's thread: the race starts on the cheap queries while the
+/// expensive ones (φ̂^25's unfolding) are still being built, and a query
+/// whose race is decided first is never finished. Contenders of several
+/// solvers share one: it is built once. `Err` says why it was left out
+/// (an unfolding too large to build).
+pub struct PendingQuery<'a> {
+    pub variant: Variant,
+    built: OnceLock<Result<Query, String>>,
+    build: Builder<'a>,
+}
+
+type Builder<'a> = Box<dyn Fn() -> Result<Query, String> + Send + Sync + 'a>;
+
+impl<'a> PendingQuery<'a> {
+    pub fn new(
+        variant: Variant,
+        build: impl Fn() -> Result<Query, String> + Send + Sync + 'a,
+    ) -> Self {
+        PendingQuery {
+            variant,
+            built: OnceLock::new(),
+            build: Box::new(build),
+        }
+    }
+
+    /// A query already built.
+    pub fn ready(query: Query) -> Self {
+        PendingQuery {
+            variant: query.variant,
+            built: OnceLock::from(Ok(query)),
+            build: Box::new(|| Err("built already".into())),
+        }
+    }
+
+    /// The query, built now if no thread has built it yet (a thread that
+    /// asks meanwhile waits for that build).
+    pub fn get(&self) -> Result<&Query, &str> {
+        self.built
+            .get_or_init(|| (self.build)())
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+impl std::fmt::Debug for PendingQuery<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingQuery")
+            .field("variant", &self.variant)
+            .field("built", &self.built.get().map(|q| q.is_ok()))
+            .finish()
     }
 }
 

@@ -8,24 +8,25 @@
 //! the judge does.
 
 use super::profile::Profile;
-use super::query::{DumpName, Query};
+use super::query::{DumpName, PendingQuery};
 use super::session::{Cancel, CheckResult, Session};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-/// One query on one solver.
+/// One query on one solver. The query is built on the contender's own
+/// thread when it starts (see [`PendingQuery`]).
 #[derive(Clone, Debug)]
-pub struct Contender {
-    pub query: Arc<Query>,
+pub struct Contender<'a> {
+    pub query: Arc<PendingQuery<'a>>,
     pub profile: Profile,
     /// Where to write each script sent, if asked.
     pub dump: Option<DumpName>,
     /// The query to try next, on the same thread, if this one ends
     /// undecided (iterative deepening).
-    pub then: Option<Box<Contender>>,
+    pub then: Option<Box<Contender<'a>>>,
 }
 
-impl Contender {
+impl Contender<'_> {
     /// What the query is, e.g. `nc-unfolded:k=25`.
     pub fn method(&self) -> String {
         self.query.variant.method()
@@ -65,6 +66,8 @@ pub enum Undecided {
     Solver(String),
     /// Satisfiable, but no model the judge accepted.
     NoWitness(String),
+    /// The query could not be built (too large): why.
+    LeftOut(String),
 }
 
 enum Message<W> {
@@ -78,7 +81,7 @@ const STOP_POLL: Duration = Duration::from_millis(20);
 /// Runs the contenders until one is definite, all are undecided, or the
 /// deadline. `judge` gets the session after `sat` (to ask for values).
 pub fn race<W, J>(
-    contenders: &[Contender],
+    contenders: &[Contender<'_>],
     judge: J,
     max_models: usize,
     deadline: Instant,
@@ -89,8 +92,11 @@ where
 {
     let cancel = Cancel::new();
     let (tx, rx) = mpsc::channel::<Message<W>>();
-    // A portfolio may end the race early: its switch goes to every thread.
-    let stop = crate::deadline::current_stop();
+    // The race's own switch ends the losers' work that no solver does
+    // (building their queries, replays); a portfolio's switch, which may
+    // end the race early, throws it too.
+    let race_stop = crate::deadline::Stop::nested();
+    let stop = Some(race_stop.clone());
     std::thread::scope(|scope| {
         for c in contenders {
             let tx = tx.clone();
@@ -136,8 +142,15 @@ where
             match rx.recv_timeout(left.clamp(Duration::from_millis(1), STOP_POLL)) {
                 Ok(Message::Definite(o)) => break o,
                 Ok(Message::Undecided(m, s, u)) => undecided.push((m, s, u)),
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // Every contender gone: undecided, or stopped by the clock
+                // while building its query (which sends nothing).
+                Err(mpsc::RecvTimeoutError::Disconnected)
+                    if Instant::now() < deadline && !crate::deadline::stop_requested() =>
+                {
                     break RaceOutcome::Undecided(std::mem::take(&mut undecided));
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break RaceOutcome::Timeout(std::mem::take(&mut undecided));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if Instant::now() >= deadline || crate::deadline::stop_requested() {
@@ -147,23 +160,34 @@ where
             }
         };
         // Kill the losers (and everything, on timeout); the scope then
-        // joins their threads, which see end of file at once.
+        // joins their threads, which see end of file at once or unwind
+        // from their query's build.
+        race_stop.stop();
         cancel.cancel();
         outcome
     })
 }
 
-fn run_contender<W, J>(c: &Contender, judge: &J, max_models: usize, cancel: &Cancel) -> Message<W>
+fn run_contender<W, J>(
+    c: &Contender<'_>,
+    judge: &J,
+    max_models: usize,
+    cancel: &Cancel,
+) -> Message<W>
 where
     J: Fn(&mut Session) -> Result<Judgement<W>, String>,
 {
     let undecided = |u: Undecided| Message::Undecided(c.method(), c.profile.name.clone(), u);
+    let query = match c.query.get() {
+        Ok(q) => q,
+        Err(why) => return undecided(Undecided::LeftOut(why.to_string())),
+    };
     let mut session = match Session::start(&c.profile, cancel) {
         Ok(s) => s,
         Err(e) => return undecided(Undecided::Solver(e)),
     };
     let mut blocks: Vec<String> = Vec::new();
-    if let Err(e) = session.send(&c.query.preamble(&c.profile)) {
+    if let Err(e) = session.send(&query.preamble(&c.profile)) {
         return undecided(Undecided::Solver(e));
     }
     let mut last_miss = String::new();
@@ -171,7 +195,7 @@ where
         if let Some(dump) = &c.dump {
             // A failed write is noted in the dump's failure slot, which the
             // caller reports.
-            let script = c.query.script(&c.profile, &blocks);
+            let script = query.script(&c.profile, &blocks);
             dump.write(c.query.variant, &c.profile.name, attempt + 1, &script);
         }
         match session.check() {
@@ -225,7 +249,7 @@ where
 mod tests {
     use super::*;
 
-    fn contender(query: &str, refutes: bool) -> Contender {
+    fn contender(query: &str, refutes: bool) -> Contender<'static> {
         use super::super::query::Variant;
         let variant = if refutes {
             Variant::Unfolded(14)
@@ -233,19 +257,63 @@ mod tests {
             Variant::Bounded(14)
         };
         Contender {
-            query: Arc::new(Query {
+            query: Arc::new(PendingQuery::ready(super::super::query::Query {
                 variant,
                 text: query.into(),
-            }),
+            })),
             profile: super::super::profile::default_z3().expect("z3 (solvers/install.sh)"),
             dump: None,
             then: None,
         }
     }
 
-    fn run(c: Contender) -> RaceOutcome<()> {
+    fn run(c: Contender<'static>) -> RaceOutcome<()> {
         let accept = |_: &mut Session| Ok(Judgement::Accept(()));
         race(&[c], accept, 1, Instant::now() + Duration::from_secs(20))
+    }
+
+    fn pending(
+        build: impl Fn() -> Result<super::super::query::Query, String> + Send + Sync + 'static,
+    ) -> Contender<'static> {
+        let mut c = contender("", true);
+        c.query = Arc::new(PendingQuery::new(
+            super::super::query::Variant::Unfolded(25),
+            build,
+        ));
+        c
+    }
+
+    /// A contender still building its query (a large unfolding) is stopped
+    /// when another decides: the race does not wait for the build.
+    #[test]
+    fn a_query_still_being_built_does_not_hold_up_a_decided_race() {
+        let q = "(declare-fun x () Int)\n(assert (< x 0))\n(assert (> x 0))\n";
+        let endless = pending(|| {
+            loop {
+                crate::deadline::check();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+        let accept = |_: &mut Session| Ok(Judgement::<()>::Accept(()));
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(60);
+        let outcome = race(&[endless, contender(q, true)], accept, 1, deadline);
+        assert!(matches!(outcome, RaceOutcome::Unsat { .. }), "{outcome:?}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+
+    /// A query that cannot be built is left out, with its reason.
+    #[test]
+    fn a_query_that_cannot_be_built_is_left_out() {
+        match run(pending(|| Err("too large".into()))) {
+            RaceOutcome::Undecided(why) => {
+                assert!(
+                    matches!(&why[0].2, Undecided::LeftOut(r) if r == "too large"),
+                    "{why:?}"
+                )
+            }
+            o => panic!("{o:?}"),
+        }
     }
 
     /// The `unsat` of a strengthened (bounded) query must never become a

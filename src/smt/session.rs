@@ -255,6 +255,7 @@ impl Drop for Session {
         // no child of a wrapper script is left.
         self.cancel.unregister(self.id);
         super::process::kill_group(self.pid);
+        super::process::await_exit(self.pid);
         drop(self.solver.take());
     }
 }
