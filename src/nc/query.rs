@@ -87,8 +87,12 @@ pub fn pending<'a>(
 
 /// Every query of [`pending`], built now (for `apc nc --dump-queries`).
 pub fn chains(raw: (&Terms, TermId), simplified: (&Terms, TermId), mode: Mode, k: u32) -> Chains {
+    built(pending(raw, simplified, mode, k))
+}
+
+fn built(pending: PendingChains) -> Chains {
     let mut out = Chains::default();
-    for chain in pending(raw, simplified, mode, k) {
+    for chain in pending {
         let mut built = Vec::new();
         for q in &chain {
             match q.get() {
@@ -106,21 +110,6 @@ pub fn chains(raw: (&Terms, TermId), simplified: (&Terms, TermId), mode: Mode, k
     out
 }
 
-/// The conditions of a target of `file` as `apc check` queries them: the
-/// condition as computed, and as encoded (simplified, if `simplify`).
-fn conditions<'db>(
-    db: &'db dyn salsa::Database,
-    file: SourceFile,
-    target: &Target,
-    opts: &Options,
-    simplify: bool,
-) -> ((&'db Terms, TermId), (&'db Terms, TermId)) {
-    let (function, id) = (target.function.clone(), target.id);
-    let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
-    let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
-    ((&raw.terms, raw.value.phi), encoded)
-}
-
 /// The queries of a target of `file` as `apc check` builds them, from the
 /// database's (simplified, if `simplify`) condition.
 pub fn of_target(
@@ -132,8 +121,7 @@ pub fn of_target(
     mode: Mode,
     k: u32,
 ) -> Chains {
-    let (raw, encoded) = conditions(db, file, target, opts, simplify);
-    chains(raw, encoded, mode, k)
+    built(pending_of_target(db, file, target, opts, simplify, mode, k))
 }
 
 /// [`of_target`], each query built when the race first needs it.
@@ -146,8 +134,10 @@ pub fn pending_of_target<'db>(
     mode: Mode,
     k: u32,
 ) -> PendingChains<'db> {
-    let (raw, encoded) = conditions(db, file, target, opts, simplify);
-    pending(raw, encoded, mode, k)
+    let (function, id) = (target.function.clone(), target.id);
+    let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
+    let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
+    pending((&raw.terms, raw.value.phi), encoded, mode, k)
 }
 
 /// The query of `variant` for the condition `phi` (already in the
