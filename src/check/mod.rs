@@ -689,8 +689,7 @@ fn decide_by_conditions(
 ) -> Decision {
     let parsed = db::parse(db, file);
     let engine_opts = engine_options(opts);
-    let chains =
-        nc::query::pending_of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
+    let chains = nc::query::of_target(db, file, t, &engine_opts, opts.simplify, opts.mode, opts.k);
     let inputs = {
         let (terms, phi) = nc::encoded(db, file, &t.function, t.id, &engine_opts, opts.simplify);
         InputModel::new(&parsed.program, program_body, terms, phi)
@@ -711,11 +710,8 @@ fn decide_by_conditions(
         }
     }
     let contenders = contenders(chains, &opts.solvers, dump.as_ref());
-    let text: &str = file.text(db);
-    let lines = LineIndex::new(text);
-    let program = &parsed.program;
-    let judge =
-        |session: &mut smt::Session| inputs.judge(session, |w| hits(program, text, &lines, w, t));
+    let replay = Replayer::new(&parsed.program, file.text(db), t);
+    let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
         RaceOutcome::Unsat { method, solver } => (Verdict::Unreachable, Some(method), Some(solver)),
@@ -800,10 +796,8 @@ fn replayed_counterexample(
     let program = &parsed.program;
     let symbol = |name: &str| body.var_id(name).and_then(|v| chc::initial_symbol(enc, v));
     let inputs = InputModel::named(program, body, symbol, model::Access::Select);
-    let text: &str = file.text(db);
-    let lines = LineIndex::new(text);
-    let judge =
-        |session: &mut smt::Session| inputs.judge(session, |w| hits(program, text, &lines, w, t));
+    let replay = Replayer::new(program, file.text(db), t);
+    let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));
     let (found, unrolling) = chc::find_counterexample(enc, judge, opts.max_models, deadline);
     let found = match found {
         chc::Search::Found((witness, _), _) => Ok(witness),
@@ -904,15 +898,37 @@ fn undecided(why: &[(String, String, Undecided)], timed_out: bool) -> Decision {
     }
 }
 
-/// Replays a witness: `Ok(())` if the run hits the target, else what it did.
-fn hits(
-    program: &crate::syntax::ast::Program,
-    text: &str,
-    lines: &LineIndex,
-    w: &Witness,
-    t: &Target,
-) -> Result<(), String> {
-    crate::interp::replay_hits(program, text, lines, w, t.kind, (t.line, t.col))
+/// Replays witnesses of one target on the interpreter: the yardstick of
+/// every judge of a model.
+struct Replayer<'a> {
+    program: &'a crate::syntax::ast::Program,
+    text: &'a str,
+    lines: LineIndex,
+    target: &'a Target,
+}
+
+impl<'a> Replayer<'a> {
+    fn new(program: &'a crate::syntax::ast::Program, text: &'a str, target: &'a Target) -> Self {
+        Replayer {
+            program,
+            text,
+            lines: LineIndex::new(text),
+            target,
+        }
+    }
+
+    /// `Ok(())` if the run of `w` hits the target, else what it did.
+    fn hits(&self, w: &Witness) -> Result<(), String> {
+        let t = self.target;
+        crate::interp::replay_hits(
+            self.program,
+            self.text,
+            &self.lines,
+            w,
+            t.kind,
+            (t.line, t.col),
+        )
+    }
 }
 
 #[cfg(test)]

@@ -106,7 +106,8 @@ fn dump(
 ) -> std::io::Result<()> {
     super::writable_dir(dir).map_err(std::io::Error::other)?;
     let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col);
-    for chain in query::of_target(db, file, t, opts, !a.raw, Mode::Race, a.k).chains {
+    let pending = query::of_target(db, file, t, opts, !a.raw, Mode::Race, a.k);
+    for chain in query::build_all(pending).chains {
         for q in &chain {
             for profile in solvers {
                 name.write(q.variant, &profile.name, 1, &q.script(profile, &[]));

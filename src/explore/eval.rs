@@ -430,24 +430,12 @@ pub(crate) fn int_term(
         Expr::Var(v) => var(t, *v)?,
         Expr::Unary(op, a) => {
             let x = term(t, a)?;
-            match op {
-                UnOp::Neg => t.neg(x),
-                UnOp::Not => {
-                    let zero = t.int(0);
-                    let c = t.eq(x, zero);
-                    truth_value(t, c)
-                }
-            }
+            unary(t, *op, x)
         }
+        // A divisor was checked non-zero before.
         Expr::Binary(op, a, b) => {
             let (x, y) = (term(t, a)?, term(t, b)?);
-            match op {
-                BinOp::Add => t.add(x, y),
-                BinOp::Sub => t.sub(x, y),
-                BinOp::Mul => t.mul(x, y),
-                // The divisor was checked non-zero before.
-                BinOp::Div => t.div(x, y),
-            }
+            binary(t, *op, x, y)
         }
         Expr::Cmp(op, a, b) => {
             let (x, y) = (term(t, a)?, term(t, b)?);
@@ -474,7 +462,6 @@ pub(crate) fn int_term(
     })
 }
 
-/// `x op y` over integer terms (shared by the summaries and annotations).
 /// An IR unary operator on an integer term (`!x` is `1` when x = 0, else
 /// `0`, as the interpreter computes it). Shared by every executor over the
 /// IR (this one, compact, compositional).
@@ -499,7 +486,8 @@ pub(crate) fn binary(t: &mut Terms, op: BinOp, x: TermId, y: TermId) -> TermId {
     }
 }
 
-/// An IR comparison as a Boolean term.
+/// An IR comparison as a Boolean term, `x op y` over integer terms
+/// (shared by the summaries and annotations).
 pub(crate) fn comparison(t: &mut Terms, op: CmpOp, x: TermId, y: TermId) -> TermId {
     match op {
         CmpOp::Eq => t.eq(x, y),

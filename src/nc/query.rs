@@ -59,7 +59,7 @@ pub type PendingChains<'a> = Vec<Vec<PendingQuery<'a>>>;
 /// quantifier bodies, and the simplifier's small changes to them (two
 /// bounds of a body merged) took MatrIR's φ̂ from 0.2 s to a timeout on
 /// cvc5, with nothing to gain (the sizes change by under 1%).
-pub fn pending<'a>(
+fn pending<'a>(
     raw: (&'a Terms, TermId),
     simplified: (&'a Terms, TermId),
     mode: Mode,
@@ -85,12 +85,8 @@ pub fn pending<'a>(
     out
 }
 
-/// Every query of [`pending`], built now (for `apc nc --dump-queries`).
-pub fn chains(raw: (&Terms, TermId), simplified: (&Terms, TermId), mode: Mode, k: u32) -> Chains {
-    built(pending(raw, simplified, mode, k))
-}
-
-fn built(pending: PendingChains) -> Chains {
+/// Every query of `pending`, built now (for `apc nc --dump-queries`).
+pub fn build_all(pending: PendingChains) -> Chains {
     let mut out = Chains::default();
     for chain in pending {
         let mut built = Vec::new();
@@ -110,22 +106,10 @@ fn built(pending: PendingChains) -> Chains {
     out
 }
 
-/// The queries of a target of `file` as `apc check` builds them, from the
-/// database's (simplified, if `simplify`) condition.
-pub fn of_target(
-    db: &dyn salsa::Database,
-    file: SourceFile,
-    target: &Target,
-    opts: &Options,
-    simplify: bool,
-    mode: Mode,
-    k: u32,
-) -> Chains {
-    built(pending_of_target(db, file, target, opts, simplify, mode, k))
-}
-
-/// [`of_target`], each query built when the race first needs it.
-pub fn pending_of_target<'db>(
+/// The queries of a target of `file` as `apc check` sends them, from the
+/// database's (simplified, if `simplify`) condition, each built when the
+/// race first needs it.
+pub fn of_target<'db>(
     db: &'db dyn salsa::Database,
     file: SourceFile,
     target: &Target,

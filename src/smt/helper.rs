@@ -196,12 +196,8 @@ impl Helper {
         let Some(profile) = &self.profile else {
             return Err(Failure::Dead("no helper solver".into()));
         };
-        // Quantifier instantiation is where a solver's history shows most:
-        // a nested-loop inference query Z3 answers in 30 ms fresh took it
-        // 3–6 s (and `unknown`) after thirty others in the same process.
-        // Quantified scripts run after `(reset)`, which returns the solver
-        // to the state it started in, in a process of their own (a fresh
-        // process costs 15–25 ms to start, a reset a few).
+        // Quantified scripts: after `(reset)`, in a process of their own
+        // (why: the module's documentation).
         let (slot, isolation) = if quantified {
             (&mut self.fresh, Isolation::Reset)
         } else {

@@ -101,15 +101,6 @@ impl<'a> PendingQuery<'a> {
         }
     }
 
-    /// A query already built.
-    pub fn ready(query: Query) -> Self {
-        PendingQuery {
-            variant: query.variant,
-            built: OnceLock::from(Ok(query)),
-            build: Box::new(|| Err("built already".into())),
-        }
-    }
-
     /// The query, built now if no thread has built it yet (a thread that
     /// asks meanwhile waits for that build).
     pub fn get(&self) -> Result<&Query, &str> {

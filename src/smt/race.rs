@@ -142,21 +142,15 @@ where
             match rx.recv_timeout(left.clamp(Duration::from_millis(1), STOP_POLL)) {
                 Ok(Message::Definite(o)) => break o,
                 Ok(Message::Undecided(m, s, u)) => undecided.push((m, s, u)),
-                // Every contender gone: undecided, or stopped by the clock
-                // while building its query (which sends nothing).
-                Err(mpsc::RecvTimeoutError::Disconnected)
-                    if Instant::now() < deadline && !crate::deadline::stop_requested() =>
-                {
-                    break RaceOutcome::Undecided(std::mem::take(&mut undecided));
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                // Out of time, even if every contender is gone (one stopped
+                // while building its query sends nothing).
+                Err(_) if Instant::now() >= deadline || crate::deadline::stop_requested() => {
                     break RaceOutcome::Timeout(std::mem::take(&mut undecided));
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if Instant::now() >= deadline || crate::deadline::stop_requested() {
-                        break RaceOutcome::Timeout(std::mem::take(&mut undecided));
-                    }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    break RaceOutcome::Undecided(std::mem::take(&mut undecided));
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
         };
         // Kill the losers (and everything, on timeout); the scope then
@@ -257,10 +251,15 @@ mod tests {
             Variant::Bounded(14)
         };
         Contender {
-            query: Arc::new(PendingQuery::ready(super::super::query::Query {
-                variant,
-                text: query.into(),
-            })),
+            query: {
+                let text = query.to_string();
+                Arc::new(PendingQuery::new(variant, move || {
+                    Ok(super::super::query::Query {
+                        variant,
+                        text: text.clone(),
+                    })
+                }))
+            },
             profile: super::super::profile::default_z3().expect("z3 (solvers/install.sh)"),
             dump: None,
             then: None,
