@@ -284,7 +284,7 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
     }
     let s = &r.stats;
     outln!(
-        "{} paths in {} runs ({} error paths, {} not decided), {} pruned branches, {} merges, {} queries ({:.1} ms in the solver), {}/{} edges covered, {} steps",
+        "{} paths in {} runs ({} error paths, {} not decided), {} pruned branches, {} merges, {} queries ({} decided without the solver, {:.1} ms in the solver), {}/{} edges covered, {} steps",
         s.paths,
         s.runs,
         s.error_paths,
@@ -292,6 +292,7 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
         s.pruned,
         s.states_merged,
         s.queries,
+        s.decided_locally,
         super::rounded_ms(s.solver_time, 1),
         s.covered_edges,
         s.total_edges,
@@ -388,6 +389,7 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "merges_refused": s.merges_refused,
             "merge_sites_blacklisted": s.blacklisted,
             "queries": s.queries,
+            "decided_without_solver": s.decided_locally,
             "second_opinions": s.second_opinions,
             "solver_ms": super::rounded_ms(s.solver_time, 1),
             "steps": s.steps,

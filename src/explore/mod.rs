@@ -30,6 +30,7 @@ mod solver;
 mod state;
 mod subsume;
 mod summary;
+mod unary;
 mod witness;
 
 #[cfg(test)]
@@ -194,6 +195,9 @@ pub struct Stats {
     /// Locations where a slow merged state stopped further merging.
     pub blacklisted: u64,
     pub queries: u64,
+    /// Of the queries, those decided without a solver (bounds on single
+    /// integers).
+    pub decided_locally: u64,
     /// Checks a second solver decided after the first gave up.
     pub second_opinions: u64,
     pub solver_time: Duration,
@@ -238,6 +242,7 @@ impl Default for Stats {
             merges_refused: 0,
             blacklisted: 0,
             queries: 0,
+            decided_locally: 0,
             second_opinions: 0,
             solver_time: Duration::ZERO,
             undecided_paths: 0,
@@ -651,6 +656,7 @@ impl Run<'_> {
     fn stats(&self) -> Stats {
         let mut s = self.ex.stats.clone();
         s.queries = self.ex.solver.queries;
+        s.decided_locally = self.ex.solver.decided_locally();
         s.solver_time = self.ex.solver.time;
         s.second_opinions = self.ex.solver.second_opinions;
         s.covered_edges = self.ex.covered_count as usize;

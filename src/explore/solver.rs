@@ -9,6 +9,11 @@
 //! of the prefix, instead of taking in the whole path condition again at
 //! every check.
 //!
+//! A check about bounds on single integers (`A[3] == 72` under a path
+//! condition of such bounds, merged ones included) is decided without a
+//! round trip (`explore::unary`), exactly; a check kept open for values
+//! always goes to the solver.
+//!
 //! With a *second opinion* (another solver), a check the first solver
 //! leaves `unknown` within its per-check limit (nonlinear integer
 //! arithmetic, which one solver may give up on and the other decide at
@@ -18,6 +23,7 @@
 //! answers `unknown`, and `unknown` is never taken for `unsat`.
 
 use super::state::PathCond;
+use super::unary::UnaryChecks;
 use crate::smt::smtlib::Incremental;
 use crate::smt::{Cancel, CheckResult, Profile, Session, Watchdog};
 use crate::term::{TermId, Terms};
@@ -164,6 +170,9 @@ pub(crate) struct Solver {
     /// Which solver holds the scope of the last check open (`keep`).
     open_in_second: bool,
     pub queries: u64,
+    /// Decides the checks about bounds on single integers (`None`: every
+    /// check goes to the solver).
+    unary: Option<UnaryChecks>,
     /// Checks the second solver decided after the first gave up.
     pub second_opinions: u64,
     pub time: Duration,
@@ -181,6 +190,7 @@ impl Solver {
             second: None,
             open_in_second: false,
             queries: 0,
+            unary: Some(UnaryChecks::default()),
             second_opinions: 0,
             time: Duration::ZERO,
         })
@@ -225,6 +235,20 @@ impl Solver {
         limit: Option<Duration>,
     ) -> Feasibility {
         let started = Instant::now();
+        // A kept check is asked for values: only the solver has them.
+        let local = match &mut self.unary {
+            Some(u) if !keep => u.decide(terms, pc.iter(), extra),
+            _ => None,
+        };
+        if let Some(sat) = local {
+            self.queries += 1;
+            self.time += started.elapsed();
+            return if sat {
+                Feasibility::Sat
+            } else {
+                Feasibility::Unsat
+            };
+        }
         let first_limit = match (&self.second, limit) {
             (Some(s), Some(l)) => Some(l.min(s.first_limit)),
             (Some(s), None) => Some(s.first_limit),
@@ -271,6 +295,19 @@ impl Solver {
         limit: Duration,
     ) -> Feasibility {
         self.check_limited(terms, pc, extra, false, Some(limit))
+    }
+
+    /// Checks decided without a solver (counted in `queries` too).
+    pub(crate) fn decided_locally(&self) -> u64 {
+        self.unary.as_ref().map_or(0, |u| u.decided)
+    }
+
+    /// Every check to the solver (the reference the local decisions are
+    /// tested against).
+    #[cfg(test)]
+    pub(crate) fn without_local_decisions(mut self) -> Self {
+        self.unary = None;
+        self
     }
 
     /// The backend that holds the scope of the last check.

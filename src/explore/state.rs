@@ -134,6 +134,11 @@ impl PathCond {
         false
     }
 
+    /// The conjuncts, newest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = TermId> + '_ {
+        std::iter::successors(self.0.as_deref(), |n| n.parent.0.as_deref()).map(|n| n.conjunct)
+    }
+
     /// The run-wide name of this path condition (0: `true`).
     pub(crate) fn id(&self) -> u64 {
         self.0.as_ref().map_or(0, |n| n.id)

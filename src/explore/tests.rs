@@ -318,3 +318,123 @@ mod summaries {
         }
     }
 }
+
+/// The checks decided without the solver agree with Z3 on random path
+/// conditions of bounds on single integers, with disjunctions (merged
+/// paths), negations, non-unit coefficients and the odd conjunct relating
+/// two integers.
+mod local_decisions {
+    use crate::explore::solver::{Feasibility, Solver};
+    use crate::explore::state::PathCond;
+    use crate::term::{TermId, Terms, VarKind};
+    use num_bigint::BigInt;
+
+    struct Gen {
+        state: u64,
+        ints: Vec<TermId>,
+    }
+
+    impl Gen {
+        fn next(&mut self, n: u64) -> u64 {
+            // xorshift64: deterministic per seed
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            self.state % n
+        }
+
+        fn int(&mut self) -> TermId {
+            let i = self.next(self.ints.len() as u64) as usize;
+            self.ints[i]
+        }
+
+        fn literal(&mut self, t: &mut Terms) -> TermId {
+            let x = self.int();
+            let k = t.int(self.next(7) as i64 - 3);
+            let x = match self.next(12) {
+                0..=2 => t.scale(BigInt::from(2), x),
+                3 => {
+                    let y = self.int();
+                    t.add(x, y)
+                }
+                _ => x,
+            };
+            match self.next(3) {
+                0 => t.eq(x, k),
+                1 => t.le(x, k),
+                _ => t.ne(x, k),
+            }
+        }
+
+        fn formula(&mut self, t: &mut Terms, depth: u32) -> TermId {
+            if depth == 0 || self.next(3) == 0 {
+                return self.literal(t);
+            }
+            let parts = (0..2 + self.next(2))
+                .map(|_| self.formula(t, depth - 1))
+                .collect();
+            match self.next(3) {
+                0 => t.and(parts),
+                1 => t.or(parts),
+                _ => {
+                    let a = t.and(parts);
+                    t.not(a)
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn local_decisions_agree_with_z3() {
+        let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3 installed");
+        let mut local = Solver::start(&z3, None).expect("z3 starts");
+        let mut reference = Solver::start(&z3, None)
+            .expect("z3 starts")
+            .without_local_decisions();
+        let mut t = Terms::new();
+        let a = t.new_var(VarKind::ArraySymbol(1), "A");
+        let array = t.var(a);
+        let mut ints: Vec<TermId> = (0..2)
+            .map(|k| {
+                let v = t.new_var(VarKind::Symbol, format!("x{k}"));
+                t.var(v)
+            })
+            .collect();
+        for i in 0..2 {
+            let i = t.int(i);
+            ints.push(t.select(array, vec![i]));
+        }
+        let mut g = Gen {
+            state: 0x9e3779b97f4a7c15,
+            ints,
+        };
+        let (mut id, mut compared) = (0, 0);
+        for _ in 0..1000 {
+            let mut pc = PathCond::default();
+            for _ in 0..g.next(4) {
+                let c = g.formula(&mut t, 2);
+                // The executor only runs on under a satisfiable condition.
+                if reference.check(&t, &pc, c, false) == Feasibility::Sat {
+                    id += 1;
+                    pc = pc.and(c, id);
+                }
+            }
+            let extra = g.formula(&mut t, 2);
+            let expected = reference.check(&t, &pc, extra, false);
+            assert_eq!(
+                local.check(&t, &pc, extra, false),
+                expected,
+                "{} under {:?}",
+                t.show(extra),
+                pc.iter().map(|c| t.show(c)).collect::<Vec<_>>()
+            );
+            compared += 1;
+        }
+        // The test means something only if many were decided locally.
+        assert!(
+            local.decided_locally() > compared / 2,
+            "{}",
+            local.decided_locally()
+        );
+    }
+}

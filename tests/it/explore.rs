@@ -388,18 +388,25 @@ fn command_line_contract() {
 
 /// A solver that answers `unknown` to every check: nothing is pruned as
 /// infeasible and nothing is called "no error"; every branch it could not
-/// decide is counted, and the run is incomplete (exit 3).
+/// decide is counted, and the run is incomplete (exit 3). The branches
+/// relate two inputs, so none is decided without the solver.
 #[test]
 fn a_solver_unknown_is_never_unsat() {
     let dir = crate::common::fake_solver(
         "explore-unknown",
         "while read -r l; do case \"$l\" in *check-sat*) echo unknown;; esac; done",
     );
+    let program = dir.join("relational.mc");
+    std::fs::write(
+        &program,
+        "main(a, b) {\n  var x;\n  x = 0;\n  if (a < b) {\n    if (b < a) {\n      x = 1 / x;\n    }\n  }\n  return x;\n}\n",
+    )
+    .unwrap();
     let out = crate::common::with_path(
         &dir,
         &[
             "explore",
-            &programs_dir().join("thesis_4_2.mc").display().to_string(),
+            &program.display().to_string(),
             "--format",
             "json",
             "--timeout",
@@ -412,6 +419,7 @@ fn a_solver_unknown_is_never_unsat() {
     assert_eq!(out.status.code(), Some(3), "{v:#}");
     assert_eq!(v["end"], "incomplete", "{v:#}");
     assert!(v["stats"]["undecided_paths"].as_u64().unwrap() > 0, "{v:#}");
+    assert_eq!(v["stats"]["decided_without_solver"], 0, "{v:#}");
     assert_eq!(v["stats"]["pruned_branches"], 0, "{v:#}");
     assert_eq!(v["errors"], serde_json::json!([]), "{v:#}");
 }

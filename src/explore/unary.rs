@@ -1,0 +1,598 @@
+//! Feasibility checks decided without the solver (docs/thesis-executor.md,
+//! "Solver session"): when the new condition, and every conjunct of the
+//! path condition that may constrain the same integers, is built by `∧` and
+//! `∨` from literals that each bound one integer from above or below, fix
+//! it, or exclude one value of it (`A[3] == 72`, `A[5] != 0`, `n <= 10`),
+//! the answer is decided exactly: by intervals with holes, one per integer,
+//! and a bounded case split over the disjunctions (the path conditions of
+//! merged states). Most of the checks of a string scan (the Table 2
+//! benchmarks) are of that kind, and each saves a solver round trip.
+//!
+//! The conjuncts that share no integer with the condition are independent
+//! of it (KLEE's constraint independence): `pc ∧ c` is satisfiable if `pc`
+//! is and the slice about `c`'s integers is, and it is unsatisfiable
+//! whenever that slice is. An `unsat` from here is therefore exact; a `sat`
+//! rests on `pc` being satisfiable, which the executor established when it
+//! took each branch (where it could not, it explores more than it must,
+//! which is safe). Anything else, or a case split past [`CASES`], is left
+//! to the solver.
+
+use crate::term::{Node, Sort, TermId, Terms, Var};
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_traits::{One, Signed, Zero};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::rc::Rc;
+
+/// How many literals and cases one decision may visit before it gives up.
+const CASES: u32 = 4096;
+
+/// One integer constrained by a literal: the integer term and what holds.
+#[derive(Clone, Debug)]
+struct Bound {
+    atom: TermId,
+    rel: Rel,
+}
+
+/// `x ⋈ k` for the bound's integer `x`.
+#[derive(Clone, Debug)]
+enum Rel {
+    AtMost(BigInt),
+    AtLeast(BigInt),
+    Is(BigInt),
+    IsNot(BigInt),
+    /// No integer fits (`2·x == 1`).
+    Never,
+    /// Every integer fits (`2·x != 1`).
+    Always,
+}
+
+/// One conjunct of a check (a top-level `∧` is split), as far as this
+/// module can tell.
+#[derive(Clone, Debug)]
+enum Part {
+    /// Built by `∧`, `∨`, `¬` from bounds (a DAG, walked as such), and the
+    /// integers it bounds.
+    Formula(TermId, Vec<TermId>),
+    /// Something else, and what it may constrain.
+    Other(Vec<Touch>),
+}
+
+/// What a conjunct of another shape may constrain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Touch {
+    /// One integer (a variable, or an input element at constant indices).
+    Integer(TermId),
+    /// Every integer of the variable (an input array read at an index
+    /// that is not constant, which may be any of its elements).
+    AllOf(Var),
+    /// Anything (a constant left unfolded, a binder).
+    Everything,
+}
+
+/// The local decision procedure, with the parts of the conjuncts seen.
+#[derive(Default)]
+pub(crate) struct UnaryChecks {
+    parts: HashMap<TermId, Rc<[Part]>>,
+    /// Checks decided here.
+    pub decided: u64,
+}
+
+impl UnaryChecks {
+    /// `Some(true)`: `pc ∧ extra` is satisfiable (given `pc` is);
+    /// `Some(false)`: it is not; `None`: ask the solver.
+    pub(crate) fn decide(
+        &mut self,
+        terms: &Terms,
+        pc: impl Iterator<Item = TermId>,
+        extra: TermId,
+    ) -> Option<bool> {
+        let asked = self.parts(terms, extra);
+        let mut slice = Slice::default();
+        for p in asked.iter() {
+            match p {
+                Part::Formula(f, atoms) => slice.take(*f, atoms, terms),
+                Part::Other(_) => return None,
+            }
+        }
+        let rest: Vec<Rc<[Part]>> = pc.map(|c| self.parts(terms, c)).collect();
+        let rest: Vec<&Part> = rest.iter().flat_map(|ps| ps.iter()).collect();
+        slice.close_over(&rest, terms)?;
+        let answer = satisfiable(terms, &slice.formulas)?;
+        self.decided += 1;
+        Some(answer)
+    }
+
+    fn parts(&mut self, terms: &Terms, t: TermId) -> Rc<[Part]> {
+        self.parts
+            .entry(t)
+            .or_insert_with(|| parts_of(terms, t))
+            .clone()
+    }
+}
+
+/// The formulas about the check's integers, and those integers (with
+/// their variables).
+#[derive(Default)]
+struct Slice {
+    formulas: Vec<TermId>,
+    atoms: HashSet<TermId>,
+    roots: HashSet<Var>,
+}
+
+impl Slice {
+    fn take(&mut self, f: TermId, atoms: &[TermId], terms: &Terms) {
+        self.formulas.push(f);
+        for a in atoms {
+            if self.atoms.insert(*a) {
+                self.roots.extend(root_of(terms, *a));
+            }
+        }
+    }
+
+    fn shares_an_integer(&self, atoms: &[TermId]) -> bool {
+        atoms.iter().any(|a| self.atoms.contains(a))
+    }
+
+    fn may_be_constrained_by(&self, touches: &[Touch]) -> bool {
+        touches.iter().any(|t| match t {
+            Touch::Integer(a) => self.atoms.contains(a),
+            Touch::AllOf(v) => self.roots.contains(v),
+            Touch::Everything => true,
+        })
+    }
+
+    /// Takes in every conjunct of `rest` that shares an integer with the
+    /// slice, until none is left (`None`: one of another shape may
+    /// constrain the slice).
+    fn close_over(&mut self, rest: &[&Part], terms: &Terms) -> Option<()> {
+        let mut taken = vec![false; rest.len()];
+        loop {
+            let mut grew = false;
+            for (i, p) in rest.iter().enumerate() {
+                match p {
+                    Part::Formula(f, atoms) if !taken[i] && self.shares_an_integer(atoms) => {
+                        self.take(*f, atoms, terms);
+                        taken[i] = true;
+                        grew = true;
+                    }
+                    Part::Other(ts) if self.may_be_constrained_by(ts) => return None,
+                    _ => {}
+                }
+            }
+            if !grew {
+                return Some(());
+            }
+        }
+    }
+}
+
+fn parts_of(terms: &Terms, t: TermId) -> Rc<[Part]> {
+    let conjuncts: Vec<TermId> = match terms.node(t) {
+        Node::And(xs) => xs.to_vec(),
+        _ => vec![t],
+    };
+    conjuncts
+        .iter()
+        .map(|c| match bounded_integers(terms, *c) {
+            Some(atoms) => Part::Formula(*c, atoms),
+            None => Part::Other(touched(terms, *c)),
+        })
+        .collect()
+}
+
+/// The integers `t` bounds, if it is built by `∧`, `∨`, `¬` from bounds.
+fn bounded_integers(terms: &Terms, t: TermId) -> Option<Vec<TermId>> {
+    let mut atoms = Vec::new();
+    let mut seen = HashSet::default();
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        match terms.node(t) {
+            Node::Not(a) => stack.push(*a),
+            Node::And(xs) | Node::Or(xs) => stack.extend(xs.iter()),
+            _ => atoms.push(bound_of(terms, t, false)?.atom),
+        }
+    }
+    atoms.sort();
+    atoms.dedup();
+    Some(atoms)
+}
+
+/// What a conjunct may constrain. One that mentions no variable (a
+/// constant the store did not fold) touches everything, so it is always
+/// left to the solver.
+fn touched(terms: &Terms, t: TermId) -> Vec<Touch> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::default();
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        if root_of(terms, t).is_some() {
+            out.push(Touch::Integer(t));
+            continue;
+        }
+        match terms.node(t) {
+            Node::Var(v) => out.push(Touch::AllOf(*v)),
+            Node::Lambda(..) | Node::Quant(..) => return vec![Touch::Everything],
+            n => stack.extend(terms.children(n)),
+        }
+    }
+    if out.is_empty() {
+        out.push(Touch::Everything);
+    }
+    out
+}
+
+/// A comparison that bounds a single integer (negated with `negated`),
+/// as a [`Bound`].
+fn bound_of(terms: &Terms, comparison: TermId, negated: bool) -> Option<Bound> {
+    let (is_eq, a, b) = match terms.node(comparison) {
+        Node::Le(a, b) => (false, *a, *b),
+        Node::Eq(a, b) if terms.sort(*a) == Sort::Int => (true, *a, *b),
+        _ => return None,
+    };
+    let (x, c, k) = single_integer(terms, a, b)?;
+    root_of(terms, x)?;
+    let rel = match (is_eq, negated) {
+        (false, false) => at_most(&c, &k),
+        // ¬(c·x + k ≤ 0) ⇔ −c·x − k + 1 ≤ 0
+        (false, true) => at_most(&-&c, &(BigInt::one() - &k)),
+        (true, false) => exactly(&c, &k).map_or(Rel::Never, Rel::Is),
+        (true, true) => exactly(&c, &k).map_or(Rel::Always, Rel::IsNot),
+    };
+    Some(Bound { atom: x, rel })
+}
+
+/// `a − b` as `c·x + k` for one integer term `x`.
+fn single_integer(terms: &Terms, a: TermId, b: TermId) -> Option<(TermId, BigInt, BigInt)> {
+    let (ka, xa) = terms.linear(a);
+    let (kb, xb) = terms.linear(b);
+    let mut sum: Vec<(BigInt, TermId)> = xa;
+    for (c, t) in xb {
+        match sum.iter_mut().find(|(_, s)| *s == t) {
+            Some(entry) => entry.0 -= c,
+            None => sum.push((-c, t)),
+        }
+    }
+    sum.retain(|(c, _)| !c.is_zero());
+    match sum.as_slice() {
+        [(c, x)] => Some((*x, c.clone(), ka - kb)),
+        _ => None,
+    }
+}
+
+/// The variable an integer belongs to: itself, or the input array of an
+/// element at constant indices (distinct constant indices are distinct
+/// integers). Anything else is not a single integer here.
+fn root_of(terms: &Terms, x: TermId) -> Option<Var> {
+    match terms.node(x) {
+        Node::Var(v) if Terms::var_sort(*v) == Sort::Int => Some(*v),
+        Node::Select(a, idx) => match terms.node(*a) {
+            Node::Var(v) if idx.iter().all(|i| terms.as_int(*i).is_some()) => Some(*v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `c·x + k ≤ 0`.
+fn at_most(c: &BigInt, k: &BigInt) -> Rel {
+    let rhs = -k;
+    if c.is_positive() {
+        Rel::AtMost(rhs.div_floor(c))
+    } else {
+        // x ≥ rhs / c, rounded up: −floor(−rhs / c)
+        Rel::AtLeast(-((-rhs).div_floor(c)))
+    }
+}
+
+/// The value of `x` with `c·x + k = 0`, if it is an integer.
+fn exactly(c: &BigInt, k: &BigInt) -> Option<BigInt> {
+    let (q, r) = (-k).div_rem(c);
+    r.is_zero().then_some(q)
+}
+
+/// What one integer may still be: an interval with holes, or one value.
+#[derive(Clone, Debug, Default)]
+struct Range {
+    lo: Option<BigInt>,
+    hi: Option<BigInt>,
+    is: Option<BigInt>,
+    holes: Vec<BigInt>,
+}
+
+impl Range {
+    /// Narrows by `rel`; whether some integer is left.
+    fn narrow(&mut self, rel: &Rel) -> bool {
+        match rel {
+            Rel::AtMost(v) => {
+                self.hi = Some(self.hi.take().map_or(v.clone(), |h| h.min(v.clone())))
+            }
+            Rel::AtLeast(v) => {
+                self.lo = Some(self.lo.take().map_or(v.clone(), |l| l.max(v.clone())))
+            }
+            Rel::Is(v) if self.is.as_ref().is_some_and(|w| w != v) => return false,
+            Rel::Is(v) => self.is = Some(v.clone()),
+            Rel::IsNot(v) => self.holes.push(v.clone()),
+            Rel::Never => return false,
+            Rel::Always => {}
+        }
+        self.inhabited()
+    }
+
+    fn fits(&self, v: &BigInt) -> bool {
+        self.lo.as_ref().is_none_or(|l| l <= v) && self.hi.as_ref().is_none_or(|h| v <= h)
+    }
+
+    fn inhabited(&mut self) -> bool {
+        if let Some(v) = &self.is {
+            return self.fits(v) && !self.holes.contains(v);
+        }
+        let (Some(l), Some(h)) = (&self.lo, &self.hi) else {
+            return true; // unbounded on a side: finitely many holes
+        };
+        if l > h {
+            return false;
+        }
+        self.holes.sort();
+        self.holes.dedup();
+        let inside = self.holes.iter().filter(|v| self.fits(v)).count();
+        BigInt::from(inside) < h - l + BigInt::one()
+    }
+}
+
+/// Whether the conjunction of `formulas` has an integer solution (`None`:
+/// more than [`CASES`] steps to tell).
+fn satisfiable(terms: &Terms, formulas: &[TermId]) -> Option<bool> {
+    let todo = formulas.iter().map(|f| (*f, false)).collect();
+    let mut budget = CASES;
+    Search {
+        terms,
+        budget: &mut budget,
+    }
+    .run(todo, Case::default())
+}
+
+/// A formula, and whether it is negated.
+type Polar = (TermId, bool);
+
+/// A depth-first search over the disjunctions, DPLL-like: the literals and
+/// conjunctions first, then a disjunction left with one case that the
+/// ranges allow, and only then a split over the one with fewest.
+struct Search<'a> {
+    terms: &'a Terms,
+    budget: &'a mut u32,
+}
+
+/// One case of the search: what the literals taken so far leave of each
+/// integer, the (sub)formulas already made to hold (a DAG shares them:
+/// each holds once per case), and the disjunctions still to choose from.
+#[derive(Clone, Default)]
+struct Case {
+    ranges: HashMap<TermId, Range>,
+    holding: HashSet<Polar>,
+    open: Vec<Polar>,
+}
+
+/// How a formula splits.
+enum Split<'t> {
+    Not(TermId),
+    All(&'t [TermId]),
+    Any(&'t [TermId]),
+    Literal,
+}
+
+impl<'a> Search<'a> {
+    fn split(&self, (t, negated): Polar) -> Split<'a> {
+        match (self.terms.node(t), negated) {
+            (Node::Not(a), _) => Split::Not(*a),
+            (Node::And(xs), false) | (Node::Or(xs), true) => Split::All(xs),
+            (Node::Or(xs), false) | (Node::And(xs), true) => Split::Any(xs),
+            _ => Split::Literal,
+        }
+    }
+
+    fn bound(&self, (t, negated): Polar) -> Bound {
+        bound_of(self.terms, t, negated).expect("a part's literals are bounds")
+    }
+
+    /// Whether `todo` can hold in `case`.
+    fn run(&mut self, mut todo: Vec<Polar>, mut case: Case) -> Option<bool> {
+        loop {
+            if !self.propagate(&mut todo, &mut case)? {
+                return Some(false);
+            }
+            case.open.retain(|d| !case.holding.contains(d));
+            let Some((at, cases)) = self.narrowest(&case) else {
+                return Some(true);
+            };
+            let d = case.open.swap_remove(at);
+            case.holding.insert(d);
+            match cases.as_slice() {
+                [] => return Some(false),
+                [only] => todo.push(*only),
+                _ => return self.either(&cases, case),
+            }
+        }
+    }
+
+    /// Makes the literals and conjunctions of `todo` hold, setting the
+    /// disjunctions aside; `false` when the ranges run empty.
+    fn propagate(&mut self, todo: &mut Vec<Polar>, case: &mut Case) -> Option<bool> {
+        while let Some(f) = todo.pop() {
+            *self.budget = self.budget.checked_sub(1)?;
+            if case.holding.contains(&f) {
+                continue;
+            }
+            match self.split(f) {
+                Split::Not(a) => todo.push((a, !f.1)),
+                Split::All(xs) => todo.extend(xs.iter().map(|x| (*x, f.1))),
+                Split::Any(_) => {
+                    case.open.push(f);
+                    continue;
+                }
+                Split::Literal => {
+                    let b = self.bound(f);
+                    if !case.ranges.entry(b.atom).or_default().narrow(&b.rel) {
+                        return Some(false);
+                    }
+                }
+            }
+            case.holding.insert(f);
+        }
+        Some(true)
+    }
+
+    /// The open disjunction with the fewest cases the ranges allow (its
+    /// place and those cases), if one is open.
+    fn narrowest(&mut self, case: &Case) -> Option<(usize, Vec<Polar>)> {
+        let mut best: Option<(usize, Vec<Polar>)> = None;
+        for (i, d) in case.open.iter().enumerate() {
+            let Split::Any(xs) = self.split(*d) else {
+                unreachable!("only disjunctions are open")
+            };
+            let allowed: Vec<Polar> = xs
+                .iter()
+                .map(|x| (*x, d.1))
+                .filter(|x| !self.refuted_at_once(*x, case))
+                .collect();
+            if best.as_ref().is_none_or(|(_, b)| allowed.len() < b.len()) {
+                let done = allowed.len() <= 1;
+                best = Some((i, allowed));
+                if done {
+                    break;
+                }
+            }
+        }
+        best
+    }
+
+    /// Whether the ranges already refute `f` or one of its conjuncts that
+    /// is a literal.
+    fn refuted_at_once(&mut self, f: Polar, case: &Case) -> bool {
+        let refutes = |this: &Self, l: Polar| {
+            let b = this.bound(l);
+            let mut r = case.ranges.get(&b.atom).cloned().unwrap_or_default();
+            !r.narrow(&b.rel)
+        };
+        match self.split(f) {
+            Split::Literal => refutes(self, f),
+            Split::All(xs) => xs.iter().any(|x| {
+                matches!(self.split((*x, f.1)), Split::Literal) && refutes(self, (*x, f.1))
+            }),
+            Split::Not(_) | Split::Any(_) => false,
+        }
+    }
+
+    /// Whether one of `cases` and then everything open can hold.
+    fn either(&mut self, cases: &[Polar], case: Case) -> Option<bool> {
+        for c in cases {
+            if self.run(vec![*c], case.clone())? {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::term::VarKind;
+
+    struct Fixture {
+        terms: Terms,
+        a: TermId,
+        x: TermId,
+        y: TermId,
+    }
+
+    fn fixture() -> Fixture {
+        let mut terms = Terms::new();
+        let arr = terms.new_var(VarKind::ArraySymbol(1), "A");
+        let array = terms.var(arr);
+        let three = terms.int(3);
+        let a = terms.select(array, vec![three]);
+        let xv = terms.new_var(VarKind::Symbol, "x");
+        let yv = terms.new_var(VarKind::Symbol, "y");
+        let (x, y) = (terms.var(xv), terms.var(yv));
+        Fixture { terms, a, x, y }
+    }
+
+    fn decide(f: &Fixture, pc: &[TermId], extra: TermId) -> Option<bool> {
+        UnaryChecks::default().decide(&f.terms, pc.iter().copied(), extra)
+    }
+
+    #[test]
+    fn equalities_and_holes_on_an_input_element_are_decided() {
+        let mut f = fixture();
+        let t = &mut f.terms;
+        let (k72, k0) = (t.int(72), t.int(0));
+        let is72 = t.eq(f.a, k72);
+        let not0 = t.ne(f.a, k0);
+        let is0 = t.eq(f.a, k0);
+        assert_eq!(decide(&f, &[not0], is72), Some(true));
+        assert_eq!(decide(&f, &[is72], is0), Some(false));
+        assert_eq!(decide(&f, &[not0], is0), Some(false));
+    }
+
+    #[test]
+    fn an_interval_full_of_holes_is_empty() {
+        let mut f = fixture();
+        let t = &mut f.terms;
+        let (k1, k3, k2, k0) = (t.int(1), t.int(3), t.int(2), t.int(0));
+        let ge1 = t.ge(f.x, k1);
+        let lt3 = t.lt(f.x, k3);
+        let two_x = t.scale(BigInt::from(2), f.x);
+        let odd = t.eq(two_x, k3); // 2x = 3: no integer
+        let ne1 = t.ne(f.x, k1);
+        let ne2 = t.ne(f.x, k2);
+        let ne0 = t.ne(f.x, k0);
+        assert_eq!(decide(&f, &[ge1, lt3, ne1], ne2), Some(false));
+        assert_eq!(decide(&f, &[ge1, lt3, ne1], ne0), Some(true));
+        assert_eq!(decide(&f, &[], odd), Some(false));
+    }
+
+    #[test]
+    fn a_conjunct_relating_two_integers_goes_to_the_solver() {
+        let mut f = fixture();
+        let t = &mut f.terms;
+        let k0 = t.int(0);
+        let rel = t.le(f.x, f.y);
+        let x0 = t.eq(f.x, k0);
+        let a0 = t.eq(f.a, k0);
+        let both = t.le(f.x, f.y);
+        assert_eq!(decide(&f, &[rel], x0), None);
+        // independent of x and y: decided
+        assert_eq!(decide(&f, &[rel], a0), Some(true));
+        assert_eq!(decide(&f, &[], both), None);
+    }
+
+    #[test]
+    fn only_a_conjunct_that_may_read_the_same_element_goes_to_the_solver() {
+        let mut f = fixture();
+        let t = &mut f.terms;
+        let Node::Select(array, _) = t.node(f.a).clone() else {
+            unreachable!()
+        };
+        let (k0, k5, k72) = (t.int(0), t.int(5), t.int(72));
+        let other = t.select(array, vec![k5]);
+        let (o0, o72) = (t.eq(other, k0), t.eq(other, k72));
+        let either = t.or(vec![o0, o72]); // about A[5] only
+        let at_x = t.select(array, vec![f.x]);
+        let x_read = t.eq(at_x, k0); // A[x]: any element
+        let a72 = t.eq(f.a, k72);
+        let o5 = t.eq(other, k5);
+        let o72 = t.eq(other, k72);
+        assert_eq!(decide(&f, &[either], a72), Some(true));
+        assert_eq!(decide(&f, &[x_read], a72), None);
+        // A[5] is neither 0 nor 72 and 5: both cases fail
+        assert_eq!(decide(&f, &[either], o5), Some(false));
+        assert_eq!(decide(&f, &[either, x_read], o72), None);
+    }
+}
