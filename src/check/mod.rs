@@ -60,10 +60,6 @@ pub struct CheckOptions {
     /// Run the portfolio's engines at their CPU priorities
     /// ([`Engine::portfolio_niceness`]), not all alike.
     pub portfolio_priorities: bool,
-    /// Build every query of the conditions' race before its solvers start
-    /// (the portfolio's way; alone, each is built on its contender's
-    /// thread as it starts): see `decide_by_conditions`.
-    pub queries_before_race: bool,
 }
 
 /// The engine that decides a target.
@@ -284,7 +280,6 @@ impl CheckOptions {
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_priorities: true,
-            queries_before_race: false,
         }
     }
 }
@@ -506,7 +501,6 @@ fn run_engine(
 ) -> Decision {
     let one = CheckOptions {
         engine,
-        queries_before_race: true,
         ..opts.clone()
     };
     if opts.portfolio_priorities {
@@ -698,17 +692,6 @@ fn decide_by_conditions(
         DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
             .reporting_to(&opts.dump_failure)
     });
-    if opts.queries_before_race {
-        // In the portfolio the race's solvers wait for its queries: built
-        // on the contenders' threads, the conditions started solving φ̂
-        // while unfolding, took both cores from the witness search, and
-        // HWM's witness came 1.5–1.8× later (paired runs); MatrIR's came
-        // 0.5× sooner. Alone (`--engine nc`), lazily is the faster way.
-        let _p = deadline::phase("building the queries");
-        for q in chains.iter().flatten() {
-            let _ = q.get();
-        }
-    }
     let contenders = contenders(chains, &opts.solvers, dump.as_ref());
     let replay = Replayer::new(&parsed.program, file.text(db), t);
     let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));

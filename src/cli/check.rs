@@ -278,7 +278,6 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
             None => check::DEFAULT_PORTFOLIO.to_vec(),
         },
         portfolio_priorities: !a.portfolio_equal_priority,
-        queries_before_race: false,
     }
 }
 
