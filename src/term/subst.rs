@@ -47,6 +47,75 @@ impl Terms {
     pub fn replace_subterms(&mut self, t: TermId, memo: &mut HashMap<TermId, TermId>) -> TermId {
         rewrite(self, t, memo, &|_| None, true)
     }
+
+    /// `t` without the `∃` that occur positively (and the `∀` that occur
+    /// negatively) outside other binders and `ite` conditions: their
+    /// integer and Boolean variables become fresh constants. The result is
+    /// satisfiable exactly when `t` is, and its models are models of `t`
+    /// (the constants are the witnesses), so a quantifier-free result can
+    /// go to the solver's quantifier-free configuration.
+    pub fn skolemize(&mut self, t: TermId) -> TermId {
+        self.skolemize_at(t, true, &mut HashMap::default())
+    }
+
+    fn skolemize_at(
+        &mut self,
+        t: TermId,
+        positive: bool,
+        memo: &mut HashMap<(TermId, bool), TermId>,
+    ) -> TermId {
+        if let Some(r) = memo.get(&(t, positive)) {
+            return *r;
+        }
+        let r = match self.node(t).clone() {
+            Node::Not(a) => {
+                let a = self.skolemize_at(a, !positive, memo);
+                self.not(a)
+            }
+            Node::And(xs) => {
+                let ys = xs
+                    .iter()
+                    .map(|x| self.skolemize_at(*x, positive, memo))
+                    .collect();
+                self.and(ys)
+            }
+            Node::Or(xs) => {
+                let ys = xs
+                    .iter()
+                    .map(|x| self.skolemize_at(*x, positive, memo))
+                    .collect();
+                self.or(ys)
+            }
+            Node::Quant(q, vars, body) if (q == Quantifier::Exists) == positive => {
+                match self.witnesses(&vars) {
+                    Some(s) => {
+                        let body = s.apply(self, body);
+                        self.skolemize_at(body, positive, memo)
+                    }
+                    None => t,
+                }
+            }
+            _ => t,
+        };
+        memo.insert((t, positive), r);
+        r
+    }
+
+    /// Fresh constants for `vars` (`None` if one is an array).
+    fn witnesses(&mut self, vars: &[Var]) -> Option<Subst> {
+        let mut s = Subst::new();
+        for v in vars {
+            let kind = match Terms::var_sort(*v) {
+                Sort::Int => VarKind::Fresh,
+                Sort::Bool => VarKind::FreshBool,
+                Sort::Array(_) => return None,
+            };
+            let c = self.new_var(kind, "sk");
+            let c = self.var(c);
+            s.bind(*v, c);
+        }
+        Some(s)
+    }
 }
 
 /// Rewrites `root` bottom up, iteratively (conditions can be deep), each

@@ -123,3 +123,25 @@ fn deep_chains_substitute_without_recursion() {
     // With a₀ = 0 no condition e < 0 ever holds: the chain folds to 0.
     assert_eq!(s.apply(&mut t, e), zero);
 }
+
+#[test]
+fn only_positive_existentials_become_constants() {
+    let mut t = Terms::new();
+    let x = t.new_var(VarKind::Bound, "x");
+    let y = t.new_var(VarKind::Bound, "y");
+    let (xt, yt, zero) = (t.var(x), t.var(y), t.int(0));
+    let pos = t.lt(zero, xt);
+    let ex_x = t.exists(vec![x], pos);
+    let neg = t.lt(yt, zero);
+    let ex_y = t.exists(vec![y], neg);
+    let not_ex_y = t.not(ex_y);
+    let both = t.and2(ex_x, not_ex_y);
+    let s = t.skolemize(both);
+    // ∃x stays only as its witness; ¬∃y is ∀y and stays quantified.
+    assert!(!t.mentions(s, x), "{}", t.show(s));
+    assert!(t.has_quantifier(s), "{}", t.show(s));
+    let fa_y = t.forall(vec![y], neg);
+    let not_fa_y = t.not(fa_y);
+    let s = t.skolemize(not_fa_y);
+    assert!(!t.has_quantifier(s), "{}", t.show(s));
+}

@@ -155,6 +155,9 @@ impl Problem {
         let mut base: Vec<TermId> = tau_t.iter().map(|t| eng.terms.le(zero, *t)).collect();
         base.push(iter_tau);
         let base = eng.terms.and(base);
+        // The last iteration's ∃τ is positive: as constants, the
+        // validations are quantifier-free (~0.7 ms against ~7 ms each).
+        let base = eng.terms.skolemize(base);
         Problem {
             taus,
             nu,
