@@ -52,10 +52,12 @@ pub struct CheckOptions {
     pub simplify: bool,
     /// Which engine decides.
     pub engine: Engine,
-    /// The portfolio starts the Horn clauses and the executor this long
-    /// after the conditions (if they have not decided by then).
+    /// The portfolio starts the engines after its head this long after
+    /// the head's (if those have not decided by then).
     pub portfolio_delay: Duration,
-    /// The engines of the portfolio, the first one started at once.
+    /// How many of the portfolio's first engines start at once.
+    pub portfolio_head: usize,
+    /// The engines of the portfolio, in order.
     pub portfolio: Vec<Engine>,
     /// Run the portfolio's engines at their CPU priorities
     /// ([`Engine::portfolio_niceness`]), not all alike.
@@ -278,6 +280,7 @@ impl CheckOptions {
             simplify: true,
             engine: Engine::Nc,
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
+            portfolio_head: DEFAULT_PORTFOLIO_HEAD,
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_priorities: true,
         }
@@ -382,22 +385,26 @@ fn undecided_yet() -> Decision {
     (Verdict::Unknown(String::new()), None, None)
 }
 
-/// The portfolio's default head start of the conditions (measured:
+/// The portfolio's default head start of its first engines (measured:
 /// docs/portfolio.md §3).
-pub const DEFAULT_PORTFOLIO_DELAY: Duration = Duration::from_millis(0);
+pub const DEFAULT_PORTFOLIO_DELAY: Duration = Duration::from_millis(100);
 
-/// The portfolio's engines by default, the conditions first (measured:
+/// How many engines start at once by default: the witness search and the
+/// conditions (measured: docs/portfolio.md §3).
+pub const DEFAULT_PORTFOLIO_HEAD: usize = 2;
+
+/// The portfolio's engines by default, in the order they start (measured:
 /// docs/portfolio.md §3).
 pub const DEFAULT_PORTFOLIO: [Engine; 5] = [
+    Engine::ExploreSearch,
     Engine::Nc,
     Engine::Chc,
     Engine::Explore,
-    Engine::ExploreSearch,
     Engine::Compositional,
 ];
 
-/// The portfolio: each engine on a thread of its own, the others after
-/// `opts.portfolio_delay`; the first definite answer throws the switch
+/// The portfolio: each engine on a thread of its own, the first
+/// `opts.portfolio_head` at once, the others after `opts.portfolio_delay`; the first definite answer throws the switch
 /// that stops the others. Undecided: every engine's reason.
 fn decide_by_portfolio(
     db: &Database,
@@ -420,7 +427,7 @@ fn decide_by_portfolio(
     std::thread::scope(|scope| {
         for (i, &engine) in engines.iter().enumerate() {
             let (tx, stop, db) = (tx.clone(), stop.clone(), db.clone());
-            let delay = if i == 0 {
+            let delay = if i < opts.portfolio_head {
                 Duration::ZERO
             } else {
                 opts.portfolio_delay

@@ -135,13 +135,17 @@ pub struct CheckArgs {
     /// run ends with no unknown leaf; programs with only integers, no recursion).
     #[arg(long, value_enum, default_value_t = EngineChoice::All)]
     pub engine: EngineChoice,
-    /// With `--engine all`: start the Horn clauses and the executor this many
-    /// milliseconds after the necessary conditions, if those have not decided by then.
+    /// With `--engine all`: start the engines after the first --portfolio-head ones
+    /// this many milliseconds later, if those have not decided by then.
     #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub portfolio_delay: u64,
-    /// With `--engine all`: the engines that race, comma-separated, the first one
-    /// started at once (default: nc,chc,explore,explore-search,compositional; the
-    /// compositional engine only on programs with functions besides main).
+    /// With `--engine all`: how many of the --portfolio engines start at once (the
+    /// others wait --portfolio-delay).
+    #[arg(long, value_name = "N", default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_parser = clap::value_parser!(u64).range(1..=16))]
+    pub portfolio_head: u64,
+    /// With `--engine all`: the engines that race, comma-separated, in the order they
+    /// start (default: explore-search,nc,chc,explore,compositional; the compositional
+    /// engine only on programs with functions besides main).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "ENGINES")]
     pub portfolio: Option<Vec<EngineChoice>>,
     /// With `--engine all`: run every engine at the same CPU priority. By default
@@ -273,6 +277,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         simplify: !a.no_simplify,
         engine: a.engine.engine(),
         portfolio_delay: Duration::from_millis(a.portfolio_delay),
+        portfolio_head: a.portfolio_head as usize,
         portfolio: match &a.portfolio {
             Some(list) => list.iter().map(|e| e.engine()).collect(),
             None => check::DEFAULT_PORTFOLIO.to_vec(),
