@@ -234,21 +234,21 @@ impl Solver {
         keep: bool,
         limit: Option<Duration>,
     ) -> Feasibility {
-        let started = Instant::now();
         // A kept check is asked for values: only the solver has them.
         let local = match &mut self.unary {
             Some(u) if !keep => u.decide(terms, pc.iter(), extra),
             _ => None,
         };
         if let Some(sat) = local {
+            // Counted as a query; its time is the executor's, not the solver's.
             self.queries += 1;
-            self.time += started.elapsed();
             return if sat {
                 Feasibility::Sat
             } else {
                 Feasibility::Unsat
             };
         }
+        let started = Instant::now();
         let first_limit = match (&self.second, limit) {
             (Some(s), Some(l)) => Some(l.min(s.first_limit)),
             (Some(s), None) => Some(s.first_limit),
