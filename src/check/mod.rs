@@ -404,8 +404,9 @@ pub const DEFAULT_PORTFOLIO: [Engine; 5] = [
 ];
 
 /// The portfolio: each engine on a thread of its own, the first
-/// `opts.portfolio_head` at once, the others after `opts.portfolio_delay`; the first definite answer throws the switch
-/// that stops the others. Undecided: every engine's reason.
+/// `opts.portfolio_head` at once, the others after `opts.portfolio_delay`;
+/// the first definite answer throws the switch that stops the others.
+/// Undecided: every engine's reason.
 fn decide_by_portfolio(
     db: &Database,
     file: SourceFile,

@@ -124,14 +124,7 @@ impl PathCond {
 
     /// Whether `t` is one of the conjuncts.
     pub(crate) fn contains(&self, t: TermId) -> bool {
-        let mut cur = self.0.as_ref();
-        while let Some(n) = cur {
-            if n.conjunct == t {
-                return true;
-            }
-            cur = n.parent.0.as_ref();
-        }
-        false
+        self.iter().any(|c| c == t)
     }
 
     /// The conjuncts, newest first.
@@ -146,12 +139,7 @@ impl PathCond {
 
     /// The conjuncts, oldest first.
     pub(crate) fn conjuncts(&self) -> Vec<TermId> {
-        let mut out = Vec::with_capacity(self.len());
-        let mut cur = self.0.clone();
-        while let Some(n) = cur {
-            out.push(n.conjunct);
-            cur = n.parent.0.clone();
-        }
+        let mut out: Vec<TermId> = self.iter().collect();
         out.reverse();
         out
     }

@@ -184,48 +184,57 @@ fn parts_of(terms: &Terms, t: TermId) -> Rc<[Part]> {
 /// The integers `t` bounds, if it is built by `∧`, `∨`, `¬` from bounds.
 fn bounded_integers(terms: &Terms, t: TermId) -> Option<Vec<TermId>> {
     let mut atoms = Vec::new();
-    let mut seen = HashSet::default();
-    let mut stack = vec![t];
-    while let Some(t) = stack.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
+    walk(t, |t, next| {
         match terms.node(t) {
-            Node::Not(a) => stack.push(*a),
-            Node::And(xs) | Node::Or(xs) => stack.extend(xs.iter()),
-            _ => atoms.push(bound_of(terms, t, false)?.atom),
+            Node::Not(a) => next.push(*a),
+            Node::And(xs) | Node::Or(xs) => next.extend(xs.iter()),
+            _ => atoms.push(bound_of(terms, t, false).ok_or(())?.atom),
         }
-    }
+        Ok(())
+    })
+    .ok()?;
     atoms.sort();
     atoms.dedup();
     Some(atoms)
 }
 
-/// What a conjunct may constrain. One that mentions no variable (a
-/// constant the store did not fold) touches everything, so it is always
-/// left to the solver.
+/// What a conjunct may constrain. One under a binder, or one that
+/// mentions no variable (a constant the store did not fold), touches
+/// everything, so it is always left to the solver.
 fn touched(terms: &Terms, t: TermId) -> Vec<Touch> {
     let mut out = Vec::new();
-    let mut seen = HashSet::default();
-    let mut stack = vec![t];
-    while let Some(t) = stack.pop() {
-        if !seen.insert(t) {
-            continue;
-        }
+    let walked = walk(t, |t, next| {
         if root_of(terms, t).is_some() {
             out.push(Touch::Integer(t));
-            continue;
+            return Ok(());
         }
         match terms.node(t) {
             Node::Var(v) => out.push(Touch::AllOf(*v)),
-            Node::Lambda(..) | Node::Quant(..) => return vec![Touch::Everything],
-            n => stack.extend(terms.children(n)),
+            Node::Lambda(..) | Node::Quant(..) => return Err(()),
+            n => next.extend(terms.children(n)),
         }
-    }
-    if out.is_empty() {
-        out.push(Touch::Everything);
+        Ok(())
+    });
+    if walked.is_err() || out.is_empty() {
+        return vec![Touch::Everything];
     }
     out
+}
+
+/// Visits each node of the DAG under `t` once: `visit` pushes the
+/// children to enter, or ends the walk with an error.
+fn walk(
+    t: TermId,
+    mut visit: impl FnMut(TermId, &mut Vec<TermId>) -> Result<(), ()>,
+) -> Result<(), ()> {
+    let mut seen = HashSet::default();
+    let mut stack = vec![t];
+    while let Some(t) = stack.pop() {
+        if seen.insert(t) {
+            visit(t, &mut stack)?;
+        }
+    }
+    Ok(())
 }
 
 /// A comparison that bounds a single integer (negated with `negated`),
@@ -350,10 +359,9 @@ impl Range {
 /// more than [`CASES`] steps to tell).
 fn satisfiable(terms: &Terms, formulas: &[TermId]) -> Option<bool> {
     let todo = formulas.iter().map(|f| (*f, false)).collect();
-    let mut budget = CASES;
     Search {
         terms,
-        budget: &mut budget,
+        budget: CASES,
     }
     .run(todo, Case::default())
 }
@@ -366,7 +374,8 @@ type Polar = (TermId, bool);
 /// ranges allow, and only then a split over the one with fewest.
 struct Search<'a> {
     terms: &'a Terms,
-    budget: &'a mut u32,
+    /// Steps left.
+    budget: u32,
 }
 
 /// One case of the search: what the literals taken so far leave of each
@@ -425,7 +434,7 @@ impl<'a> Search<'a> {
     /// disjunctions aside; `false` when the ranges run empty.
     fn propagate(&mut self, todo: &mut Vec<Polar>, case: &mut Case) -> Option<bool> {
         while let Some(f) = todo.pop() {
-            *self.budget = self.budget.checked_sub(1)?;
+            self.budget = self.budget.checked_sub(1)?;
             if case.holding.contains(&f) {
                 continue;
             }
@@ -450,7 +459,7 @@ impl<'a> Search<'a> {
 
     /// The open disjunction with the fewest cases the ranges allow (its
     /// place and those cases), if one is open.
-    fn narrowest(&mut self, case: &Case) -> Option<(usize, Vec<Polar>)> {
+    fn narrowest(&self, case: &Case) -> Option<(usize, Vec<Polar>)> {
         let mut best: Option<(usize, Vec<Polar>)> = None;
         for (i, d) in case.open.iter().enumerate() {
             let Split::Any(xs) = self.split(*d) else {
@@ -474,17 +483,17 @@ impl<'a> Search<'a> {
 
     /// Whether the ranges already refute `f` or one of its conjuncts that
     /// is a literal.
-    fn refuted_at_once(&mut self, f: Polar, case: &Case) -> bool {
-        let refutes = |this: &Self, l: Polar| {
-            let b = this.bound(l);
+    fn refuted_at_once(&self, f: Polar, case: &Case) -> bool {
+        let refutes = |l: Polar| {
+            let b = self.bound(l);
             let mut r = case.ranges.get(&b.atom).cloned().unwrap_or_default();
             !r.narrow(&b.rel)
         };
         match self.split(f) {
-            Split::Literal => refutes(self, f),
-            Split::All(xs) => xs.iter().any(|x| {
-                matches!(self.split((*x, f.1)), Split::Literal) && refutes(self, (*x, f.1))
-            }),
+            Split::Literal => refutes(f),
+            Split::All(xs) => xs
+                .iter()
+                .any(|x| matches!(self.split((*x, f.1)), Split::Literal) && refutes((*x, f.1))),
             Split::Not(_) | Split::Any(_) => false,
         }
     }

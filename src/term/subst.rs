@@ -67,29 +67,23 @@ impl Terms {
         if let Some(r) = memo.get(&(t, positive)) {
             return *r;
         }
-        let r = match self.node(t).clone() {
+        let node = self.node(t).clone();
+        let r = match &node {
             Node::Not(a) => {
-                let a = self.skolemize_at(a, !positive, memo);
-                self.not(a)
+                let a = self.skolemize_at(*a, !positive, memo);
+                rebuild(self, &node, &[a])
             }
-            Node::And(xs) => {
-                let ys = xs
+            Node::And(xs) | Node::Or(xs) => {
+                let ys: Vec<TermId> = xs
                     .iter()
                     .map(|x| self.skolemize_at(*x, positive, memo))
                     .collect();
-                self.and(ys)
+                rebuild(self, &node, &ys)
             }
-            Node::Or(xs) => {
-                let ys = xs
-                    .iter()
-                    .map(|x| self.skolemize_at(*x, positive, memo))
-                    .collect();
-                self.or(ys)
-            }
-            Node::Quant(q, vars, body) if (q == Quantifier::Exists) == positive => {
-                match self.witnesses(&vars) {
+            Node::Quant(q, vars, body) if (*q == Quantifier::Exists) == positive => {
+                match self.witnesses(vars) {
                     Some(s) => {
-                        let body = s.apply(self, body);
+                        let body = s.apply(self, *body);
                         self.skolemize_at(body, positive, memo)
                     }
                     None => t,
