@@ -93,6 +93,7 @@ fn benchmark_verdicts(solver: &str) {
         "rows_share_cells.mc",
         "record_stored_through_pointer.mc",
         "array_stored_through_pointer.mc",
+        "alloc_after_inner_loop.mc",
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();

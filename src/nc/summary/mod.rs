@@ -60,15 +60,18 @@ impl Summary {
     /// A summary without counters: θ as given, no looping condition.
     fn trivial(
         eng: &mut Engine,
-        theta: State,
-        unknown: Vec<Slot>,
+        mut theta: State,
+        mut unknown: Vec<Slot>,
         backbones: usize,
         note: String,
     ) -> Summary {
         let looping = eng.terms.bool(true);
+        let selectors = monotone_next(eng, &mut theta, &mut unknown)
+            .into_iter()
+            .collect();
         Summary {
             counters: vec![],
-            selectors: vec![],
+            selectors,
             theta,
             looping,
             taus: vec![],
@@ -111,10 +114,12 @@ pub(super) fn compute(eng: &mut Engine, l: LoopId) -> Summary {
         .collect();
     let fp = fixpoint::least_fixpoint(eng, &body.runs, &counters);
     let looping = looping::looping_condition(eng, &body.runs, &fp.theta, &counters, &fp.vars);
-    let (theta, unknown) = final_state(eng, &fp.theta);
+    let (mut theta, mut unknown) = final_state(eng, &fp.theta);
+    let mut selectors: Vec<Var> = fp.vars.selectors.iter().map(|(l, _)| *l).collect();
+    selectors.extend(monotone_next(eng, &mut theta, &mut unknown));
     Summary {
         counters,
-        selectors: fp.vars.selectors.iter().map(|(l, _)| *l).collect(),
+        selectors,
         theta,
         looping: looping.condition,
         taus: looping.taus,
@@ -156,4 +161,24 @@ fn star_array(terms: &mut Terms, n: u8) -> TermId {
     let xs: Vec<Var> = (0..n).map(|_| terms.new_var(VarKind::Bound, "x")).collect();
     let s = terms.star();
     terms.lambda(xs, s)
+}
+
+/// `next`, the address the next `alloc` hands out, only grows. Where the
+/// rules leave it ⋆, it becomes next₀ + ℓ with a fresh selector ℓ, which
+/// every application of the summary constrains to ℓ ≥ 0: a cell allocated
+/// after the loop is still never null. Only the summary's final state gets
+/// ℓ; the fixpoint's other slots saw ⋆, so none of them takes ℓ for a
+/// value that is the same in every iteration.
+fn monotone_next(eng: &mut Engine, theta: &mut State, unknown: &mut Vec<Slot>) -> Option<Var> {
+    let value = *theta.values.get(&Slot::Next)?;
+    if !eng.terms.contains_star(value) {
+        return None;
+    }
+    let grown_by = eng.fresh_numbered(Numbered::Selector);
+    let start = eng.terms_var_of(Slot::Next);
+    let g = eng.terms.var(grown_by);
+    let grown = eng.terms.add(start, g);
+    theta.values.insert(Slot::Next, grown);
+    unknown.retain(|s| *s != Slot::Next);
+    Some(grown_by)
 }
