@@ -23,9 +23,11 @@ pub struct ThesisArgs {
     /// thesis: 30).
     #[arg(long, default_value = "30", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub timeout: Duration,
-    /// Programs analysed in parallel (each with its own solver process).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
-    pub jobs: u32,
+    /// Programs analysed in parallel, each with its own solver processes (default: one
+    /// per core). A program's time is its own wall-clock time either way; with more jobs
+    /// than cores, the programs share them and time out sooner.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: Option<u32>,
     /// The generator's seed (program i of a set is the same on every machine).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -105,12 +107,17 @@ fn options(a: &ThesisArgs) -> Result<ThesisOptions, String> {
         sets,
         programs_per_set: a.programs_per_set,
         timeout: a.timeout,
-        jobs: a.jobs as usize,
+        jobs: a.jobs.map_or_else(cores, |j| j as usize),
         seed: a.seed,
         techniques,
         solver,
         random_runs: a.random_runs,
     })
+}
+
+/// The cores this process may use (1 if that cannot be told).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn set_names() -> Vec<&'static str> {
@@ -143,10 +150,11 @@ fn share(n: u32, of: u32) -> String {
 /// One table per technique: the thesis's row (where it has one) and ours.
 fn print_tables(opts: &ThesisOptions, rows: &[SetRow]) {
     outln!(
-        "{} sets × {} programs, {} s per program and technique, seed {}, solver {}; the thesis: {} programs, 30 s, Tree search",
+        "{} sets × {} programs, {} s per program and technique, {} at a time, seed {}, solver {}; the thesis: {} programs, 30 s, one at a time, Tree search",
         opts.sets.len(),
         opts.programs_per_set,
         opts.timeout.as_secs_f64(),
+        opts.jobs,
         opts.seed,
         opts.solver.name,
         THESIS_PROGRAMS_PER_SET
