@@ -310,6 +310,7 @@ impl<'a> ScriptPrinter<'a> {
         let terms = self.terms;
         let mut names: HashMap<TermId, SExpr> = HashMap::default();
         for (i, t) in shared_subterms(terms, roots).into_iter().enumerate() {
+            crate::deadline::tick();
             let sort = match terms.sort(t) {
                 Sort::Int => "Int",
                 Sort::Bool => "Bool",

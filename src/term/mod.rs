@@ -683,6 +683,7 @@ impl Terms {
         let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = vec![(t, Vec::<Var>::new())];
         while let Some((t, bound)) = stack.pop() {
+            crate::deadline::tick();
             if !seen.insert((t, bound.clone())) {
                 continue;
             }

@@ -16,6 +16,8 @@ pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
     let mut seen = HashSet::default();
     let mut stack: Vec<(TermId, bool)> = roots.iter().rev().map(|r| (*r, false)).collect();
     while let Some((t, done)) = stack.pop() {
+        // A query's build stops with its race (φ̂^25 is large).
+        crate::deadline::tick();
         if done {
             order.push(t);
             continue;
@@ -32,6 +34,7 @@ pub fn shared_subterms(terms: &Terms, roots: &[TermId]) -> Vec<TermId> {
     let free: BTreeSet<Var> = roots.iter().flat_map(|r| terms.free_vars(*r)).collect();
     let mut open: HashMap<TermId, bool> = HashMap::default();
     for &t in &order {
+        crate::deadline::tick();
         let node = terms.node(t);
         let o = match node {
             Node::Var(v) => !free.contains(v),
