@@ -107,7 +107,15 @@ fn dump(
     super::writable_dir(dir).map_err(std::io::Error::other)?;
     let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col);
     let pending = query::of_target(db, file, t, opts, !a.raw, Mode::Race, a.k);
-    for chain in query::build_all(pending).chains {
+    let built = query::build_all(pending);
+    // `apc check` races without them too; say so rather than leave a gap.
+    for why in &built.left_out {
+        eprintln!(
+            "note: {}:{}: not written, as `apc check` does not send it either: {why}",
+            t.line, t.col
+        );
+    }
+    for chain in built.chains {
         for q in &chain {
             for profile in solvers {
                 name.write(q.variant, &profile.name, 1, &q.script(profile, &[]));
