@@ -16,6 +16,7 @@ pub mod explore;
 pub mod generator;
 pub mod interp;
 pub mod ir;
+pub mod memory;
 pub mod nc;
 pub mod simplify;
 pub mod smt;
@@ -25,3 +26,7 @@ pub mod term;
 pub mod types;
 
 pub use target_kind::TargetKind;
+
+/// Counts each thread's allocations, for per-run memory limits.
+#[global_allocator]
+static ALLOCATOR: memory::Counting = memory::Counting;

@@ -106,8 +106,8 @@ pub struct ExploreArgs {
     /// Stop after this many paths ran to their end.
     #[arg(long, value_name = "N")]
     pub max_paths: Option<u64>,
-    /// Stop (incomplete, exit 3) when the process uses this much resident memory, in
-    /// MiB (at least 64), rather than be killed by the system.
+    /// Stop (incomplete, exit 3) when the run has allocated this much memory (live, in
+    /// MiB, at least 64), rather than be killed by the system.
     #[arg(long, value_name = "MIB", default_value_t = explore::DEFAULT_MAX_MEMORY_MIB, value_parser = clap::value_parser!(u64).range(64..=1 << 30))]
     pub max_memory: u64,
     /// Seed of the random choices (`random`, `tree`, `coverage`, `klee`).

@@ -304,15 +304,6 @@ pub const DEFAULT_MAX_MEMORY_MIB: u64 = 2048;
 /// The run reads its memory use every this many steps.
 const MEMORY_EVERY: u64 = 64;
 
-/// The process's resident memory in MiB (Linux; `None` elsewhere).
-fn resident_mib() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf only reads a system constant.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some((pages * u64::try_from(page).ok()?) >> 20)
-}
-
 /// A slower query than this on a merged state blacklists its merge site.
 const SLOW_MERGED_QUERY: Duration = Duration::from_millis(500);
 
@@ -332,6 +323,7 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
         worklist: Worklist::new(opts.strategy, opts.seed),
         ex,
         deadline,
+        memory: crate::memory::Gauge::new(),
         blacklist: Vec::new(),
         last_progress: Instant::now(),
         distances: rustc_hash::FxHashMap::default(),
@@ -384,6 +376,8 @@ struct Run<'p> {
     worklist: Worklist,
     counts: Vec<query_count::QueryCounts>,
     deadline: Option<Instant>,
+    /// What this run has allocated (runs may share the process).
+    memory: crate::memory::Gauge,
     blacklist: Vec<(usize, crate::ir::NodeId)>,
     last_progress: Instant,
     distances: rustc_hash::FxHashMap<(usize, crate::ir::NodeId), u32>,
@@ -445,7 +439,7 @@ impl Run<'_> {
             return Some(format!("path limit ({})", self.ex.opts.max_paths));
         }
         let limit = self.ex.opts.max_memory_mib;
-        if s.steps.is_multiple_of(MEMORY_EVERY) && resident_mib().is_some_and(|m| m >= limit) {
+        if s.steps.is_multiple_of(MEMORY_EVERY) && self.memory.mib() >= limit {
             return Some(format!("memory limit ({limit} MiB)"));
         }
         None
