@@ -13,6 +13,7 @@
 //! that explored every path to the target proves it unreachable.
 
 mod model;
+pub mod together;
 
 pub use crate::db::{Target, targets};
 pub use crate::nc::query::{DEFAULT_K, Mode};

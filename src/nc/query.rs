@@ -59,7 +59,7 @@ pub type PendingChains<'a> = Vec<Vec<PendingQuery<'a>>>;
 /// quantifier bodies, and the simplifier's small changes to them (two
 /// bounds of a body merged) took MatrIR's φ̂ from 0.2 s to a timeout on
 /// cvc5, with nothing to gain (the sizes change by under 1%).
-fn pending<'a>(
+pub fn pending<'a>(
     raw: (&'a Terms, TermId),
     simplified: (&'a Terms, TermId),
     mode: Mode,
