@@ -1,10 +1,9 @@
 //! Every target of a program at once: one necessary condition for reaching
-//! *any* of them (docs/portfolio.md, "Every target at once"). φ̂ for a set
-//! of vertices is built in the same single pass as for one; if it is
-//! unsatisfiable, no target can be reached, and each is `unreachable` with
-//! the same guarantee as a proof of its own condition. A satisfiable or
-//! undecided condition proves nothing: the targets are then checked one
-//! by one.
+//! *any* of them (docs/portfolio.md §4). φ̂ for a set of vertices is built
+//! in the same single pass as for one; if it is unsatisfiable, no target
+//! can be reached, and each is `unreachable` with the same guarantee as a
+//! proof of its own condition. A satisfiable or undecided condition proves
+//! nothing: the targets are then checked one by one.
 
 use super::{CheckOptions, contenders, engine_options};
 use crate::db::{self, Database, SourceFile, Target};
