@@ -3,7 +3,7 @@
 //! the thesis's techniques and ours, every error replayed by the
 //! interpreter, every proof attacked by random runs (docs/generator.md §4).
 
-use crate::check::{self, CheckOptions, Engine, Target, Verdict};
+use crate::check::{self, CheckOptions, Engine, Target, Verdict, together::Together};
 use crate::db::{self, Database, SourceFile};
 use crate::explore::{self, AtChecks, End, Merging, Strategy};
 use crate::generator::{self, ThesisSet};
@@ -375,13 +375,19 @@ fn check_program(
     if technique == Technique::Check && s.targets.len() > 1 {
         // Every target at once first, for a third of the time.
         let share = started + opts.timeout / 3;
-        if check::together::all_unreachable(&s.db, s.file, &s.targets, &co, share).is_some() {
+        let decided = match check::together::decide(&s.db, s.file, &s.targets, &co, share) {
+            Together::Unreachable(_) => Some((None, s.targets.clone())),
+            Together::Reachable(t, w) => Some((Some(s.replayed(&t, &w)), vec![])),
+            Together::Undecided => None,
+        };
+        if let Some((error, unreachable)) = decided {
             let run = ProgramRun {
                 time: started.elapsed(),
-                proved_safe: true,
+                proved_safe: error.is_none(),
+                error,
                 ..s.run(technique)
             };
-            return (run, s.targets.clone());
+            return (run, unreachable);
         }
     }
     let (mut unreachable, mut error, mut note) = (Vec::new(), None, None);

@@ -5,27 +5,40 @@
 //! proof of its own condition. A satisfiable or undecided condition proves
 //! nothing: the targets are then checked one by one.
 
+use super::model::InputModel;
 use super::{CheckOptions, contenders, engine_options};
 use crate::db::{self, Database, SourceFile, Target};
 use crate::deadline;
+use crate::interp::{self, Limits, Outcome, Witness};
 use crate::nc::{self, query};
-use crate::smt::{self, Judgement, RaceOutcome};
+use crate::smt::{self, RaceOutcome};
+use crate::syntax::LineIndex;
+use crate::term::{TermId, Terms};
 use std::time::Instant;
 
-/// The method named for targets proved this way.
-pub const METHOD: &str = "nc-every-target";
+/// What one condition for every target decided.
+#[derive(Debug)]
+pub enum Together {
+    /// Its `unsat`, by this query (e.g. `nc-quantified`): every target is
+    /// unreachable.
+    Unreachable(String),
+    /// A model whose replay hit this target.
+    Reachable(Target, Witness),
+    /// Nothing: satisfiable without a replayed witness, unknown, too large
+    /// or out of time.
+    Undecided,
+}
 
-/// Whether one condition proves every one of `targets` unreachable
-/// before `deadline`: `Some(query)` with the query that did (e.g.
-/// `nc-quantified`), `None` otherwise (satisfiable, unknown, too large or
-/// out of time).
-pub fn all_unreachable(
+/// One condition for reaching any of `targets`, raced before `deadline`;
+/// each model is replayed, and a run that hits one of the targets is a
+/// witness for it.
+pub fn decide(
     db: &Database,
     file: SourceFile,
     targets: &[Target],
     opts: &CheckOptions,
     deadline: Instant,
-) -> Option<String> {
+) -> Together {
     let decided = deadline::run(deadline, || {
         let prog = db::program(db, file).as_ref()?;
         let nodes: Vec<_> = (targets.iter())
@@ -36,19 +49,23 @@ pub fn all_unreachable(
             let _p = deadline::phase("building the condition");
             eng.condition_of(&nodes)
         };
-        race(&eng.terms, phi, opts, deadline)
+        let at = Replay::new(db, file, targets);
+        let inputs = InputModel::new(at.program, &prog.body, &eng.terms, phi);
+        Some(race(&eng.terms, phi, &inputs, &at, opts, deadline))
     });
-    decided.ok().flatten()
+    decided.ok().flatten().unwrap_or(Together::Undecided)
 }
 
-/// The race of the condition's queries in which any model ends the race
-/// unproved: only an `unsat` of a refuting query counts.
+/// The race of the condition's queries; a model counts when its run hits
+/// one of the targets.
 fn race(
-    terms: &crate::term::Terms,
-    phi: crate::term::TermId,
+    terms: &Terms,
+    phi: TermId,
+    inputs: &InputModel,
+    at: &Replay,
     opts: &CheckOptions,
     deadline: Instant,
-) -> Option<String> {
+) -> Together {
     let simplified = if terms.has_quantifier(phi) && opts.simplify {
         let _p = deadline::phase("simplifying");
         let mut own = terms.clone();
@@ -60,11 +77,48 @@ fn race(
     let simple = simplified.as_ref().map_or((terms, phi), |(t, s)| (t, *s));
     let chains = query::pending((terms, phi), simple, opts.mode, opts.k);
     let contenders = contenders(chains, &opts.solvers, None);
-    let judge = |_: &mut smt::Session| Ok(Judgement::Accept(()));
+    let judge = |session: &mut smt::Session| inputs.judge(session, |w| at.hit(w).map(|_| ()));
     let _p = deadline::phase("solving");
-    match smt::race(&contenders, judge, 1, deadline) {
-        RaceOutcome::Unsat { method, .. } => Some(method),
-        _ => None,
+    match smt::race(&contenders, judge, opts.max_models, deadline) {
+        RaceOutcome::Unsat { method, .. } => Together::Unreachable(method),
+        RaceOutcome::Accepted {
+            witness: (w, _), ..
+        } => match at.hit(&w) {
+            Ok(t) => Together::Reachable(t.clone(), w),
+            Err(_) => Together::Undecided,
+        },
+        _ => Together::Undecided,
+    }
+}
+
+/// Replays inputs and tells which of the targets the run hit.
+struct Replay<'a> {
+    program: &'a crate::syntax::ast::Program,
+    text: &'a str,
+    lines: LineIndex,
+    targets: &'a [Target],
+}
+
+impl<'a> Replay<'a> {
+    fn new(db: &'a Database, file: SourceFile, targets: &'a [Target]) -> Replay<'a> {
+        let text = file.text(db);
+        Replay {
+            program: &db::parse(db, file).program,
+            text,
+            lines: LineIndex::new(text),
+            targets,
+        }
+    }
+
+    fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
+        let r = interp::run(self.program, w, Limits::default()).map_err(|e| e.to_string())?;
+        let Outcome::Error { kind, span } = r.outcome else {
+            return Err("the replay hit no target".into());
+        };
+        let (line, col) = self.lines.line_col(self.text, span.start);
+        (self.targets.iter())
+            .find(|t| t.kind == kind && (t.line, t.col) == (line, col))
+            .ok_or_else(|| format!("the replay hit {} at {line}:{col}", kind.as_str()))
     }
 }
 
@@ -73,24 +127,33 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn proved(text: &str) -> Option<String> {
+    fn decided(text: &str) -> Together {
         let (db, file) = Database::with_file("together.mc", text);
         let targets = db::targets(&db, file);
         assert!(targets.len() > 1, "{targets:?}");
         let z3 = smt::default_z3().expect("z3 (solvers/install.sh)");
         let opts = CheckOptions::new(vec![z3], Duration::from_secs(20));
-        all_unreachable(&db, file, &targets, &opts, Instant::now() + opts.timeout)
+        decide(&db, file, &targets, &opts, Instant::now() + opts.timeout)
     }
 
     /// Three safe targets, one inside a loop, are proved by one condition;
-    /// with one of them reachable, nothing is.
+    /// with one of them reachable, its witness is found and replays.
     #[test]
-    fn one_condition_proves_every_target_or_none() {
+    fn one_condition_proves_every_target_or_finds_one() {
         let safe = "main(n) { var a, i, x; a = [1, 2, 3]; x = a[1]; i = 0; \
             while (i < n) { x = x + 10 / a[2]; i = i + 1; } return x; }";
-        assert!(proved(safe).is_some());
+        assert!(matches!(decided(safe), Together::Unreachable(_)));
         let one_reachable = "main(n) { var a, i, x; a = [1, 2, 3]; x = a[1]; i = 0; \
             while (i < n) { x = x + 10 / a[2]; i = i + 1; } return x / (n - 3); }";
-        assert_eq!(proved(one_reachable), None);
+        let Together::Reachable(t, w) = decided(one_reachable) else {
+            panic!("no witness")
+        };
+        assert_eq!((t.kind, t.line), (crate::TargetKind::DivByZero, 1), "{t:?}");
+        assert!(
+            w.args
+                .iter()
+                .any(|(p, v)| p == "n" && *v == interp::ArgValue::Int(3.into())),
+            "{w:?}"
+        );
     }
 }
