@@ -60,7 +60,8 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// What this thread has allocated since the gauge was made.
+/// What this thread has allocated since the gauge was made; read it on
+/// the thread that made it.
 pub struct Gauge {
     start: i64,
 }
