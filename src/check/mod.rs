@@ -702,7 +702,7 @@ fn decide_by_conditions(
             .reporting_to(&opts.dump_failure)
     });
     let contenders = contenders(chains, &opts.solvers, dump.as_ref());
-    let replay = Replayer::new(&parsed.program, file.text(db), t);
+    let replay = Replayer::new(&parsed.program, file.text(db), std::slice::from_ref(t));
     let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
@@ -788,7 +788,7 @@ fn replayed_counterexample(
     let program = &parsed.program;
     let symbol = |name: &str| body.var_id(name).and_then(|v| chc::initial_symbol(enc, v));
     let inputs = InputModel::named(program, body, symbol, model::Access::Select);
-    let replay = Replayer::new(program, file.text(db), t);
+    let replay = Replayer::new(program, file.text(db), std::slice::from_ref(t));
     let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));
     let (found, unrolling) = chc::find_counterexample(enc, judge, opts.max_models, deadline);
     let found = match found {
@@ -892,34 +892,37 @@ fn undecided(why: &[(String, String, Undecided)], timed_out: bool) -> Decision {
 
 /// Replays witnesses of one target on the interpreter: the yardstick of
 /// every judge of a model.
+/// Replays inputs and tells which of its targets (one, or all of a
+/// program's for `together`) the run hit.
 struct Replayer<'a> {
     program: &'a crate::syntax::ast::Program,
     text: &'a str,
     lines: LineIndex,
-    target: &'a Target,
+    targets: &'a [Target],
 }
 
 impl<'a> Replayer<'a> {
-    fn new(program: &'a crate::syntax::ast::Program, text: &'a str, target: &'a Target) -> Self {
+    fn new(program: &'a crate::syntax::ast::Program, text: &'a str, targets: &'a [Target]) -> Self {
         Replayer {
             program,
             text,
             lines: LineIndex::new(text),
-            target,
+            targets,
         }
     }
 
-    /// `Ok(())` if the run of `w` hits the target, else what it did.
+    /// `Ok(())` if the run of `w` hits one of the targets, else what it did.
     fn hits(&self, w: &Witness) -> Result<(), String> {
-        let t = self.target;
-        crate::interp::replay_hits(
-            self.program,
-            self.text,
-            &self.lines,
-            w,
-            t.kind,
-            (t.line, t.col),
-        )
+        self.hit(w).map(|_| ())
+    }
+
+    /// The target the run of `w` hits, or what the run did instead.
+    fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
+        let (kind, (line, col)) =
+            crate::interp::replay_error(self.program, self.text, &self.lines, w)?;
+        (self.targets.iter())
+            .find(|t| t.kind == kind && (t.line, t.col) == (line, col))
+            .ok_or_else(|| format!("the replay hit {} at {line}:{col}", kind.as_str()))
     }
 }
 

@@ -6,13 +6,12 @@
 //! nothing: the targets are then checked one by one.
 
 use super::model::InputModel;
-use super::{CheckOptions, contenders, engine_options};
+use super::{CheckOptions, Replayer, contenders, engine_options};
 use crate::db::{self, Database, SourceFile, Target};
 use crate::deadline;
-use crate::interp::{self, Limits, Outcome, Witness};
+use crate::interp::Witness;
 use crate::nc::{self, query};
 use crate::smt::{self, RaceOutcome};
-use crate::syntax::LineIndex;
 use crate::term::{TermId, Terms};
 use std::time::Instant;
 
@@ -49,8 +48,9 @@ pub fn decide(
             let _p = deadline::phase("building the condition");
             eng.condition_of(&nodes)
         };
-        let at = Replay::new(db, file, targets);
-        let inputs = InputModel::new(at.program, &prog.body, &eng.terms, phi);
+        let program = &db::parse(db, file).program;
+        let at = Replayer::new(program, file.text(db), targets);
+        let inputs = InputModel::new(program, &prog.body, &eng.terms, phi);
         Some(race(&eng.terms, phi, &inputs, &at, opts, deadline))
     });
     decided.ok().flatten().unwrap_or(Together::Undecided)
@@ -62,22 +62,17 @@ fn race(
     terms: &Terms,
     phi: TermId,
     inputs: &InputModel,
-    at: &Replay,
+    at: &Replayer,
     opts: &CheckOptions,
     deadline: Instant,
 ) -> Together {
-    let simplified = if terms.has_quantifier(phi) && opts.simplify {
-        let _p = deadline::phase("simplifying");
-        let mut own = terms.clone();
-        let (s, _) = crate::simplify::simplify_one(&mut own, phi);
-        Some((own, s))
-    } else {
-        None
-    };
-    let simple = simplified.as_ref().map_or((terms, phi), |(t, s)| (t, *s));
+    let simplified = opts.simplify.then(|| nc::simplify_condition(terms, phi));
+    let simple = simplified
+        .as_ref()
+        .map_or((terms, phi), |s| (s.terms_or(terms), s.phi));
     let chains = query::pending((terms, phi), simple, opts.mode, opts.k);
     let contenders = contenders(chains, &opts.solvers, None);
-    let judge = |session: &mut smt::Session| inputs.judge(session, |w| at.hit(w).map(|_| ()));
+    let judge = |session: &mut smt::Session| inputs.judge(session, |w| at.hits(w));
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
         RaceOutcome::Unsat { method, .. } => Together::Unreachable(method),
@@ -88,37 +83,6 @@ fn race(
             Err(_) => Together::Undecided,
         },
         _ => Together::Undecided,
-    }
-}
-
-/// Replays inputs and tells which of the targets the run hit.
-struct Replay<'a> {
-    program: &'a crate::syntax::ast::Program,
-    text: &'a str,
-    lines: LineIndex,
-    targets: &'a [Target],
-}
-
-impl<'a> Replay<'a> {
-    fn new(db: &'a Database, file: SourceFile, targets: &'a [Target]) -> Replay<'a> {
-        let text = file.text(db);
-        Replay {
-            program: &db::parse(db, file).program,
-            text,
-            lines: LineIndex::new(text),
-            targets,
-        }
-    }
-
-    fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
-        let r = interp::run(self.program, w, Limits::default()).map_err(|e| e.to_string())?;
-        let Outcome::Error { kind, span } = r.outcome else {
-            return Err("the replay hit no target".into());
-        };
-        let (line, col) = self.lines.line_col(self.text, span.start);
-        (self.targets.iter())
-            .find(|t| t.kind == kind && (t.line, t.col) == (line, col))
-            .ok_or_else(|| format!("the replay hit {} at {line}:{col}", kind.as_str()))
     }
 }
 
@@ -152,7 +116,7 @@ mod tests {
         assert!(
             w.args
                 .iter()
-                .any(|(p, v)| p == "n" && *v == interp::ArgValue::Int(3.into())),
+                .any(|(p, v)| p == "n" && *v == crate::interp::ArgValue::Int(3.into())),
             "{w:?}"
         );
     }

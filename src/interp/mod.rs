@@ -141,16 +141,30 @@ pub fn replay_hits(
     kind: TargetKind,
     at: (u32, u32),
 ) -> Result<(), String> {
+    let (k, place) = replay_error(program, text, lines, w)?;
+    if (k, place) == (kind, at) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the replay hit {} at {}:{}",
+            k.as_str(),
+            place.0,
+            place.1
+        ))
+    }
+}
+
+/// The error a witness's run ends with, and where (line, column in
+/// `text`); what the run did instead if it ends otherwise.
+pub fn replay_error(
+    program: &Program,
+    text: &str,
+    lines: &crate::syntax::LineIndex,
+    w: &Witness,
+) -> Result<(TargetKind, (u32, u32)), String> {
     let r = run(program, w, Limits::default()).map_err(|e| e.to_string())?;
     match r.outcome {
-        Outcome::Error { kind: k, span } => {
-            let (line, col) = lines.line_col(text, span.start);
-            if k == kind && (line, col) == at {
-                Ok(())
-            } else {
-                Err(format!("the replay hit {} at {line}:{col}", k.as_str()))
-            }
-        }
+        Outcome::Error { kind, span } => Ok((kind, lines.line_col(text, span.start))),
         Outcome::Returned(v) => Err(format!("the replay returned {v}")),
         Outcome::AssumeFailed { .. } => Err("the replay stopped at a failed assume".into()),
         Outcome::StepLimit { .. } => Err("the replay hit the step limit".into()),

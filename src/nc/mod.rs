@@ -32,6 +32,7 @@ pub use explain::render;
 pub use summary::Summary;
 pub use tracked::{
     Condition, Simplified, encoded, loop_summary, necessary_condition, simplified_condition,
+    simplify_condition,
 };
 pub use unfold::{bound_counters, unfold};
 

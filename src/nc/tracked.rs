@@ -138,7 +138,12 @@ pub struct Simplified {
 impl Simplified {
     /// The store `phi` lives in (`raw` is the condition's own).
     pub fn terms<'a>(&'a self, raw: &'a Portable<Condition>) -> &'a Terms {
-        self.terms.as_ref().unwrap_or(&raw.terms)
+        self.terms_or(&raw.terms)
+    }
+
+    /// The store `phi` lives in, `raw` if the simplifier did not run.
+    pub fn terms_or<'a>(&'a self, raw: &'a Terms) -> &'a Terms {
+        self.terms.as_ref().unwrap_or(raw)
     }
 }
 
@@ -154,15 +159,20 @@ pub fn simplified_condition(
     opts: Options,
 ) -> Simplified {
     let raw = necessary_condition(db, file, function, target, opts);
+    simplify_condition(&raw.terms, raw.value.phi)
+}
+
+/// `phi` (in `terms`) after e-graph simplification, when it has
+/// quantifiers; as it is otherwise.
+pub fn simplify_condition(terms: &Terms, phi: TermId) -> Simplified {
     let _p = crate::deadline::phase("simplifying");
-    let phi = raw.value.phi;
-    if !raw.terms.has_quantifier(phi) {
+    if !terms.has_quantifier(phi) {
         // The e-graph is for the quantified conditions, whose instantiation
         // depends on their shape; a quantifier-free one goes to a solver
         // that simplifies it itself. Per target, the e-graph's work grows
         // with the condition: 2,000 asserts in a row (one more conjunct
         // each) cost it 450 s, for nothing.
-        let size = raw.terms.dag_size(&[phi]);
+        let size = terms.dag_size(&[phi]);
         let stats = crate::simplify::Stats {
             nodes_before: size,
             nodes_after: size,
@@ -175,10 +185,10 @@ pub fn simplified_condition(
             stats,
         };
     }
-    let mut terms = raw.terms.clone();
-    let (phi, stats) = crate::simplify::simplify_one(&mut terms, phi);
+    let mut own = terms.clone();
+    let (phi, stats) = crate::simplify::simplify_one(&mut own, phi);
     Simplified {
-        terms: Some(terms),
+        terms: Some(own),
         phi,
         stats,
     }
