@@ -182,6 +182,7 @@ pub fn check_batch(
     done: &(dyn Fn(&Report) + Sync),
     file_done: &(dyn Fn(usize, &[Report]) + Sync),
 ) -> Vec<Vec<Report>> {
+    start_helper_ahead(opts);
     let work: Vec<(usize, usize)> = subjects
         .iter()
         .enumerate()
@@ -285,6 +286,20 @@ impl CheckOptions {
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_priorities: true,
         }
+    }
+}
+
+/// Starts the conditions' helper solver while the programs are read, when
+/// an engine that builds conditions will ask it (docs/portfolio.md §3,
+/// "Solver starts").
+fn start_helper_ahead(opts: &CheckOptions) {
+    let builds_conditions = !matches!(
+        opts.engine,
+        Engine::Chc | Engine::ExploreSearch | Engine::Compositional
+    );
+    let nc = engine_options(opts);
+    if let (true, Some(profile)) = (builds_conditions, &nc.helper) {
+        crate::smt::Helper::start_ahead(profile, nc.solver_timeout);
     }
 }
 

@@ -16,10 +16,21 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
+/// The solver's memory allocator, unless the user set its tunables: glibc's
+/// `malloc` on transparent huge pages, its heap grown 64 MiB at a time.
+/// A solver's start is mostly page faults (Z3 4.8 touches ~18 MB before
+/// its first answer; on this project's 2-core virtual machine a fault
+/// costs ~3 µs): 4,600 faults and 12 ms of CPU for a trivial query became
+/// 450 and 5 ms, cvc5's 7.4 ms became 5.7 (docs/portfolio.md §3, "Solver
+/// starts"). Other C libraries ignore the variable.
+const SOLVER_ENV: &str = r#"export GLIBC_TUNABLES="${GLIBC_TUNABLES-glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864}"; "#;
+
 /// The watchdog (`sh -c WATCHDOG name solver args…`): `$@` is the solver.
 /// Its stdin is saved in fd 3 first, since a non-interactive shell gives a
 /// background job /dev/null as stdin.
-const WATCHDOG: &str = r#"trap 'kill -KILL 0' TERM INT HUP; exec 3<&0; "$@" <&3 3<&- & wait $!"#;
+fn watchdog() -> String {
+    format!(r#"{SOLVER_ENV}trap 'kill -KILL 0' TERM INT HUP; exec 3<&0; "$@" <&3 3<&- & wait $!"#)
+}
 
 /// The launcher of a session (`sh -c LAUNCHER pidfile watchdog solver
 /// args…`): it writes its PID, makes itself the leader of a new session
@@ -35,7 +46,7 @@ fn launcher() -> &'static str {
             setpriv.display()
         ),
         // Without util-linux: the solver in apc's group, killed alone.
-        _ => "echo $$ > \"$0\"; shift; exec \"$@\"".to_string(),
+        _ => format!("{SOLVER_ENV}echo $$ > \"$0\"; shift; exec \"$@\""),
     })
 }
 
@@ -45,7 +56,7 @@ pub(super) fn session_prefix(pid_file: &std::path::Path) -> [String; 3] {
     [
         launcher().to_string(),
         pid_file.to_string_lossy().into_owned(),
-        WATCHDOG.to_string(),
+        watchdog(),
     ]
 }
 
@@ -85,7 +96,7 @@ pub(super) fn spawn(name: &str, command: &str, args: &[String]) -> Result<Child,
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
-        .arg(WATCHDOG)
+        .arg(watchdog())
         .arg("apc-solver")
         .arg(command)
         .args(args);
