@@ -131,6 +131,12 @@ pub fn current_stop() -> Option<Stop> {
     STOP.with(|s| s.borrow().clone())
 }
 
+/// How often work that waits (for a solver, another thread) looks at its
+/// switch and the clock. The portfolio's answer waits for its losers to
+/// end: at 20 ms, the Horn clauses' and the executor's waits held up
+/// MatrIR's verdict by up to 27 ms after it was found.
+pub const POLL: Duration = Duration::from_millis(2);
+
 /// Whether this thread's switch was thrown (the work should end now).
 pub fn stop_requested() -> bool {
     STOP.with(|s| s.borrow().as_ref().is_some_and(Stop::is_stopped))

@@ -828,6 +828,7 @@ fn contenders<'a>(
 ) -> Vec<Contender<'a>> {
     let mut out = Vec::new();
     for chain in chains {
+        let late = nc::query::starts_late(&chain);
         // Shared by the solvers: built once.
         let shared: Vec<Arc<PendingQuery>> = chain.into_iter().map(Arc::new).collect();
         for profile in solvers {
@@ -838,6 +839,7 @@ fn contenders<'a>(
                     profile: profile.clone(),
                     dump: dump.cloned(),
                     then: next.take(),
+                    late,
                 }));
             }
             out.extend(next.map(|c| *c));
@@ -931,8 +933,12 @@ impl<'a> Replayer<'a> {
         self.hit(w).map(|_| ())
     }
 
-    /// The target the run of `w` hits, or what the run did instead.
+    /// The target the run of `w` hits, or what the run did instead. A
+    /// race's loser stops here at once (a model's judge may replay dozens
+    /// of times: shrinking, variations), rather than hold up the race's end
+    /// (by 12–20 ms on MatrIR).
     fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
+        deadline::check();
         let (kind, (line, col)) =
             crate::interp::replay_error(self.program, self.text, &self.lines, w)?;
         (self.targets.iter())

@@ -85,6 +85,15 @@ pub fn pending<'a>(
     out
 }
 
+/// Whether a chain of [`pending`] starts late in the race
+/// ([`crate::smt::Contender::late`]): φ̂^K on its own. Its unfolding took
+/// a core for 100+ ms on MatrIR while φ̂, already printed, decided; in the
+/// corpus it decides first for 2 targets of 258 (docs/necessary-conditions.md
+/// §9).
+pub fn starts_late(chain: &[PendingQuery]) -> bool {
+    matches!(chain, [q] if matches!(q.variant, Variant::Unfolded(_)))
+}
+
 /// Every query of `pending`, built now (for `apc nc --dump-queries`).
 pub fn build_all(pending: PendingChains) -> Chains {
     let mut out = Chains::default();

@@ -92,7 +92,7 @@ fn wait_or_stop(child: &mut std::process::Child, limit: Duration) -> bool {
     let end = Instant::now() + limit;
     loop {
         let left = end.saturating_duration_since(Instant::now());
-        match child.wait_timeout(left.min(Duration::from_millis(20))) {
+        match child.wait_timeout(left.min(crate::deadline::POLL)) {
             Ok(Some(_)) => return true,
             Ok(None) if !left.is_zero() && !crate::deadline::stop_requested() => {}
             _ => return false,

@@ -24,6 +24,58 @@ pub struct Contender<'a> {
     /// The query to try next, on the same thread, if this one ends
     /// undecided (iterative deepening).
     pub then: Option<Box<Contender<'a>>>,
+    /// Starts after the others' head start ([`HEAD_START`]), or as soon as
+    /// one of them ends undecided: for a query that costs much to build
+    /// and rarely decides first (φ̂^25), which would otherwise take a core
+    /// from the cheap ones while they decide.
+    pub late: bool,
+}
+
+/// How long the race's late contenders wait for the others at most.
+pub const HEAD_START: Duration = Duration::from_millis(100);
+
+/// When the late contenders of a race may start.
+struct LateStart {
+    at: Instant,
+    /// Set once a contender of the head ends undecided (a core is free).
+    released: std::sync::Mutex<bool>,
+    changed: std::sync::Condvar,
+}
+
+impl LateStart {
+    fn new(contenders: &[Contender<'_>]) -> LateStart {
+        LateStart {
+            at: Instant::now() + HEAD_START,
+            // With no head, nothing to wait for.
+            released: std::sync::Mutex::new(contenders.iter().all(|c| c.late)),
+            changed: std::sync::Condvar::new(),
+        }
+    }
+
+    fn release(&self) {
+        *self.released.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits for the late start; `false` if the race ended meanwhile.
+    fn wait(&self, cancel: &Cancel) -> bool {
+        let mut released = self.released.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if cancel.is_cancelled() || crate::deadline::stop_requested() {
+                return false;
+            }
+            let now = Instant::now();
+            if *released || now >= self.at {
+                return true;
+            }
+            let poll = (self.at - now).min(STOP_POLL);
+            released = self
+                .changed
+                .wait_timeout(released, poll)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
 }
 
 impl Contender<'_> {
@@ -76,7 +128,7 @@ enum Message<W> {
 }
 
 /// How often a waiting race looks at its portfolio's switch.
-const STOP_POLL: Duration = Duration::from_millis(20);
+const STOP_POLL: Duration = crate::deadline::POLL;
 
 /// Runs the contenders until one is definite, all are undecided, or the
 /// deadline. `judge` gets the session after `sat` (to ask for values).
@@ -97,12 +149,14 @@ where
     // end the race early, throws it too.
     let race_stop = crate::deadline::Stop::nested();
     let stop = Some(race_stop.clone());
+    let late_start = LateStart::new(contenders);
     std::thread::scope(|scope| {
         for c in contenders {
             let tx = tx.clone();
             let cancel = cancel.clone();
             let stop = stop.clone();
             let judge = &judge;
+            let late_start = &late_start;
             // The judge builds witnesses and prints terms recursively over
             // (bounded-height) terms: the analyses' big stack, not 2 MiB.
             let contender = std::thread::Builder::new().stack_size(256 << 20);
@@ -110,6 +164,10 @@ where
             let _ = contender.spawn_scoped(scope, move || {
                 // The judge's replays run within the race's deadline.
                 let _ = crate::deadline::run_in(deadline, stop, || {
+                    let head = !c.late;
+                    if !head && !late_start.wait(&cancel) {
+                        return;
+                    }
                     // Run the chain until a stage is definite or the last ends.
                     let mut c = c;
                     let mut no_witness = None;
@@ -131,6 +189,9 @@ where
                         (Message::Undecided(_, _, Undecided::Solver(_)), Some(nw)) => nw,
                         (m, _) => m,
                     };
+                    if head && !matches!(msg, Message::Definite(_)) {
+                        late_start.release();
+                    }
                     let _ = tx.send(msg);
                 });
             });
@@ -158,6 +219,8 @@ where
         // from their query's build.
         race_stop.stop();
         cancel.cancel();
+        // Wakes the late contenders still waiting, to see the race is over.
+        late_start.release();
         outcome
     })
 }
@@ -263,6 +326,7 @@ mod tests {
             profile: super::super::profile::default_z3().expect("z3 (solvers/install.sh)"),
             dump: None,
             then: None,
+            late: false,
         }
     }
 
@@ -327,5 +391,44 @@ mod tests {
             }
             o => panic!("a bounded unsat decided: {o:?}"),
         }
+    }
+
+    /// A late contender does not start within its head start while the
+    /// head works, and starts as soon as the head ends undecided.
+    #[test]
+    fn a_late_contender_waits_for_the_head_to_end_undecided() {
+        use std::sync::Mutex;
+        let unsat = "(declare-fun x () Int)\n(assert (< x 0))\n(assert (> x 0))\n";
+        let late = |built: Arc<Mutex<Option<Instant>>>| {
+            let mut c = pending(move || {
+                *built.lock().unwrap() = Some(Instant::now());
+                Ok(super::super::query::Query {
+                    variant: super::super::query::Variant::Unfolded(25),
+                    text: unsat.into(),
+                })
+            });
+            c.late = true;
+            c
+        };
+        let accept = |_: &mut Session| Ok(Judgement::<()>::Accept(()));
+        let deadline = || Instant::now() + Duration::from_secs(20);
+        // The head proves it: the late query is not built before the head
+        // start is over (if the head takes that long), most often never.
+        let built = Arc::new(Mutex::new(None));
+        let started = Instant::now();
+        let contenders = [late(built.clone()), contender(unsat, true)];
+        let outcome = race(&contenders, accept, 1, deadline());
+        assert!(matches!(outcome, RaceOutcome::Unsat { .. }), "{outcome:?}");
+        if let Some(at) = *built.lock().unwrap() {
+            assert!(at >= started + HEAD_START, "built after {:?}", at - started);
+        }
+        // The head cannot build its query: the late one starts at once.
+        let built = Arc::new(Mutex::new(None));
+        let started = Instant::now();
+        let contenders = [late(built.clone()), pending(|| Err("too large".into()))];
+        let outcome = race(&contenders, accept, 1, deadline());
+        assert!(matches!(outcome, RaceOutcome::Unsat { .. }), "{outcome:?}");
+        let at = built.lock().unwrap().expect("the late query was built");
+        assert!(at < started + HEAD_START, "built after {:?}", at - started);
     }
 }

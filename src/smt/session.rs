@@ -85,7 +85,7 @@ impl Cancel {
                     cancel.cancel();
                     return;
                 }
-                std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(20)));
+                std::thread::sleep((deadline - now).min(crate::deadline::POLL));
             }
         });
         Watchdog { done }
