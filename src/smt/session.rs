@@ -132,6 +132,12 @@ pub struct Session {
     pid: i32,
     cancel: Cancel,
     pub solver_name: String,
+    /// Why the session can no longer be trusted: after a failed check or
+    /// `get-value` (an error that a command earlier printed unread, a
+    /// reply that did not parse), the replies still in the pipe belong to
+    /// other questions, and the next check could read a `sat` or `unsat`
+    /// meant for another. Every later check is then `unknown`.
+    broken: Option<String>,
 }
 
 impl Session {
@@ -179,6 +185,7 @@ impl Session {
             pid,
             cancel: cancel.clone(),
             solver_name: profile.name.clone(),
+            broken: None,
         })
     }
 
@@ -208,6 +215,9 @@ impl Session {
     }
 
     pub fn check(&mut self) -> CheckResult {
+        if let Some(why) = &self.broken {
+            return CheckResult::Unknown(why.clone());
+        }
         match self.solver().check_sat_or_unk() {
             Ok(Some(true)) => CheckResult::Sat,
             Ok(Some(false)) => CheckResult::Unsat,
@@ -218,9 +228,17 @@ impl Session {
                     .map(|e| e.to_string())
                     .collect::<Vec<_>>()
                     .join(": ");
-                CheckResult::Unknown(self.failure(&msg))
+                CheckResult::Unknown(self.break_off(&msg))
             }
         }
+    }
+
+    /// Marks the session broken after `error`; the reason, for this and
+    /// every later check.
+    fn break_off(&mut self, error: &str) -> String {
+        let why = self.failure(error);
+        self.broken = Some(why.clone());
+        why
     }
 
     /// `get-value` of integer terms after `sat`.
@@ -228,16 +246,23 @@ impl Session {
         if exprs.is_empty() {
             return Ok(vec![]);
         }
-        let answer: Vec<(String, String)> = self
-            .solver()
-            .get_values(exprs)
-            .map_err(|e| format!("get-value: {}", one_line(&e.to_string())))?;
+        if let Some(why) = &self.broken {
+            return Err(why.clone());
+        }
+        let answer: Vec<(String, String)> = match self.solver().get_values(exprs) {
+            Ok(a) => a,
+            Err(e) => {
+                let why = format!("get-value: {}", one_line(&e.to_string()));
+                return Err(self.break_off(&why));
+            }
+        };
         if answer.len() != exprs.len() {
-            return Err(format!(
+            let why = format!(
                 "get-value: {} values for {} terms",
                 answer.len(),
                 exprs.len()
-            ));
+            );
+            return Err(self.break_off(&why));
         }
         answer
             .iter()
@@ -257,5 +282,31 @@ impl Drop for Session {
         super::process::kill_group(self.pid);
         super::process::await_exit(self.pid);
         drop(self.solver.take());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A command that the solver rejects prints an error that no one reads
+    /// at once; the next check reads it, and the checks after it must not
+    /// read each other's answers (an `unsat` for a satisfiable question).
+    #[test]
+    fn after_an_error_no_check_reads_another_checks_answer() {
+        let z3 = super::super::profile::default_z3().expect("z3 (solvers/install.sh)");
+        let mut s = Session::start(&z3, &Cancel::new()).expect("z3 starts");
+        s.send("(declare-fun x () Int)\n(assert (> y 0))").unwrap();
+        s.send("(push 1)\n(assert (< x 0))\n(assert (> x 0))")
+            .unwrap();
+        let first = s.check();
+        assert!(matches!(first, CheckResult::Unknown(_)), "{first:?}");
+        s.send("(pop 1)\n(push 1)\n(assert (> x 0))").unwrap();
+        let second = s.check();
+        assert_ne!(
+            second,
+            CheckResult::Unsat,
+            "a satisfiable question read as unsat"
+        );
     }
 }
