@@ -291,7 +291,7 @@ impl CheckOptions {
 
 /// Starts the conditions' helper solver while the programs are read, when
 /// an engine that builds conditions will ask it (docs/portfolio.md §3,
-/// "Solver starts").
+/// "Solver starts and stops").
 fn start_helper_ahead(opts: &CheckOptions) {
     let builds_conditions = !matches!(
         opts.engine,

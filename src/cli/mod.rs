@@ -180,7 +180,9 @@ pub fn main() -> ExitCode {
             return ExitStatus::Internal.into();
         }
     };
-    match output::finish() {
+    let finished = output::finish();
+    crate::smt::Helper::stop_spare();
+    match finished {
         Ok(()) => code,
         Err(e) => bad(&format!("cannot write the output: {e}")),
     }

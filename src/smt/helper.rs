@@ -156,21 +156,28 @@ fn start(line: &CommandLine, limit: Duration) -> Result<Warm, String> {
     }
 }
 
-/// The process from the spawner, once it has answered its warm-up.
+/// The process from the spawner, once it has answered its warm-up (or
+/// `Err` when `limit` or the work's deadline passes, or its switch is
+/// thrown, first).
 fn warmed_up(rx: Receiver<Result<Warm, String>>, limit: Duration) -> Result<Warm, String> {
     let gone = || "the solver-spawner thread is gone".to_string();
     let warm = rx.recv().map_err(|_| gone())??;
-    let deadline = Instant::now() + limit;
+    let end = Instant::now() + limit;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match warm.lines.recv_timeout(left) {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || crate::deadline::passed() {
+            return Err("the solver did not answer its warm-up".into());
+        }
+        match warm.lines.recv_timeout(left.min(crate::deadline::POLL)) {
             Ok(line) if line.contains(MARKER) => return Ok(warm),
             Ok(line) if line.contains("(error") => {
                 let why = super::reply::one_line(&line);
                 return Err(format!("the solver's warm-up failed: {why}"));
             }
-            Ok(_) => {}
-            Err(_) => return Err("the solver did not answer its warm-up".into()),
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the solver stopped answering".into());
+            }
         }
     }
 }
@@ -210,6 +217,16 @@ impl Helper {
     /// helper's first script does not wait for it.
     pub fn start_ahead(profile: &Profile, timeout: Duration) {
         prepare(&profile.command_line(timeout));
+    }
+
+    /// Stops the process started ahead, if any, when apc is done: left to
+    /// the kernel's parent-death signal, it could outlive apc by a moment.
+    pub fn stop_spare() {
+        let taken = spare().lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some((_, rx)) = taken {
+            // Dropping the process (once started) kills it and waits.
+            drop(rx.recv());
+        }
     }
 
     /// Whether there is a solver to ask.

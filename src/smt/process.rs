@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 /// its first answer; on this project's 2-core virtual machine a fault
 /// costs ~3 µs): 4,600 faults and 12 ms of CPU for a trivial query became
 /// 450 and 5 ms, cvc5's 7.4 ms became 5.7 (docs/portfolio.md §3, "Solver
-/// starts"). Other C libraries ignore the variable.
+/// starts and stops"). Other C libraries ignore the variable.
 const SOLVER_ENV: &str = r#"export GLIBC_TUNABLES="${GLIBC_TUNABLES-glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864}"; "#;
 
 /// The watchdog (`sh -c WATCHDOG name solver args…`): `$@` is the solver.
@@ -100,11 +100,17 @@ pub(super) fn spawn(name: &str, command: &str, args: &[String]) -> Result<Child,
         .arg("apc-solver")
         .arg(command)
         .args(args);
+    let apc = std::process::id();
     // SAFETY: only async-signal-safe syscalls between fork and exec.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             libc::setpgid(0, 0);
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            // apc may have ended between the fork and the request: then
+            // no signal will come, and the solver would outlive it.
+            if libc::getppid() as u32 != apc {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
             Ok(())
         });
     }
