@@ -907,10 +907,9 @@ fn undecided(why: &[(String, String, Undecided)], timed_out: bool) -> Decision {
     }
 }
 
-/// Replays witnesses of one target on the interpreter: the yardstick of
-/// every judge of a model.
-/// Replays inputs and tells which of its targets (one, or all of a
-/// program's for `together`) the run hit.
+/// Replays witnesses on the interpreter, the yardstick of every judge of a
+/// model, and tells which of its targets (one, or all of a program's for
+/// `together`) the run hit.
 struct Replayer<'a> {
     program: &'a crate::syntax::ast::Program,
     text: &'a str,
@@ -943,7 +942,7 @@ impl<'a> Replayer<'a> {
             crate::interp::replay_error(self.program, self.text, &self.lines, w)?;
         (self.targets.iter())
             .find(|t| t.kind == kind && (t.line, t.col) == (line, col))
-            .ok_or_else(|| format!("the replay hit {} at {line}:{col}", kind.as_str()))
+            .ok_or_else(|| crate::interp::hit_elsewhere(kind, (line, col)))
     }
 }
 

@@ -145,13 +145,14 @@ pub fn replay_hits(
     if (k, place) == (kind, at) {
         Ok(())
     } else {
-        Err(format!(
-            "the replay hit {} at {}:{}",
-            k.as_str(),
-            place.0,
-            place.1
-        ))
+        Err(hit_elsewhere(k, place))
     }
+}
+
+/// Why a replay that ended with the error `kind` at `(line, col)` is not
+/// the target's.
+pub fn hit_elsewhere(kind: TargetKind, (line, col): (u32, u32)) -> String {
+    format!("the replay hit {} at {line}:{col}", kind.as_str())
 }
 
 /// The error a witness's run ends with, and where (line, column in

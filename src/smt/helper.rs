@@ -362,10 +362,7 @@ fn ask(
     {
         return Err(Failure::Dead("the solver stopped answering".into()));
     }
-    // The grace after the solver's own limit, but never past the work's
-    // deadline.
-    let deadline = Instant::now() + timeout + super::grace(timeout);
-    let deadline = crate::deadline::current().map_or(deadline, |d| deadline.min(d));
+    let deadline = super::answer_by(timeout);
     let mut out = String::new();
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -38,10 +38,12 @@ pub enum Answer {
     Unknown(String),
 }
 
-/// How long past its own limit a solver may take before it is killed (its
-/// limit is soft: Z3 does not always stop).
-fn grace(timeout: Duration) -> Duration {
-    Duration::from_millis(500) + timeout / 10
+/// When a solver given `timeout` is given up on: its own limit is soft
+/// (Z3 does not always stop), so a grace follows it, but never past the
+/// work's deadline (Spacer ignoring its limit held a 3 s target to 3.7 s).
+fn answer_by(timeout: Duration) -> Instant {
+    let end = Instant::now() + timeout + Duration::from_millis(500) + timeout / 10;
+    crate::deadline::current().map_or(end, |d| end.min(d))
 }
 
 /// Why a one-shot solver gave no answer.
@@ -52,8 +54,8 @@ enum SolverFailure {
     Timeout,
 }
 
-/// Runs a script in a fresh solver process; its stdout. Past the deadline
-/// plus [`grace`] the process is killed: a hanging solver never hangs apc.
+/// Runs a script in a fresh solver process; its stdout. Past
+/// [`answer_by`] the process is killed: a hanging solver never hangs apc.
 fn solver_stdout(
     name: &str,
     (command, args): &(String, Vec<String>),
@@ -75,7 +77,7 @@ fn solver_stdout(
         let _ = stdout.read_to_string(&mut text);
         text
     });
-    if !wait_or_stop(&mut child, timeout + grace(timeout)) {
+    if !wait_or_stop(&mut child, answer_by(timeout)) {
         process::stop(&mut child);
         let _ = reader.join();
         return Err(SolverFailure::Timeout);
@@ -85,18 +87,15 @@ fn solver_stdout(
         .map_err(|_| SolverFailure::Start(format!("reading {name}'s answer failed")))
 }
 
-/// Waits for the solver to exit within `limit`; `false` if it did not, or
-/// if this thread's work was stopped or its deadline passed meanwhile: the
-/// grace after the solver's own limit never reaches past the work's
-/// deadline (Spacer ignoring its limit held a 3 s target to 3.7 s).
-fn wait_or_stop(child: &mut std::process::Child, limit: Duration) -> bool {
+/// Waits for the solver to exit by `end`; `false` if it did not, or if
+/// this thread's work was stopped meanwhile (`deadline::Stop`).
+fn wait_or_stop(child: &mut std::process::Child, end: Instant) -> bool {
     use wait_timeout::ChildExt;
-    let end = Instant::now() + limit;
     loop {
         let left = end.saturating_duration_since(Instant::now());
         match child.wait_timeout(left.min(crate::deadline::POLL)) {
             Ok(Some(_)) => return true,
-            Ok(None) if !left.is_zero() && !crate::deadline::passed() => {}
+            Ok(None) if !left.is_zero() && !crate::deadline::stop_requested() => {}
             _ => return false,
         }
     }

@@ -68,7 +68,7 @@ impl LateStart {
             if *released || now >= self.at {
                 return true;
             }
-            let poll = (self.at - now).min(STOP_POLL);
+            let poll = (self.at - now).min(crate::deadline::POLL);
             released = self
                 .changed
                 .wait_timeout(released, poll)
@@ -126,9 +126,6 @@ enum Message<W> {
     Definite(RaceOutcome<W>),
     Undecided(String, String, Undecided),
 }
-
-/// How often a waiting race looks at its portfolio's switch.
-const STOP_POLL: Duration = crate::deadline::POLL;
 
 /// Runs the contenders until one is definite, all are undecided, or the
 /// deadline. `judge` gets the session after `sat` (to ask for values).
@@ -200,7 +197,7 @@ where
         let mut undecided = Vec::new();
         let outcome = loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.clamp(Duration::from_millis(1), STOP_POLL)) {
+            match rx.recv_timeout(left.clamp(Duration::from_millis(1), crate::deadline::POLL)) {
                 Ok(Message::Definite(o)) => break o,
                 Ok(Message::Undecided(m, s, u)) => undecided.push((m, s, u)),
                 // Out of time, even if every contender is gone (one stopped
