@@ -718,7 +718,7 @@ fn decide_by_conditions(
     });
     let contenders = contenders(chains, &opts.solvers, dump.as_ref());
     let replay = Replayer::new(&parsed.program, file.text(db), std::slice::from_ref(t));
-    let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));
+    let judge = |session: &mut smt::Session| inputs.judge(session, &replay);
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
         RaceOutcome::Unsat { method, solver } => (Verdict::Unreachable, Some(method), Some(solver)),
@@ -804,7 +804,7 @@ fn replayed_counterexample(
     let symbol = |name: &str| body.var_id(name).and_then(|v| chc::initial_symbol(enc, v));
     let inputs = InputModel::named(program, body, symbol, model::Access::Select);
     let replay = Replayer::new(program, file.text(db), std::slice::from_ref(t));
-    let judge = |session: &mut smt::Session| inputs.judge(session, |w| replay.hits(w));
+    let judge = |session: &mut smt::Session| inputs.judge(session, &replay);
     let (found, unrolling) = chc::find_counterexample(enc, judge, opts.max_models, deadline);
     let found = match found {
         chc::Search::Found((witness, _), _) => Ok(witness),
@@ -927,22 +927,34 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    /// `Ok(())` if the run of `w` hits one of the targets, else what it did.
-    fn hits(&self, w: &Witness) -> Result<(), String> {
-        self.hit(w).map(|_| ())
-    }
-
     /// The target the run of `w` hits, or what the run did instead. A
     /// race's loser stops here at once (a model's judge may replay dozens
     /// of times: shrinking, variations), rather than hold up the race's end
     /// (by 12–20 ms on MatrIR).
     fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
         deadline::check();
-        let (kind, (line, col)) =
-            crate::interp::replay_error(self.program, self.text, &self.lines, w)?;
+        let error = crate::interp::replay_error(self.program, self.text, &self.lines, w);
+        self.target_of(error)
+    }
+
+    fn target_of(&self, error: crate::interp::ErrorPlace) -> Result<&'a Target, String> {
+        let (kind, (line, col)) = error?;
         (self.targets.iter())
             .find(|t| t.kind == kind && (t.line, t.col) == (line, col))
             .ok_or_else(|| crate::interp::hit_elsewhere(kind, (line, col)))
+    }
+}
+
+impl model::Replay for Replayer<'_> {
+    fn hits(&self, w: &Witness) -> Result<(), String> {
+        self.hit(w).map(|_| ())
+    }
+
+    fn hits_reading(&self, w: &Witness) -> (Result<(), String>, crate::interp::InputReads) {
+        deadline::check();
+        let (error, reads) =
+            crate::interp::replay_error_reading(self.program, self.text, &self.lines, w);
+        (self.target_of(error).map(|_| ()), reads)
     }
 }
 
@@ -1008,5 +1020,34 @@ mod tests {
                 "{reports:?}"
             );
         });
+    }
+
+    /// A witness whose run reads input cells far beyond the judge's first
+    /// window (A[2001], B[11][40], the 70th input): the cells the replay
+    /// read are asked for, and the conditions alone find it. (A fixed
+    /// window of 1024 cells left it `unknown`: the replay returned 0.)
+    #[test]
+    fn the_judge_asks_for_the_cells_its_replay_reads() {
+        let text = "main(A, B, n) {\n  var x, i;\n  i = 0;\n  while (i < 70) {\n    x = input;\n    i = i + 1;\n  }\n  if (n > 2000 && n < 2100 && A[n] == 7 && B[n - 1990][40] == 3) {\n    if (x == n + 1) {\n      assert(0);\n    }\n  }\n  return 0;\n}\n";
+        let db = Database::default();
+        let file = SourceFile::new(&db, "far.mc".into(), text.to_string());
+        let Some(z3) = smt::default_z3() else {
+            panic!("z3 is needed (solvers/install.sh)");
+        };
+        let target = (targets(&db, file).into_iter())
+            .find(|t| t.kind == crate::TargetKind::Assert)
+            .expect("the assert is a target");
+        let opts = CheckOptions {
+            engine: Engine::Nc,
+            ..CheckOptions::new(vec![z3], Duration::from_secs(20))
+        };
+        let report = check_target(&db, file, &target, &opts);
+        let Verdict::Reachable(w) = &report.verdict else {
+            panic!("{report:?}");
+        };
+        let program = &db::parse(&db, file).program;
+        let lines = LineIndex::new(text);
+        let hit = crate::interp::replay_error(program, text, &lines, w);
+        assert_eq!(hit, Ok((crate::TargetKind::Assert, (10, 7))));
     }
 }

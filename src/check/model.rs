@@ -3,12 +3,12 @@
 //! A model interprets the input symbols of the condition: main's integer
 //! parameters (`n₀`), its input arrays (`A₀`, a function of one index per
 //! dimension) and the input stream (`$in₀`, read at 0, 1, …). The values
-//! are asked with `get-value` on a finite window of indices; elements
-//! beyond the window read as 0 in the replay, as in the model's absence. A
-//! replay that misses is retried once with a wider window before the model
-//! is blocked.
+//! are asked with `get-value` on a narrow window of indices first; the
+//! replay then tells which cells the run read outside it, and those are
+//! asked for next, until the run reads only values of the model
+//! (docs/necessary-conditions.md §9). Cells never asked read as 0.
 
-use crate::interp::{ArgValue, Witness};
+use crate::interp::{ArgValue, InputReads, Witness};
 use crate::ir::{Body, INPUT_STREAM};
 use crate::smt::smtlib::{int as smt_int, name as smt_name};
 use crate::smt::{Judgement, Session};
@@ -16,6 +16,7 @@ use crate::syntax::ast::Program;
 use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
 use num_traits::Zero;
+use std::collections::BTreeSet;
 
 /// The inputs of the program as the condition names them.
 #[derive(Clone, Debug)]
@@ -52,15 +53,12 @@ impl Access {
     }
 }
 
-/// The window of indices asked per dimension, narrow then wide.
-fn window(dims: u32, wide: bool) -> usize {
-    match (dims, wide) {
-        (1, false) => 64,
-        (1, true) => 1024,
-        (2, false) => 8,
-        (2, true) => 32,
-        (_, false) => 3,
-        (_, true) => 6,
+/// The window of indices asked first, per dimension.
+fn window(dims: u32) -> usize {
+    match dims {
+        1 => 64,
+        2 => 8,
+        _ => 3,
     }
 }
 
@@ -108,26 +106,21 @@ impl InputModel {
         }
     }
 
-    /// Whether a wider window could change the witness.
-    fn has_windows(&self) -> bool {
-        self.stream.is_some() || self.params.iter().any(|(_, d, s)| *d > 0 && s.is_some())
-    }
-
-    /// The terms to ask for at one window width.
-    fn terms(&self, wide: bool) -> Vec<String> {
+    /// The terms to ask for first: the integer parameters and the window.
+    fn terms(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (_, dims, smt) in &self.params {
             let Some(s) = smt else { continue };
             if *dims == 0 {
                 out.push(s.clone());
             } else {
-                for idx in indices(*dims, window(*dims, wide)) {
+                for idx in indices(*dims, window(*dims)) {
                     out.push(self.access.at(s, &idx));
                 }
             }
         }
         if let Some(s) = &self.stream {
-            for i in 0..window(1, wide) {
+            for i in 0..window(1) {
                 out.push(self.access.at(s, &[i]));
             }
         }
@@ -135,7 +128,7 @@ impl InputModel {
     }
 
     /// Builds the witness from the values of [`Self::terms`].
-    fn witness(&self, values: &[BigInt], wide: bool) -> Witness {
+    fn witness(&self, values: &[BigInt]) -> Witness {
         let mut it = values.iter();
         let mut args = Vec::new();
         for (name, dims, smt) in &self.params {
@@ -144,7 +137,7 @@ impl InputModel {
                 (None, _) => ArgValue::List(vec![]),
                 (Some(_), 0) => ArgValue::Int(it.next().cloned().unwrap_or_default()),
                 (Some(_), d) => {
-                    let n = window(*d, wide);
+                    let n = window(*d);
                     let flat: Vec<BigInt> = it.by_ref().take(n.pow(*d)).cloned().collect();
                     nest(&flat, *d, n)
                 }
@@ -167,34 +160,23 @@ impl InputModel {
     pub fn judge(
         &self,
         session: &mut Session,
-        replay: impl Fn(&Witness) -> Result<(), String>,
+        replay: &impl Replay,
     ) -> Result<Judgement<(Witness, bool)>, String> {
-        let widths: &[bool] = if self.has_windows() {
-            &[false, true]
-        } else {
-            &[false]
+        let terms = self.terms();
+        let values = session.int_values(&terms)?;
+        let narrow = self.witness(&values);
+        let why = match self.complete(session, narrow.clone(), replay)? {
+            Ok(w) => return Ok(Judgement::Accept((shrink(w, replay), false))),
+            Err(why) => why,
         };
+        // Where the condition is weak (⋆ values), a model is a guess near a
+        // real run: try a few deterministic variations of its inputs first.
+        if let Some(w) = vary(&narrow, replay) {
+            return Ok(Judgement::Accept((shrink(w, replay), true)));
+        }
         // The block speaks of the narrow window only: any assertion that
         // excludes this model will do, and a short one keeps the solver fast
         // (1024 equalities made cvc5 100× slower on WinDriver).
-        let mut narrow: Option<(Vec<String>, Vec<BigInt>, Witness)> = None;
-        let mut why = String::new();
-        for &wide in widths {
-            let terms = self.terms(wide);
-            let values = session.int_values(&terms)?;
-            let w = self.witness(&values, wide);
-            match replay(&w) {
-                Ok(()) => return Ok(Judgement::Accept((shrink(w, &replay), false))),
-                Err(e) => why = e,
-            }
-            narrow.get_or_insert((terms, values, w));
-        }
-        let (terms, values, narrow) = narrow.expect("the narrow window is always tried");
-        // Where the condition is weak (⋆ values), a model is a guess near a
-        // real run: try a few deterministic variations of its inputs first.
-        if let Some(w) = vary(&narrow, &replay) {
-            return Ok(Judgement::Accept((shrink(w, &replay), true)));
-        }
         let block = if terms.is_empty() {
             // No inputs: every model is the same run.
             "(assert false)".to_string()
@@ -208,17 +190,163 @@ impl InputModel {
         };
         Ok(Judgement::Reject { block, why })
     }
+
+    /// The model's own run: replays `w` (the narrow window's witness), and
+    /// while the run reads input cells whose model value was not asked
+    /// yet, asks for them and replays again. The run then reads only the
+    /// model's values, so a further miss is the model's, not the window's.
+    /// A witness that hits, or why the last replay missed.
+    fn complete(
+        &self,
+        session: &mut Session,
+        mut w: Witness,
+        replay: &impl Replay,
+    ) -> Result<Result<Witness, String>, String> {
+        let mut asked = self.narrow_cells();
+        let mut budget = DEMAND_LIMIT;
+        let mut round = 0;
+        loop {
+            let (hit, reads) = replay.hits_reading(&w);
+            let why = match hit {
+                Ok(()) => return Ok(Ok(w)),
+                Err(why) => why,
+            };
+            let wanted = self.unasked(&reads, &asked, budget);
+            if wanted.is_empty() || round == DEMAND_ROUNDS {
+                return Ok(Err(why));
+            }
+            let (cells, terms): (Vec<Cell>, Vec<String>) = (wanted.into_iter())
+                .filter_map(|c| Some((c.clone(), self.term(&c)?)))
+                .unzip();
+            let values = session.int_values(&terms)?;
+            for (cell, v) in cells.into_iter().zip(values) {
+                self.set(&mut w, &cell, v);
+                asked.insert(cell);
+            }
+            budget = budget.saturating_sub(terms.len());
+            round += 1;
+        }
+    }
+
+    /// The cells the narrow window asks for.
+    fn narrow_cells(&self) -> BTreeSet<Cell> {
+        let mut out = BTreeSet::new();
+        for (p, (_, dims, smt)) in self.params.iter().enumerate() {
+            if *dims > 0 && smt.is_some() {
+                out.extend(
+                    indices(*dims, window(*dims))
+                        .into_iter()
+                        .map(|i| Cell::Element(p, i)),
+                );
+            }
+        }
+        if self.stream.is_some() {
+            out.extend((0..window(1)).map(Cell::Stream));
+        }
+        out
+    }
+
+    /// The cells a run read that were not asked yet, at most `budget`:
+    /// elements of the arrays the condition mentions (at their depth), and
+    /// positions of the stream.
+    fn unasked(&self, reads: &InputReads, asked: &BTreeSet<Cell>, budget: usize) -> Vec<Cell> {
+        let elements = (reads.cells.iter()).filter_map(|(p, path)| {
+            let (_, dims, smt) = self.params.get(*p)?;
+            (smt.is_some() && path.len() == *dims as usize).then(|| Cell::Element(*p, path.clone()))
+        });
+        let stream = (0..reads.stream)
+            .map(Cell::Stream)
+            .filter(|_| self.stream.is_some());
+        elements
+            .chain(stream)
+            .filter(|c| !asked.contains(c))
+            .take(budget)
+            .collect()
+    }
+
+    /// The SMT term of a cell.
+    fn term(&self, cell: &Cell) -> Option<String> {
+        match cell {
+            Cell::Element(p, path) => {
+                let symbol = self.params.get(*p)?.2.as_ref()?;
+                Some(self.access.at(symbol, path))
+            }
+            Cell::Stream(i) => Some(self.access.at(self.stream.as_ref()?, &[*i])),
+        }
+    }
+
+    /// Writes a cell's value into the witness, growing its lists (with 0
+    /// and empty rows, which read as if absent).
+    fn set(&self, w: &mut Witness, cell: &Cell, v: BigInt) {
+        match cell {
+            Cell::Stream(i) => {
+                if w.input.len() <= *i {
+                    w.input.resize(i + 1, BigInt::zero());
+                }
+                w.input[*i] = v;
+            }
+            Cell::Element(p, path) => {
+                if let Some((_, list)) = w.args.get_mut(*p) {
+                    set_element(list, path, v);
+                }
+            }
+        }
+    }
+}
+
+/// How many times the judge asks for the cells a replay read beyond those
+/// asked, and how many cells it asks for in all. (A fixed wide window of
+/// 1024 cells, which this replaced, took 5–27 ms of `get-value` on
+/// MatrIR, and missed runs that read beyond it.)
+const DEMAND_ROUNDS: usize = 8;
+const DEMAND_LIMIT: usize = 4096;
+
+/// An input cell: an element of one of main's arrays (the parameter's
+/// position, the index path) or a position of the input stream.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Cell {
+    Element(usize, Vec<usize>),
+    Stream(usize),
+}
+
+/// Sets the element at `path` of a (nested) list, growing it as needed.
+/// A list whose shape disagrees with the path is left as it is.
+fn set_element(list: &mut ArgValue, path: &[usize], v: BigInt) {
+    let (ArgValue::List(xs), Some((&i, rest))) = (list, path.split_first()) else {
+        return;
+    };
+    let filler = if rest.is_empty() {
+        ArgValue::Int(BigInt::zero())
+    } else {
+        ArgValue::List(vec![])
+    };
+    if xs.len() <= i {
+        xs.resize(i + 1, filler);
+    }
+    match (&mut xs[i], rest.is_empty()) {
+        (ArgValue::Int(x), true) => *x = v,
+        (row @ ArgValue::List(_), false) => set_element(row, rest, v),
+        _ => {}
+    }
+}
+
+/// How a judge runs a witness on the interpreter.
+pub trait Replay {
+    /// `Ok(())` if the run hits the target, else what it did.
+    fn hits(&self, w: &Witness) -> Result<(), String>;
+    /// [`Replay::hits`], and which of the witness's input cells it read.
+    fn hits_reading(&self, w: &Witness) -> (Result<(), String>, InputReads);
 }
 
 /// A shorter witness that still hits: the model fills the whole window
 /// (with its default value), the run usually reads a prefix. Each list
 /// (main's arrays, their rows, the input stream) is cut to the shortest
 /// prefix found by bisection that still replays to the target.
-fn shrink(mut w: Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Witness {
+fn shrink(mut w: Witness, replay: &impl Replay) -> Witness {
     fn bisect<T: Clone>(
         w: &mut Witness,
         get: impl Fn(&mut Witness) -> &mut Vec<T>,
-        replay: &impl Fn(&Witness) -> Result<(), String>,
+        replay: &impl Replay,
     ) {
         let full = get(w).clone();
         let (mut lo, mut hi) = (0, full.len());
@@ -226,7 +354,7 @@ fn shrink(mut w: Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> W
         while lo < hi {
             let mid = (lo + hi) / 2;
             *get(w) = full[..mid].to_vec();
-            if replay(w).is_ok() {
+            if replay.hits(w).is_ok() {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -265,7 +393,7 @@ const VARIATIONS: u64 = 32;
 /// uses or one of -1, 0, 1, 2; the integer parameters are kept (the
 /// condition constrains them most). Deterministic: the same model gives
 /// the same variations.
-fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option<Witness> {
+fn vary(w: &Witness, replay: &impl Replay) -> Option<Witness> {
     fn pool(v: &ArgValue, out: &mut Vec<BigInt>) {
         match v {
             ArgValue::Int(n) => out.push(n.clone()),
@@ -305,7 +433,7 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
     values.extend(w.input.iter().cloned());
     values.sort();
     values.dedup();
-    if let Some(w) = compactions(w).into_iter().find(|c| replay(c).is_ok()) {
+    if let Some(w) = compactions(w).into_iter().find(|c| replay.hits(c).is_ok()) {
         return Some(w);
     }
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
@@ -329,7 +457,7 @@ fn vary(w: &Witness, replay: &impl Fn(&Witness) -> Result<(), String>) -> Option
             )
             .collect();
         let candidate = Witness { args, input };
-        if replay(&candidate).is_ok() {
+        if replay.hits(&candidate).is_ok() {
             return Some(candidate);
         }
     }

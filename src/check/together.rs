@@ -72,7 +72,7 @@ fn race(
         .map_or((terms, phi), |s| (s.terms_or(terms), s.phi));
     let chains = query::pending((terms, phi), simple, opts.mode, opts.k);
     let contenders = contenders(chains, &opts.solvers, None);
-    let judge = |session: &mut smt::Session| inputs.judge(session, |w| at.hits(w));
+    let judge = |session: &mut smt::Session| inputs.judge(session, at);
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
         RaceOutcome::Unsat { method, .. } => Together::Unreachable(method),

@@ -183,6 +183,9 @@ pub(crate) struct Interp<'p> {
     input: &'p [BigInt],
     input_pos: usize,
     pub(crate) input_exhausted: bool,
+    /// How many values the run read from the input stream, past its end
+    /// included (a read there is of a position the witness did not give).
+    pub(crate) input_reads: usize,
     pub(crate) outputs: Vec<BigInt>,
     pub(crate) steps: u64,
     /// The statement being executed (absolute), for the step limit.
@@ -236,6 +239,7 @@ impl<'p> Interp<'p> {
             input,
             input_pos: 0,
             input_exhausted: false,
+            input_reads: 0,
             outputs: Vec::new(),
             steps: 0,
             cur_stmt: Span::default(),
@@ -507,6 +511,7 @@ impl<'p> Interp<'p> {
                 }
             }
             ExprKind::Input => {
+                self.input_reads += 1;
                 let v = match self.input.get(self.input_pos) {
                     Some(n) => {
                         self.input_pos += 1;

@@ -14,10 +14,13 @@
 //! parameter the analysis saw no indexing of is accepted: if the program then
 //! uses it as an integer, the run reports a bad witness at that point.
 
+use super::InputReads;
 use super::RunError;
-use super::value::{InputArray, Value};
+use super::value::{InputArray, Origin, Value};
 use crate::syntax::ast::{Expr, ExprKind, Function, Program, StmtKind};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::ArgValue;
 
@@ -219,14 +222,23 @@ fn shape(v: &ArgValue, level: usize) -> Result<Shape, String> {
     })
 }
 
-fn convert(v: &ArgValue, dims: u32) -> Value {
+/// The value of a witness argument; `origin`: where it sits in the
+/// witness, when the run records the cells it reads.
+fn convert(v: &ArgValue, dims: u32, origin: Option<Origin>) -> Value {
     match v {
         ArgValue::Int(n) => Value::Int(n.clone()),
         ArgValue::List(xs) => Value::Input(InputArray::new(
-            xs.iter()
-                .map(|x| convert(x, dims.saturating_sub(1)))
+            (xs.iter().enumerate())
+                .map(|(i, x)| {
+                    convert(
+                        x,
+                        dims.saturating_sub(1),
+                        origin.as_ref().map(|o| o.child(i)),
+                    )
+                })
                 .collect(),
             dims,
+            origin,
         )),
     }
 }
@@ -243,10 +255,13 @@ fn show(v: &ArgValue) -> String {
 }
 
 /// The values of `main`'s parameters, in order, from the witness.
+/// main's argument values from the witness's; with `reads`, its input
+/// arrays record the cells the run reads there.
 pub(crate) fn main_args(
     program: &Program,
     main: &Function,
     args: &[(String, ArgValue)],
+    reads: Option<&Rc<RefCell<InputReads>>>,
 ) -> Result<Vec<Value>, RunError> {
     let bad = |m: String| Err(RunError::BadWitness(m));
     let params: Vec<&str> = main.params.iter().map(|p| p.name.as_str()).collect();
@@ -266,7 +281,7 @@ pub(crate) fn main_args(
     }
     let depths = index_depths(program, main);
     let mut values = Vec::with_capacity(params.len());
-    for (p, &depth) in params.iter().zip(&depths) {
+    for (position, (p, &depth)) in params.iter().zip(&depths).enumerate() {
         let Some(v) = given.get(p) else {
             return bad(format!("no value given for parameter `{p}` of main"));
         };
@@ -289,7 +304,8 @@ pub(crate) fn main_args(
             }
             Ok(Shape::Exact(d) | Shape::AtLeast(d)) => d.max(depth),
         };
-        values.push(convert(v, dims));
+        let origin = reads.map(|r| Origin::new(r.clone(), position));
+        values.push(convert(v, dims, origin));
     }
     Ok(values)
 }

@@ -49,6 +49,9 @@ use crate::syntax::Span;
 use crate::syntax::ast::Program;
 use exec::{Interp, Stop};
 use num_bigint::BigInt;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
 
 /// A value given for a parameter of main: an integer, or a (possibly nested)
 /// list for an input array.
@@ -155,6 +158,10 @@ pub fn hit_elsewhere(kind: TargetKind, (line, col): (u32, u32)) -> String {
     format!("the replay hit {} at {line}:{col}", kind.as_str())
 }
 
+/// The error a run ended with and where (line, column), or what the run
+/// did instead.
+pub type ErrorPlace = Result<(TargetKind, (u32, u32)), String>;
+
 /// The error a witness's run ends with, and where (line, column in
 /// `text`); what the run did instead if it ends otherwise.
 pub fn replay_error(
@@ -162,14 +169,57 @@ pub fn replay_error(
     text: &str,
     lines: &crate::syntax::LineIndex,
     w: &Witness,
-) -> Result<(TargetKind, (u32, u32)), String> {
+) -> ErrorPlace {
     let r = run(program, w, Limits::default()).map_err(|e| e.to_string())?;
+    error_place(r, text, lines)
+}
+
+/// [`replay_error`], and which of the witness's input cells the run read.
+pub fn replay_error_reading(
+    program: &Program,
+    text: &str,
+    lines: &crate::syntax::LineIndex,
+    w: &Witness,
+) -> (ErrorPlace, InputReads) {
+    match run_reading(program, w, Limits::default()) {
+        Ok((r, reads)) => (error_place(r, text, lines), reads),
+        Err(e) => (Err(e.to_string()), InputReads::default()),
+    }
+}
+
+fn error_place(r: RunResult, text: &str, lines: &crate::syntax::LineIndex) -> ErrorPlace {
     match r.outcome {
         Outcome::Error { kind, span } => Ok((kind, lines.line_col(text, span.start))),
         Outcome::Returned(v) => Err(format!("the replay returned {v}")),
         Outcome::AssumeFailed { .. } => Err("the replay stopped at a failed assume".into()),
         Outcome::StepLimit { .. } => Err("the replay hit the step limit".into()),
         Outcome::CallDepthLimit { .. } => Err("the replay hit the call-depth limit".into()),
+    }
+}
+
+/// Which cells of its witness a run read: the integer elements of main's
+/// input arrays, by the parameter's position and the index path (given by
+/// the witness or not; negative indices are left out, as a witness cannot
+/// give them), and how many values of the input stream. A model's judge
+/// asks the solver for exactly these (docs/necessary-conditions.md §9).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputReads {
+    pub cells: BTreeSet<(usize, Vec<usize>)>,
+    pub stream: usize,
+    /// More than [`InputReads::MAX_CELLS`] distinct cells were read; the
+    /// rest are not recorded.
+    pub overflow: bool,
+}
+
+impl InputReads {
+    pub const MAX_CELLS: usize = 1 << 16;
+
+    fn record(&mut self, param: usize, path: Vec<usize>) {
+        if self.cells.len() < Self::MAX_CELLS {
+            self.cells.insert((param, path));
+        } else if !self.cells.contains(&(param, path)) {
+            self.overflow = true;
+        }
     }
 }
 
@@ -183,7 +233,16 @@ const STACK_SIZE: usize = 1 << 30;
 /// even an ill-typed one: type confusion is `RunError::Internal` (or
 /// `BadWitness` when a witness list is used as an integer).
 pub fn run(program: &Program, witness: &Witness, limits: Limits) -> Result<RunResult, RunError> {
-    run_with_stack(program, witness, limits, STACK_SIZE)
+    run_with_stack(program, witness, limits, STACK_SIZE, false).map(|(r, _)| r)
+}
+
+/// [`run`], recording which of the witness's input cells the run reads.
+pub fn run_reading(
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+) -> Result<(RunResult, InputReads), RunError> {
+    run_with_stack(program, witness, limits, STACK_SIZE, true)
 }
 
 fn run_with_stack(
@@ -191,7 +250,8 @@ fn run_with_stack(
     witness: &Witness,
     limits: Limits,
     stack_size: usize,
-) -> Result<RunResult, RunError> {
+    reading: bool,
+) -> Result<(RunResult, InputReads), RunError> {
     // The caller's deadline (a replay within `apc check`'s per-target
     // time) holds on the interpreter's own thread too.
     let deadline = crate::deadline::current();
@@ -200,7 +260,7 @@ fn run_with_stack(
             .name("apc-interp".into())
             .stack_size(stack_size)
             .spawn_scoped(scope, move || {
-                let run = || run_here(program, witness, limits, stack_size);
+                let run = || run_here(program, witness, limits, stack_size, reading);
                 match deadline {
                     // The interpreter reads the deadline, it never stops
                     // at it by unwinding: it ends the run as a limit.
@@ -219,29 +279,40 @@ fn run_with_stack(
     })
 }
 
-/// The run itself, on the current thread (which has `stack_size` bytes).
+/// The run itself, on the current thread (which has `stack_size` bytes);
+/// `reading`: record the witness cells it reads.
 fn run_here(
     program: &Program,
     witness: &Witness,
     limits: Limits,
     stack_size: usize,
-) -> Result<RunResult, RunError> {
+    reading: bool,
+) -> Result<(RunResult, InputReads), RunError> {
     let Some(main) = program.functions.iter().position(|f| f.name.name == "main") else {
         return Err(RunError::Internal("the program has no `main`".into()));
     };
-    let args = main_args::main_args(program, &program.functions[main], &witness.args)?;
+    let reads = reading.then(|| Rc::new(RefCell::new(InputReads::default())));
+    let args = main_args::main_args(
+        program,
+        &program.functions[main],
+        &witness.args,
+        reads.as_ref(),
+    )?;
     let mut interp = Interp::new(program, main, &witness.input, limits, stack_size);
     let outcome = match interp.run_main(args) {
         Ok(n) => Outcome::Returned(n),
         Err(Stop::Outcome(o)) => o,
         Err(Stop::Error(e)) => return Err(e),
     };
-    Ok(RunResult {
+    let result = RunResult {
         outputs: std::mem::take(&mut interp.outputs),
         outcome,
         input_exhausted: interp.input_exhausted,
         steps: interp.steps,
-    })
+    };
+    let mut reads = reads.map(|r| r.take()).unwrap_or_default();
+    reads.stream = interp.input_reads;
+    Ok((result, reads))
 }
 
 /// The message of a caught panic (`panic!` with a literal or a format).

@@ -520,7 +520,8 @@ fn host_stack_exhaustion_is_a_call_depth_limit() {
         max_steps: u64::MAX,
         max_call_depth: u32::MAX,
     };
-    let r = run_with_stack(&program(src), &Witness::default(), limits, 8 << 20).unwrap();
+    let (r, _) =
+        run_with_stack(&program(src), &Witness::default(), limits, 8 << 20, false).unwrap();
     assert!(matches!(r.outcome, Outcome::CallDepthLimit { .. }), "{r:?}");
 }
 
@@ -589,11 +590,12 @@ fn a_call_at_the_bottom_of_a_long_chain_costs_no_stack_per_operand() {
             "f(n) {{ var r; r = 0; if (n > 0) {{ r = f(n - 1){}; }} return r; }}\nmain() {{ return f(200); }}",
             " + 1".repeat(n - 1)
         );
-        let r = run_with_stack(
+        let (r, _) = run_with_stack(
             &program(&src),
             &Witness::default(),
             Limits::default(),
             64 << 20,
+            false,
         )
         .unwrap();
         assert_eq!(returned(&r), 200 * (n as i64 - 1), "{:?}", r.outcome);
@@ -747,4 +749,35 @@ fn result_json(src: &str, r: &RunResult) -> serde_json::Value {
         "input_exhausted": r.input_exhausted,
         "assume_failed": matches!(r.outcome, Outcome::AssumeFailed { .. }),
     })
+}
+
+/// A run records the witness cells it reads: elements of main's arrays,
+/// given or not (not at negative indices, nor where the program wrote),
+/// and how many stream values.
+#[test]
+fn a_reading_run_records_the_input_cells_it_reads() {
+    let src = "main(A, M, n) {\n  var x, y, B;\n  x = A[1] + A[5] + A[-1] + M[0][2] + M[3][1];\n  B = A;\n  B[7] = 1;\n  y = input + input + B[7] + B[2];\n  return x + y + n;\n}\n";
+    let w = Witness {
+        args: vec![
+            ("A".into(), ArgValue::List(vec![ArgValue::Int(4.into()); 3])),
+            ("M".into(), ArgValue::List(vec![ArgValue::List(vec![])])),
+            ("n".into(), ArgValue::Int(1.into())),
+        ],
+        input: vec![9.into()],
+    };
+    let (r, reads) = run_reading(&program(src), &w, Limits::default()).unwrap();
+    assert_eq!(r.outcome, Outcome::Returned(19.into()));
+    let cells: Vec<(usize, Vec<usize>)> = reads.cells.into_iter().collect();
+    assert_eq!(
+        cells,
+        [
+            (0, vec![1]),
+            (0, vec![2]),
+            (0, vec![5]),
+            (1, vec![0, 2]),
+            (1, vec![3, 1])
+        ]
+    );
+    assert_eq!(reads.stream, 2);
+    assert!(!reads.overflow);
 }

@@ -8,9 +8,11 @@
 //! index. Input arrays are the exception: they are the witness's read-only
 //! data, held by value (see [`InputArray`]).
 
+use super::InputReads;
 use num_bigint::BigInt;
 use num_traits::{ToPrimitive, Zero};
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 use std::rc::Rc;
@@ -71,14 +73,50 @@ pub(crate) struct InputArray {
     dims: u32,
     /// Elements written by the program, on this copy only.
     overrides: BTreeMap<BigInt, Value>,
+    /// Set when the run records the witness cells it reads.
+    origin: Option<Origin>,
+}
+
+/// Where an input array sits in the witness, for a run that records which
+/// witness cells it reads (`interp::run_reading`).
+#[derive(Clone, Debug)]
+pub(crate) struct Origin {
+    reads: Rc<RefCell<InputReads>>,
+    /// main's parameter (its position) and the indices down to this array.
+    param: usize,
+    path: Rc<[usize]>,
+}
+
+impl Origin {
+    pub(crate) fn new(reads: Rc<RefCell<InputReads>>, param: usize) -> Origin {
+        Origin {
+            reads,
+            param,
+            path: Rc::from([]),
+        }
+    }
+
+    /// The origin of element `i`.
+    pub(crate) fn child(&self, i: usize) -> Origin {
+        Origin {
+            path: self.path.iter().copied().chain([i]).collect(),
+            ..self.clone()
+        }
+    }
+
+    fn record(&self, i: usize) {
+        let path = self.path.iter().copied().chain([i]).collect();
+        self.reads.borrow_mut().record(self.param, path);
+    }
 }
 
 impl InputArray {
-    pub(crate) fn new(elems: Vec<Value>, dims: u32) -> InputArray {
+    pub(crate) fn new(elems: Vec<Value>, dims: u32, origin: Option<Origin>) -> InputArray {
         InputArray {
             elems: elems.into(),
             dims: dims.max(1),
             overrides: BTreeMap::new(),
+            origin,
         }
     }
 
@@ -86,9 +124,12 @@ impl InputArray {
         i.to_usize().and_then(|u| elems.get(u))
     }
 
-    fn default_elem(dims: u32, want_array: bool) -> Value {
+    fn default_elem(dims: u32, origin: Option<&Origin>, i: &BigInt, want_array: bool) -> Value {
         if dims > 1 || want_array {
-            Value::Input(InputArray::new(vec![], dims.saturating_sub(1)))
+            // A witness cell below a negative index cannot be given, so it
+            // is not recorded either.
+            let origin = origin.zip(i.to_usize()).map(|(o, u)| o.child(u));
+            Value::Input(InputArray::new(vec![], dims.saturating_sub(1), origin))
         } else {
             Value::Int(BigInt::zero())
         }
@@ -100,10 +141,19 @@ impl InputArray {
         if let Some(v) = self.overrides.get(i) {
             return Cow::Borrowed(v);
         }
-        match Self::given(&self.elems, i) {
+        let v = match Self::given(&self.elems, i) {
             Some(v) => Cow::Borrowed(v),
-            None => Cow::Owned(Self::default_elem(self.dims, want_array)),
+            None => Cow::Owned(Self::default_elem(
+                self.dims,
+                self.origin.as_ref(),
+                i,
+                want_array,
+            )),
+        };
+        if let (Some(o), Some(u), Value::Int(_)) = (&self.origin, i.to_usize(), v.as_ref()) {
+            o.record(u);
         }
+        v
     }
 
     /// Element `i` for writing: it moves into the override map first, so the
@@ -114,7 +164,7 @@ impl InputArray {
             Entry::Vacant(slot) => {
                 let v = match Self::given(&self.elems, i) {
                     Some(v) => v.clone(),
-                    None => Self::default_elem(self.dims, want_array),
+                    None => Self::default_elem(self.dims, self.origin.as_ref(), i, want_array),
                 };
                 slot.insert(v)
             }
