@@ -937,6 +937,7 @@ impl<'a> Replayer<'a> {
         self.target_of(error)
     }
 
+    /// The target a run's error is, or why the run missed them all.
     fn target_of(&self, error: crate::interp::ErrorPlace) -> Result<&'a Target, String> {
         let (kind, (line, col)) = error?;
         (self.targets.iter())
