@@ -202,23 +202,36 @@ fn error_place(r: RunResult, text: &str, lines: &crate::syntax::LineIndex) -> Er
 /// the witness or not; negative indices are left out, as a witness cannot
 /// give them), and how many values of the input stream. A model's judge
 /// asks the solver for exactly these (docs/necessary-conditions.md §9).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct InputReads {
     pub cells: BTreeSet<(usize, Vec<usize>)>,
     pub stream: usize,
     /// More than [`InputReads::MAX_CELLS`] distinct cells were read; the
     /// rest are not recorded.
     pub overflow: bool,
+    /// The key of the last read already recorded, kept for the next: a
+    /// run that reads the same cells again allocates nothing.
+    spare_key: Vec<usize>,
 }
 
 impl InputReads {
     pub const MAX_CELLS: usize = 1 << 16;
 
-    fn record(&mut self, param: usize, path: Vec<usize>) {
-        if self.cells.len() < Self::MAX_CELLS {
-            self.cells.insert((param, path));
-        } else if !self.cells.contains(&(param, path)) {
+    /// Records a read of element `i` of the array at `path` in main's
+    /// parameter `param`.
+    pub(crate) fn record(&mut self, param: usize, path: &[usize], i: usize) {
+        let mut key = std::mem::take(&mut self.spare_key);
+        key.clear();
+        key.extend_from_slice(path);
+        key.push(i);
+        let key = (param, key);
+        if self.cells.contains(&key) {
+            self.spare_key = key.1;
+        } else if self.cells.len() < Self::MAX_CELLS {
+            self.cells.insert(key);
+        } else {
             self.overflow = true;
+            self.spare_key = key.1;
         }
     }
 }

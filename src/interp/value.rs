@@ -105,8 +105,7 @@ impl Origin {
     }
 
     fn record(&self, i: usize) {
-        let path = self.path.iter().copied().chain([i]).collect();
-        self.reads.borrow_mut().record(self.param, path);
+        self.reads.borrow_mut().record(self.param, &self.path, i);
     }
 }
 
