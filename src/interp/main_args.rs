@@ -230,11 +230,11 @@ fn convert(v: &ArgValue, dims: u32, origin: Option<Origin>) -> Value {
         ArgValue::List(xs) => Value::Input(InputArray::new(
             (xs.iter().enumerate())
                 .map(|(i, x)| {
-                    convert(
-                        x,
-                        dims.saturating_sub(1),
-                        origin.as_ref().map(|o| o.child(i)),
-                    )
+                    // Only rows need their own origin; an integer's is its
+                    // array's, with its index.
+                    let row = matches!(x, ArgValue::List(_));
+                    let child = origin.as_ref().filter(|_| row).map(|o| o.child(i));
+                    convert(x, dims.saturating_sub(1), child)
                 })
                 .collect(),
             dims,
@@ -254,9 +254,8 @@ fn show(v: &ArgValue) -> String {
     }
 }
 
-/// The values of `main`'s parameters, in order, from the witness.
-/// main's argument values from the witness's; with `reads`, its input
-/// arrays record the cells the run reads there.
+/// The values of `main`'s parameters, in order, from the witness; with
+/// `reads`, its input arrays record the cells the run reads there.
 pub(crate) fn main_args(
     program: &Program,
     main: &Function,
