@@ -11,7 +11,8 @@
 //! the thread that freed it; a run allocates and frees its own states on
 //! its own thread.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use mimalloc::MiMalloc as System;
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 
 /// The system allocator, counting per thread.

@@ -22,6 +22,7 @@ use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, Zero};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::borrow::Cow;
 use std::rc::Rc;
 
 /// How many literals and cases one decision may visit before it gives up.
@@ -45,6 +46,21 @@ enum Rel {
     Never,
     /// Every integer fits (`2·x != 1`).
     Always,
+}
+
+impl Rel {
+    /// The integers this relation excludes, as a relation:
+    /// `¬(x ≤ h) ⇔ x ≥ h + 1` and `¬(x ≥ l) ⇔ x ≤ l − 1` over the integers.
+    fn negated(&self) -> Rel {
+        match self {
+            Rel::AtMost(h) => Rel::AtLeast(h + 1),
+            Rel::AtLeast(l) => Rel::AtMost(l - 1),
+            Rel::Is(v) => Rel::IsNot(v.clone()),
+            Rel::IsNot(v) => Rel::Is(v.clone()),
+            Rel::Never => Rel::Always,
+            Rel::Always => Rel::Never,
+        }
+    }
 }
 
 /// One conjunct of a check (a top-level `∧` is split), as far as this
@@ -74,6 +90,9 @@ enum Touch {
 #[derive(Default)]
 pub(crate) struct UnaryChecks {
     parts: HashMap<TermId, Rc<[Part]>>,
+    /// Each literal of a part as a bound, unnegated: terms are shared, so
+    /// a literal is read once, not at every check that meets it.
+    bounds: HashMap<TermId, Bound>,
     /// Checks decided here.
     pub decided: u64,
 }
@@ -98,16 +117,18 @@ impl UnaryChecks {
         let rest: Vec<Rc<[Part]>> = pc.map(|c| self.parts(terms, c)).collect();
         let rest: Vec<&Part> = rest.iter().flat_map(|ps| ps.iter()).collect();
         slice.close_over(&rest, terms)?;
-        let answer = satisfiable(terms, &slice.formulas)?;
+        let answer = satisfiable(terms, &self.bounds, &slice.formulas)?;
         self.decided += 1;
         Some(answer)
     }
 
     fn parts(&mut self, terms: &Terms, t: TermId) -> Rc<[Part]> {
-        self.parts
-            .entry(t)
-            .or_insert_with(|| parts_of(terms, t))
-            .clone()
+        if let Some(ps) = self.parts.get(&t) {
+            return ps.clone();
+        }
+        let ps = parts_of(terms, t, &mut self.bounds);
+        self.parts.insert(t, ps.clone());
+        ps
     }
 }
 
@@ -167,28 +188,37 @@ impl Slice {
     }
 }
 
-fn parts_of(terms: &Terms, t: TermId) -> Rc<[Part]> {
+fn parts_of(terms: &Terms, t: TermId, bounds: &mut HashMap<TermId, Bound>) -> Rc<[Part]> {
     let conjuncts: Vec<TermId> = match terms.node(t) {
         Node::And(xs) => xs.to_vec(),
         _ => vec![t],
     };
     conjuncts
         .iter()
-        .map(|c| match bounded_integers(terms, *c) {
+        .map(|c| match bounded_integers(terms, *c, bounds) {
             Some(atoms) => Part::Formula(*c, atoms),
             None => Part::Other(touched(terms, *c)),
         })
         .collect()
 }
 
-/// The integers `t` bounds, if it is built by `∧`, `∨`, `¬` from bounds.
-fn bounded_integers(terms: &Terms, t: TermId) -> Option<Vec<TermId>> {
+/// The integers `t` bounds, if it is built by `∧`, `∨`, `¬` from bounds
+/// (each literal's bound kept in `bounds`).
+fn bounded_integers(
+    terms: &Terms,
+    t: TermId,
+    bounds: &mut HashMap<TermId, Bound>,
+) -> Option<Vec<TermId>> {
     let mut atoms = Vec::new();
     walk(t, |t, next| {
         match terms.node(t) {
             Node::Not(a) => next.push(*a),
             Node::And(xs) | Node::Or(xs) => next.extend(xs.iter()),
-            _ => atoms.push(bound_of(terms, t, false).ok_or(())?.atom),
+            _ => {
+                let b = bound_of(terms, t).ok_or(())?;
+                atoms.push(b.atom);
+                bounds.insert(t, b);
+            }
         }
         Ok(())
     })
@@ -237,9 +267,8 @@ fn walk(
     Ok(())
 }
 
-/// A comparison that bounds a single integer (negated with `negated`),
-/// as a [`Bound`].
-fn bound_of(terms: &Terms, comparison: TermId, negated: bool) -> Option<Bound> {
+/// A comparison that bounds a single integer, as a [`Bound`].
+fn bound_of(terms: &Terms, comparison: TermId) -> Option<Bound> {
     let (is_eq, a, b) = match terms.node(comparison) {
         Node::Le(a, b) => (false, *a, *b),
         Node::Eq(a, b) if terms.sort(*a) == Sort::Int => (true, *a, *b),
@@ -247,12 +276,10 @@ fn bound_of(terms: &Terms, comparison: TermId, negated: bool) -> Option<Bound> {
     };
     let (x, c, k) = single_integer(terms, a, b)?;
     root_of(terms, x)?;
-    let rel = match (is_eq, negated) {
-        (false, false) => at_most(&c, &k),
-        // ¬(c·x + k ≤ 0) ⇔ −c·x − k + 1 ≤ 0
-        (false, true) => at_most(&-&c, &(BigInt::one() - &k)),
-        (true, false) => exactly(&c, &k).map_or(Rel::Never, Rel::Is),
-        (true, true) => exactly(&c, &k).map_or(Rel::Always, Rel::IsNot),
+    let rel = if is_eq {
+        exactly(&c, &k).map_or(Rel::Never, Rel::Is)
+    } else {
+        at_most(&c, &k)
     };
     Some(Bound { atom: x, rel })
 }
@@ -334,6 +361,19 @@ impl Range {
         self.inhabited()
     }
 
+    /// Whether some integer is left after narrowing by `rel`, without
+    /// narrowing (the common cases need no copy).
+    fn admits(&self, rel: &Rel) -> bool {
+        match rel {
+            Rel::Never => false,
+            Rel::Always => true,
+            Rel::Is(v) => {
+                self.is.as_ref().is_none_or(|w| w == v) && self.fits(v) && !self.holes.contains(v)
+            }
+            _ => self.clone().narrow(rel),
+        }
+    }
+
     fn fits(&self, v: &BigInt) -> bool {
         self.lo.as_ref().is_none_or(|l| l <= v) && self.hi.as_ref().is_none_or(|h| v <= h)
     }
@@ -357,10 +397,15 @@ impl Range {
 
 /// Whether the conjunction of `formulas` has an integer solution (`None`:
 /// more than [`CASES`] steps to tell).
-fn satisfiable(terms: &Terms, formulas: &[TermId]) -> Option<bool> {
+fn satisfiable(
+    terms: &Terms,
+    bounds: &HashMap<TermId, Bound>,
+    formulas: &[TermId],
+) -> Option<bool> {
     let todo = formulas.iter().map(|f| (*f, false)).collect();
     Search {
         terms,
+        bounds,
         budget: CASES,
     }
     .run(todo, Case::default())
@@ -374,6 +419,8 @@ type Polar = (TermId, bool);
 /// ranges allow, and only then a split over the one with fewest.
 struct Search<'a> {
     terms: &'a Terms,
+    /// The bound of each literal a formula may reach.
+    bounds: &'a HashMap<TermId, Bound>,
     /// Steps left.
     budget: u32,
 }
@@ -406,8 +453,15 @@ impl<'a> Search<'a> {
         }
     }
 
-    fn bound(&self, (t, negated): Polar) -> Bound {
-        bound_of(self.terms, t, negated).expect("a part's literals are bounds")
+    /// The integer a literal bounds, and how.
+    fn bound(&self, (t, negated): Polar) -> (TermId, Cow<'a, Rel>) {
+        let b = &self.bounds[&t]; // every literal of a part was read
+        let rel = if negated {
+            Cow::Owned(b.rel.negated())
+        } else {
+            Cow::Borrowed(&b.rel)
+        };
+        (b.atom, rel)
     }
 
     /// Whether `todo` can hold in `case`.
@@ -446,8 +500,8 @@ impl<'a> Search<'a> {
                     continue;
                 }
                 Split::Literal => {
-                    let b = self.bound(f);
-                    if !case.ranges.entry(b.atom).or_default().narrow(&b.rel) {
+                    let (atom, rel) = self.bound(f);
+                    if !case.ranges.entry(atom).or_default().narrow(&rel) {
                         return Some(false);
                     }
                 }
@@ -485,9 +539,8 @@ impl<'a> Search<'a> {
     /// is a literal.
     fn refuted_at_once(&self, f: Polar, case: &Case) -> bool {
         let refutes = |l: Polar| {
-            let b = self.bound(l);
-            let mut r = case.ranges.get(&b.atom).cloned().unwrap_or_default();
-            !r.narrow(&b.rel)
+            let (atom, rel) = self.bound(l);
+            case.ranges.get(&atom).is_some_and(|r| !r.admits(&rel)) || matches!(*rel, Rel::Never)
         };
         match self.split(f) {
             Split::Literal => refutes(f),
