@@ -166,13 +166,14 @@ impl InputModel {
         let values = session.int_values(&terms)?;
         let narrow = self.witness(&values);
         let why = match self.complete(session, narrow.clone(), replay)? {
-            Ok(w) => return Ok(Judgement::Accept((shrink(w, replay), false))),
+            Ok((w, reads)) => return Ok(Judgement::Accept((shrink(w, &reads, replay), false))),
             Err(why) => why,
         };
         // Where the condition is weak (⋆ values), a model is a guess near a
         // real run: try a few deterministic variations of its inputs first.
         if let Some(w) = vary(&narrow, replay) {
-            return Ok(Judgement::Accept((shrink(w, replay), true)));
+            let (_, reads) = replay.hits_reading(&w);
+            return Ok(Judgement::Accept((shrink(w, &reads, replay), true)));
         }
         // The block speaks of the narrow window only: any assertion that
         // excludes this model will do, and a short one keeps the solver fast
@@ -195,20 +196,21 @@ impl InputModel {
     /// while the run reads input cells whose model value was not asked
     /// yet, asks for them and replays again. The run then reads only the
     /// model's values, so a further miss is the model's, not the window's.
-    /// A witness that hits, or why the last replay missed.
+    /// A witness that hits (with what its run read), or why the last
+    /// replay missed.
     fn complete(
         &self,
         session: &mut Session,
         mut w: Witness,
         replay: &impl Replay,
-    ) -> Result<Result<Witness, String>, String> {
+    ) -> Result<Result<(Witness, InputReads), String>, String> {
         let mut asked = self.narrow_cells();
         let mut budget = DEMAND_LIMIT;
         let mut round = 0;
         loop {
             let (hit, reads) = replay.hits_reading(&w);
             let why = match hit {
-                Ok(()) => return Ok(Ok(w)),
+                Ok(()) => return Ok(Ok((w, reads))),
                 Err(why) => why,
             };
             let wanted = self.unasked(&reads, &asked, budget);
@@ -340,9 +342,15 @@ pub trait Replay {
 
 /// A shorter witness that still hits: the model fills the whole window
 /// (with its default value), the run usually reads a prefix. Each list
-/// (main's arrays, their rows, the input stream) is cut to the shortest
-/// prefix found by bisection that still replays to the target.
-fn shrink(mut w: Witness, replay: &impl Replay) -> Witness {
+/// (main's arrays, their rows, the input stream) is first cut past the
+/// last cell its run read (`reads`: the same run, so no replay is needed
+/// but one that confirms it), then to the shortest prefix found by
+/// bisection that still replays to the target.
+fn shrink(w: Witness, reads: &InputReads, replay: &impl Replay) -> Witness {
+    let mut w = match cut_to_reads(&w, reads) {
+        Some(cut) if cut != w && replay.hits(&cut).is_ok() => cut,
+        _ => w,
+    };
     fn bisect<T: Clone>(
         w: &mut Witness,
         get: impl Fn(&mut Witness) -> &mut Vec<T>,
@@ -382,6 +390,36 @@ fn shrink(mut w: Witness, replay: &impl Replay) -> Witness {
     }
     bisect(&mut w, |w| &mut w.input, replay);
     w
+}
+
+/// `w` without the list elements past the last one its run read (`None`
+/// when the run read more cells than it recorded). Elements past a list's
+/// end read as 0 or an empty row, and a run never observes a list's
+/// length, so only what was read decides the run.
+fn cut_to_reads(w: &Witness, reads: &InputReads) -> Option<Witness> {
+    if reads.overflow {
+        return None;
+    }
+    let mut cut = w.clone();
+    for (p, (_, v)) in cut.args.iter_mut().enumerate() {
+        let ArgValue::List(xs) = v else { continue };
+        let read = |row: Option<usize>| {
+            (reads.cells.iter())
+                .filter(|(q, path)| *q == p && row.is_none_or(|r| path.first() == Some(&r)))
+                .filter_map(|(_, path)| path.get(usize::from(row.is_some())))
+                .map(|i| i + 1)
+                .max()
+                .unwrap_or(0)
+        };
+        xs.truncate(read(None));
+        for (r, x) in xs.iter_mut().enumerate() {
+            if let ArgValue::List(row) = x {
+                row.truncate(read(Some(r)));
+            }
+        }
+    }
+    cut.input.truncate(reads.stream);
+    Some(cut)
 }
 
 /// How many variations of a model's witness are replayed before it is
@@ -578,5 +616,38 @@ mod tests {
             indices(2, 2),
             vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]
         );
+    }
+
+    #[test]
+    fn a_witness_is_cut_past_the_last_cell_its_run_read() {
+        let ints =
+            |xs: &[i64]| ArgValue::List(xs.iter().map(|&x| ArgValue::Int(x.into())).collect());
+        let w = Witness {
+            args: vec![
+                ("n".into(), ArgValue::Int(7.into())),
+                ("A".into(), ints(&[1, 2, 3, 4, 5])),
+                (
+                    "B".into(),
+                    ArgValue::List(vec![ints(&[1, 2, 3]), ints(&[4, 5]), ints(&[6])]),
+                ),
+            ],
+            input: [8, 9, 10].iter().map(|&x| x.into()).collect(),
+        };
+        let mut reads = InputReads::default();
+        reads
+            .cells
+            .extend([(1, vec![2]), (1, vec![0]), (2, vec![1, 0]), (2, vec![0, 7])]);
+        reads.stream = 1;
+        let cut = cut_to_reads(&w, &reads).expect("every read recorded");
+        assert_eq!(cut.args[0].1, ArgValue::Int(7.into()));
+        assert_eq!(cut.args[1].1, ints(&[1, 2, 3]));
+        // B[0][7] lies past its row's end: the row stays whole.
+        assert_eq!(
+            cut.args[2].1,
+            ArgValue::List(vec![ints(&[1, 2, 3]), ints(&[4])])
+        );
+        assert_eq!(cut.input, vec![BigInt::from(8)]);
+        reads.overflow = true;
+        assert_eq!(cut_to_reads(&w, &reads), None);
     }
 }

@@ -61,7 +61,7 @@ pub enum ArgValue {
     List(Vec<ArgValue>),
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Witness {
     pub args: Vec<(String, ArgValue)>,
     pub input: Vec<BigInt>,
