@@ -146,10 +146,12 @@ fn prepare(line: &CommandLine) {
 /// `line` and alive, a new one otherwise; within `limit`.
 fn start(line: &CommandLine, limit: Duration) -> Result<Warm, String> {
     let taken = spare().lock().unwrap_or_else(|e| e.into_inner()).take();
+    // The next one starts now, not once this one is warm: building
+    // MatrIR's condition, the second helper waited 4–5 ms for its process.
+    prepare(line);
     let ahead = taken
         .filter(|(l, _)| l == line)
         .and_then(|(_, rx)| warmed_up(rx, limit).ok());
-    prepare(line);
     match ahead {
         Some(warm) => Ok(warm),
         None => warmed_up(request(line)?, limit),
