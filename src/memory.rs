@@ -11,13 +11,10 @@
 //! the thread that freed it; a run allocates and frees its own states on
 //! its own thread.
 
-use mimalloc::MiMalloc;
-use std::alloc::{GlobalAlloc, Layout};
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-/// mimalloc, counting per thread. mimalloc rather than the C library's
-/// allocator: the executor makes and drops many small states, and HWM's
-/// witness search spent a fifth of its time in `malloc` and `free`.
+/// The system allocator, counting per thread.
 pub struct Counting;
 
 thread_local! {
@@ -30,11 +27,11 @@ fn count(bytes: i64) {
     let _ = LIVE.try_with(|c| c.set(c.get() + bytes));
 }
 
-// SAFETY: every call goes to `MiMalloc` unchanged; only a thread-local
+// SAFETY: every call goes to `System` unchanged; only a thread-local
 // counter (no allocation) is updated besides.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { MiMalloc.alloc(layout) };
+        let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             count(layout.size() as i64);
         }
@@ -42,7 +39,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { MiMalloc.alloc_zeroed(layout) };
+        let p = unsafe { System.alloc_zeroed(layout) };
         if !p.is_null() {
             count(layout.size() as i64);
         }
@@ -50,12 +47,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { MiMalloc.dealloc(ptr, layout) };
+        unsafe { System.dealloc(ptr, layout) };
         count(-(layout.size() as i64));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { MiMalloc.realloc(ptr, layout, new_size) };
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             count(new_size as i64 - layout.size() as i64);
         }
