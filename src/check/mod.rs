@@ -63,6 +63,11 @@ pub struct CheckOptions {
     /// Run the portfolio's engines at their CPU priorities
     /// ([`Engine::portfolio_niceness`]), not all alike.
     pub portfolio_priorities: bool,
+    /// The conditions share the cores with another engine started at the
+    /// same time (the portfolio's head): their race then starts φ̂ alone,
+    /// and the deepening chain waits its head start as φ̂^K does
+    /// (measured: docs/portfolio.md §3). Set by the portfolio.
+    pub sharing_cores: bool,
 }
 
 /// The engine that decides a target.
@@ -285,6 +290,7 @@ impl CheckOptions {
             portfolio_head: DEFAULT_PORTFOLIO_HEAD,
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_priorities: true,
+            sharing_cores: false,
         }
     }
 }
@@ -525,6 +531,7 @@ fn run_engine(
 ) -> Decision {
     let one = CheckOptions {
         engine,
+        sharing_cores: shares_the_head(opts, engine),
         ..opts.clone()
     };
     if opts.portfolio_priorities {
@@ -548,6 +555,12 @@ fn run_engine(
             (Verdict::Unknown(why), None, None)
         }
     }
+}
+
+/// Whether `engine` starts at once in the portfolio beside another engine.
+fn shares_the_head(opts: &CheckOptions, engine: Engine) -> bool {
+    let head = &opts.portfolio[..opts.portfolio_head.min(opts.portfolio.len())];
+    head.contains(&engine) && head.len() > 1
 }
 
 /// Less time left than this after the conditions: the executor is not tried.
@@ -716,7 +729,7 @@ fn decide_by_conditions(
         DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
             .reporting_to(&opts.dump_failure)
     });
-    let contenders = contenders(chains, &opts.solvers, dump.as_ref());
+    let contenders = contenders(chains, &opts.solvers, dump.as_ref(), opts.sharing_cores);
     let replay = Replayer::new(&parsed.program, file.text(db), std::slice::from_ref(t));
     let judge = |session: &mut smt::Session| inputs.judge(session, &replay);
     let _p = deadline::phase("solving");
@@ -820,15 +833,17 @@ fn replayed_counterexample(
 }
 
 /// One contender per chain and solver; a chain's later queries follow on
-/// the same thread.
+/// the same thread. `sharing_cores`: only φ̂ starts at once.
 fn contenders<'a>(
     chains: nc::query::PendingChains<'a>,
     solvers: &[Profile],
     dump: Option<&DumpName>,
+    sharing_cores: bool,
 ) -> Vec<Contender<'a>> {
     let mut out = Vec::new();
     for chain in chains {
-        let late = nc::query::starts_late(&chain);
+        let late = nc::query::starts_late(&chain)
+            || (sharing_cores && !nc::query::is_quantified_alone(&chain));
         // Shared by the solvers: built once.
         let shared: Vec<Arc<PendingQuery>> = chain.into_iter().map(Arc::new).collect();
         for profile in solvers {
@@ -1050,5 +1065,46 @@ mod tests {
         let lines = LineIndex::new(text);
         let hit = crate::interp::replay_error(program, text, &lines, w);
         assert_eq!(hit, Ok((crate::TargetKind::Assert, (10, 7))));
+    }
+
+    /// Beside the witness search in the portfolio's head, the conditions'
+    /// race starts φ̂ alone; on their own, every chain but φ̂^K at once.
+    #[test]
+    fn sharing_the_cores_the_race_starts_the_quantified_condition_alone() {
+        let text = include_str!("../../tests/programs/matrir.mc");
+        let db = Database::default();
+        let file = SourceFile::new(&db, "matrir.mc".into(), text.to_string());
+        let target = (targets(&db, file).into_iter())
+            .find(|t| t.kind == crate::TargetKind::Assert)
+            .expect("the assert is a target");
+        let Some(z3) = smt::default_z3() else {
+            panic!("z3 is needed (solvers/install.sh)");
+        };
+        let opts = CheckOptions::new(vec![z3], Duration::from_secs(20));
+        assert!(shares_the_head(&opts, Engine::Nc));
+        assert!(!shares_the_head(&opts, Engine::Chc));
+        let alone = CheckOptions {
+            portfolio: vec![Engine::Nc, Engine::Chc],
+            portfolio_head: 1,
+            ..opts.clone()
+        };
+        assert!(!shares_the_head(&alone, Engine::Nc));
+        let at_once = |sharing: bool| -> Vec<String> {
+            let chains = nc::query::of_target(
+                &db,
+                file,
+                &target,
+                &engine_options(&opts),
+                true,
+                Mode::Race,
+                DEFAULT_K,
+            );
+            (contenders(chains, &opts.solvers, None, sharing).iter())
+                .filter(|c| !c.late)
+                .map(|c| format!("{:?}", c.query.variant))
+                .collect()
+        };
+        assert_eq!(at_once(true), ["Quantified"]);
+        assert_eq!(at_once(false), ["Quantified", "Unfolded(3)"]);
     }
 }

@@ -71,7 +71,7 @@ fn race(
         .as_ref()
         .map_or((terms, phi), |s| (s.terms_or(terms), s.phi));
     let chains = query::pending((terms, phi), simple, opts.mode, opts.k);
-    let contenders = contenders(chains, &opts.solvers, None);
+    let contenders = contenders(chains, &opts.solvers, None, opts.sharing_cores);
     let judge = |session: &mut smt::Session| inputs.judge(session, at);
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {

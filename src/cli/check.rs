@@ -283,6 +283,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
             None => check::DEFAULT_PORTFOLIO.to_vec(),
         },
         portfolio_priorities: !a.portfolio_equal_priority,
+        sharing_cores: false,
     }
 }
 

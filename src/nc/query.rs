@@ -94,6 +94,14 @@ pub fn starts_late(chain: &[PendingQuery]) -> bool {
     matches!(chain, [q] if matches!(q.variant, Variant::Unfolded(_)))
 }
 
+/// Whether a chain of [`pending`] is φ̂ alone (or the one exact query of
+/// a quantifier-free condition): what a race that shares its cores with
+/// another engine starts at once, the other chains waiting their head
+/// start.
+pub fn is_quantified_alone(chain: &[PendingQuery]) -> bool {
+    matches!(chain, [q] if matches!(q.variant, Variant::Quantified | Variant::QuantifierFree))
+}
+
 /// Every query of `pending`, built now (for `apc nc --dump-queries`).
 pub fn build_all(pending: PendingChains) -> Chains {
     let mut out = Chains::default();
