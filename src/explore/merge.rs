@@ -69,9 +69,12 @@ pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Opti
 /// mergeable states (compared through the cells they reach).
 pub(crate) fn differing_vars(a: &State, b: &State) -> Vec<u32> {
     let (fa, fb) = (a.frame(), b.frame());
+    // One buffer for every variable: the merge strategy asks this for
+    // every pair of states that meet (thousands in a witness search).
+    let mut seen = Vec::new();
     (0..fa.cells.len() as u32)
         .filter(|&v| {
-            let mut seen = Vec::new();
+            seen.clear();
             differs(a, b, fa.cells[v as usize], fb.cells[v as usize], &mut seen)
         })
         .collect()

@@ -20,7 +20,7 @@
 use crate::term::{Node, Sort, TermId, Terms, Var};
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::{One, Signed, Zero};
+use num_traits::{Signed, Zero};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -38,10 +38,10 @@ struct Bound {
 /// `x ⋈ k` for the bound's integer `x`.
 #[derive(Clone, Debug)]
 enum Rel {
-    AtMost(BigInt),
-    AtLeast(BigInt),
-    Is(BigInt),
-    IsNot(BigInt),
+    AtMost(i64),
+    AtLeast(i64),
+    Is(i64),
+    IsNot(i64),
     /// No integer fits (`2·x == 1`).
     Never,
     /// Every integer fits (`2·x != 1`).
@@ -53,10 +53,11 @@ impl Rel {
     /// `¬(x ≤ h) ⇔ x ≥ h + 1` and `¬(x ≥ l) ⇔ x ≤ l − 1` over the integers.
     fn negated(&self) -> Rel {
         match self {
+            // No overflow: a bound's value lies strictly inside i64.
             Rel::AtMost(h) => Rel::AtLeast(h + 1),
             Rel::AtLeast(l) => Rel::AtMost(l - 1),
-            Rel::Is(v) => Rel::IsNot(v.clone()),
-            Rel::IsNot(v) => Rel::Is(v.clone()),
+            Rel::Is(v) => Rel::IsNot(*v),
+            Rel::IsNot(v) => Rel::Is(*v),
             Rel::Never => Rel::Always,
             Rel::Always => Rel::Never,
         }
@@ -277,11 +278,23 @@ fn bound_of(terms: &Terms, comparison: TermId) -> Option<Bound> {
     let (x, c, k) = single_integer(terms, a, b)?;
     root_of(terms, x)?;
     let rel = if is_eq {
-        exactly(&c, &k).map_or(Rel::Never, Rel::Is)
+        match exactly(&c, &k) {
+            Some(v) => Rel::Is(small(v)?),
+            None => Rel::Never,
+        }
     } else {
-        at_most(&c, &k)
+        at_most(&c, &k)?
     };
     Some(Bound { atom: x, rel })
+}
+
+/// `v` as a machine integer strictly inside i64's range (so that a bound
+/// negated by ±1 stays inside it, and ranges are compared without
+/// allocating); a literal with a larger constant is left to the solver.
+fn small(v: BigInt) -> Option<i64> {
+    i64::try_from(v)
+        .ok()
+        .filter(|v| *v != i64::MIN && *v != i64::MAX)
 }
 
 /// `a − b` as `c·x + k` for one integer term `x`.
@@ -317,14 +330,14 @@ fn root_of(terms: &Terms, x: TermId) -> Option<Var> {
 }
 
 /// `c·x + k ≤ 0`.
-fn at_most(c: &BigInt, k: &BigInt) -> Rel {
+fn at_most(c: &BigInt, k: &BigInt) -> Option<Rel> {
     let rhs = -k;
-    if c.is_positive() {
-        Rel::AtMost(rhs.div_floor(c))
+    Some(if c.is_positive() {
+        Rel::AtMost(small(rhs.div_floor(c))?)
     } else {
         // x ≥ rhs / c, rounded up: −floor(−rhs / c)
-        Rel::AtLeast(-((-rhs).div_floor(c)))
-    }
+        Rel::AtLeast(small(-((-rhs).div_floor(c)))?)
+    })
 }
 
 /// The value of `x` with `c·x + k = 0`, if it is an integer.
@@ -336,25 +349,21 @@ fn exactly(c: &BigInt, k: &BigInt) -> Option<BigInt> {
 /// What one integer may still be: an interval with holes, or one value.
 #[derive(Clone, Debug, Default)]
 struct Range {
-    lo: Option<BigInt>,
-    hi: Option<BigInt>,
-    is: Option<BigInt>,
-    holes: Vec<BigInt>,
+    lo: Option<i64>,
+    hi: Option<i64>,
+    is: Option<i64>,
+    holes: Vec<i64>,
 }
 
 impl Range {
     /// Narrows by `rel`; whether some integer is left.
     fn narrow(&mut self, rel: &Rel) -> bool {
         match rel {
-            Rel::AtMost(v) => {
-                self.hi = Some(self.hi.take().map_or(v.clone(), |h| h.min(v.clone())))
-            }
-            Rel::AtLeast(v) => {
-                self.lo = Some(self.lo.take().map_or(v.clone(), |l| l.max(v.clone())))
-            }
-            Rel::Is(v) if self.is.as_ref().is_some_and(|w| w != v) => return false,
-            Rel::Is(v) => self.is = Some(v.clone()),
-            Rel::IsNot(v) => self.holes.push(v.clone()),
+            Rel::AtMost(v) => self.hi = Some(self.hi.map_or(*v, |h| h.min(*v))),
+            Rel::AtLeast(v) => self.lo = Some(self.lo.map_or(*v, |l| l.max(*v))),
+            Rel::Is(v) if self.is.is_some_and(|w| w != *v) => return false,
+            Rel::Is(v) => self.is = Some(*v),
+            Rel::IsNot(v) => self.holes.push(*v),
             Rel::Never => return false,
             Rel::Always => {}
         }
@@ -368,30 +377,56 @@ impl Range {
             Rel::Never => false,
             Rel::Always => true,
             Rel::Is(v) => {
-                self.is.as_ref().is_none_or(|w| w == v) && self.fits(v) && !self.holes.contains(v)
+                self.is.is_none_or(|w| w == *v) && self.fits(*v) && !self.holes.contains(v)
             }
-            _ => self.clone().narrow(rel),
+            Rel::AtMost(v) => Range {
+                hi: Some(self.hi.map_or(*v, |h| h.min(*v))),
+                ..self.shape()
+            }
+            .inhabited_by(&self.holes),
+            Rel::AtLeast(v) => Range {
+                lo: Some(self.lo.map_or(*v, |l| l.max(*v))),
+                ..self.shape()
+            }
+            .inhabited_by(&self.holes),
+            Rel::IsNot(_) => self.clone().narrow(rel),
         }
     }
 
-    fn fits(&self, v: &BigInt) -> bool {
-        self.lo.as_ref().is_none_or(|l| l <= v) && self.hi.as_ref().is_none_or(|h| v <= h)
+    fn fits(&self, v: i64) -> bool {
+        self.lo.is_none_or(|l| l <= v) && self.hi.is_none_or(|h| v <= h)
+    }
+
+    /// The range's bounds and value, without its holes.
+    fn shape(&self) -> Range {
+        Range {
+            lo: self.lo,
+            hi: self.hi,
+            is: self.is,
+            holes: Vec::new(),
+        }
     }
 
     fn inhabited(&mut self) -> bool {
-        if let Some(v) = &self.is {
-            return self.fits(v) && !self.holes.contains(v);
+        self.holes.sort_unstable();
+        self.holes.dedup();
+        self.inhabited_by(&self.holes)
+    }
+
+    /// Whether an integer of the range is none of `holes` (sorted and
+    /// without repeats when the range is bounded on both sides).
+    fn inhabited_by(&self, holes: &[i64]) -> bool {
+        if let Some(v) = self.is {
+            return self.fits(v) && !holes.contains(&v);
         }
-        let (Some(l), Some(h)) = (&self.lo, &self.hi) else {
+        let (Some(l), Some(h)) = (self.lo, self.hi) else {
             return true; // unbounded on a side: finitely many holes
         };
         if l > h {
             return false;
         }
-        self.holes.sort();
-        self.holes.dedup();
-        let inside = self.holes.iter().filter(|v| self.fits(v)).count();
-        BigInt::from(inside) < h - l + BigInt::one()
+        let inside = holes.iter().filter(|v| self.fits(**v)).count();
+        (inside as i128) < (h as i128) - (l as i128) + 1
     }
 }
 
@@ -656,5 +691,21 @@ mod tests {
         // A[5] is neither 0 nor 72 and 5: both cases fail
         assert_eq!(decide(&f, &[either], o5), Some(false));
         assert_eq!(decide(&f, &[either, x_read], o72), None);
+    }
+
+    #[test]
+    fn a_constant_past_machine_integers_goes_to_the_solver() {
+        let mut f = fixture();
+        let t = &mut f.terms;
+        let huge = t.int(BigInt::from(1u8) << 70);
+        let k5 = t.int(5);
+        let is_huge = t.eq(f.x, huge);
+        let le5 = t.le(f.x, k5);
+        let ge5 = t.ge(f.x, k5);
+        assert_eq!(decide(&f, &[le5], is_huge), None);
+        // ¬(x ≤ 5) is x ≥ 6, by the negation rule
+        let not_le5 = f.terms.not(le5);
+        assert_eq!(decide(&f, &[ge5], not_le5), Some(true));
+        assert_eq!(decide(&f, &[le5], not_le5), Some(false));
     }
 }
