@@ -16,7 +16,7 @@ use crate::syntax::ast::Program;
 use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
 use num_traits::Zero;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// The inputs of the program as the condition names them.
 #[derive(Clone, Debug)]
@@ -106,25 +106,31 @@ impl InputModel {
         }
     }
 
-    /// The terms to ask for first: the integer parameters and the window.
-    fn terms(&self) -> Vec<String> {
+    /// The cells asked first, in the order of their terms: the integer
+    /// parameters and the window of each array, in main's order, then the
+    /// stream's window.
+    fn window_cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
-        for (_, dims, smt) in &self.params {
-            let Some(s) = smt else { continue };
-            if *dims == 0 {
-                out.push(s.clone());
-            } else {
-                for idx in indices(*dims, window(*dims)) {
-                    out.push(self.access.at(s, &idx));
+        for (p, (_, dims, smt)) in self.params.iter().enumerate() {
+            match (smt, *dims) {
+                (None, _) => {}
+                (Some(_), 0) => out.push(Cell::Param(p)),
+                (Some(_), d) => {
+                    out.extend((indices(d, window(d)).into_iter()).map(|i| Cell::Element(p, i)))
                 }
             }
         }
-        if let Some(s) = &self.stream {
-            for i in 0..window(1) {
-                out.push(self.access.at(s, &[i]));
-            }
+        if self.stream.is_some() {
+            out.extend((0..window(1)).map(Cell::Stream));
         }
         out
+    }
+
+    /// The terms to ask for first (of [`Self::window_cells`]).
+    fn terms(&self) -> Vec<String> {
+        (self.window_cells().iter())
+            .filter_map(|c| self.term(c))
+            .collect()
     }
 
     /// Builds the witness from the values of [`Self::terms`].
@@ -204,7 +210,7 @@ impl InputModel {
         mut w: Witness,
         replay: &impl Replay,
     ) -> Result<Result<(Witness, InputReads), String>, String> {
-        let mut asked = self.narrow_cells();
+        let mut asked: BTreeSet<Cell> = self.window_cells().into_iter().collect();
         let mut budget = DEMAND_LIMIT;
         let mut round = 0;
         loop {
@@ -230,24 +236,6 @@ impl InputModel {
         }
     }
 
-    /// The cells the narrow window asks for.
-    fn narrow_cells(&self) -> BTreeSet<Cell> {
-        let mut out = BTreeSet::new();
-        for (p, (_, dims, smt)) in self.params.iter().enumerate() {
-            if *dims > 0 && smt.is_some() {
-                out.extend(
-                    indices(*dims, window(*dims))
-                        .into_iter()
-                        .map(|i| Cell::Element(p, i)),
-                );
-            }
-        }
-        if self.stream.is_some() {
-            out.extend((0..window(1)).map(Cell::Stream));
-        }
-        out
-    }
-
     /// The cells a run read that were not asked yet, at most `budget`:
     /// elements of the arrays the condition mentions (at their depth), and
     /// positions of the stream.
@@ -269,6 +257,7 @@ impl InputModel {
     /// The SMT term of a cell.
     fn term(&self, cell: &Cell) -> Option<String> {
         match cell {
+            Cell::Param(p) => self.params.get(*p)?.2.clone(),
             Cell::Element(p, path) => {
                 let symbol = self.params.get(*p)?.2.as_ref()?;
                 Some(self.access.at(symbol, path))
@@ -281,6 +270,11 @@ impl InputModel {
     /// and empty rows, which read as if absent).
     fn set(&self, w: &mut Witness, cell: &Cell, v: BigInt) {
         match cell {
+            Cell::Param(p) => {
+                if let Some((_, x)) = w.args.get_mut(*p) {
+                    *x = ArgValue::Int(v);
+                }
+            }
             Cell::Stream(i) => {
                 if w.input.len() <= *i {
                     w.input.resize(i + 1, BigInt::zero());
@@ -303,10 +297,12 @@ impl InputModel {
 const DEMAND_ROUNDS: usize = 8;
 const DEMAND_LIMIT: usize = 4096;
 
-/// An input cell: an element of one of main's arrays (the parameter's
-/// position, the index path) or a position of the input stream.
+/// An input cell: one of main's integer parameters (its position), an
+/// element of one of its arrays (the parameter's position, the index
+/// path) or a position of the input stream.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Cell {
+    Param(usize),
     Element(usize, Vec<usize>),
     Stream(usize),
 }
@@ -400,21 +396,30 @@ fn cut_to_reads(w: &Witness, reads: &InputReads) -> Option<Witness> {
     if reads.overflow {
         return None;
     }
+    // How far each list was read: (parameter, row) → last index + 1, the
+    // row `None` for the parameter's own list.
+    let mut extent: HashMap<(usize, Option<usize>), usize> = HashMap::new();
+    for (p, path) in &reads.cells {
+        let (list, row) = match path.as_slice() {
+            [i] => (*i, None),
+            [r, j, ..] => {
+                let e = extent.entry((*p, Some(*r))).or_default();
+                *e = (*e).max(j + 1);
+                (*r, None)
+            }
+            [] => continue,
+        };
+        let e = extent.entry((*p, row)).or_default();
+        *e = (*e).max(list + 1);
+    }
+    let read = |p: usize, row: Option<usize>| extent.get(&(p, row)).copied().unwrap_or(0);
     let mut cut = w.clone();
     for (p, (_, v)) in cut.args.iter_mut().enumerate() {
         let ArgValue::List(xs) = v else { continue };
-        let read = |row: Option<usize>| {
-            (reads.cells.iter())
-                .filter(|(q, path)| *q == p && row.is_none_or(|r| path.first() == Some(&r)))
-                .filter_map(|(_, path)| path.get(usize::from(row.is_some())))
-                .map(|i| i + 1)
-                .max()
-                .unwrap_or(0)
-        };
-        xs.truncate(read(None));
+        xs.truncate(read(p, None));
         for (r, x) in xs.iter_mut().enumerate() {
             if let ArgValue::List(row) = x {
-                row.truncate(read(Some(r)));
+                row.truncate(read(p, Some(r)));
             }
         }
     }

@@ -181,10 +181,9 @@ pub(crate) struct Interp<'p> {
     depth: u32,
     limits: Limits,
     input: &'p [BigInt],
-    input_pos: usize,
-    pub(crate) input_exhausted: bool,
     /// How many values the run read from the input stream, past its end
-    /// included (a read there is of a position the witness did not give).
+    /// included (a read there gives 0: a position the witness did not
+    /// give, and the input is exhausted).
     pub(crate) input_reads: usize,
     pub(crate) outputs: Vec<BigInt>,
     pub(crate) steps: u64,
@@ -237,8 +236,6 @@ impl<'p> Interp<'p> {
             depth: 0,
             limits,
             input,
-            input_pos: 0,
-            input_exhausted: false,
             input_reads: 0,
             outputs: Vec::new(),
             steps: 0,
@@ -511,18 +508,9 @@ impl<'p> Interp<'p> {
                 }
             }
             ExprKind::Input => {
+                let v = self.input.get(self.input_reads).cloned();
                 self.input_reads += 1;
-                let v = match self.input.get(self.input_pos) {
-                    Some(n) => {
-                        self.input_pos += 1;
-                        n.clone()
-                    }
-                    None => {
-                        self.input_exhausted = true;
-                        BigInt::zero()
-                    }
-                };
-                Ok(Value::Int(v))
+                Ok(Value::Int(v.unwrap_or_default()))
             }
             ExprKind::AddrOf(_) => {
                 let slot = self.slot(e)?;

@@ -320,7 +320,7 @@ fn run_here(
     let result = RunResult {
         outputs: std::mem::take(&mut interp.outputs),
         outcome,
-        input_exhausted: interp.input_exhausted,
+        input_exhausted: interp.input_reads > witness.input.len(),
         steps: interp.steps,
     };
     let mut reads = reads.map(|r| r.take()).unwrap_or_default();
