@@ -316,13 +316,6 @@ fn a_missing_solver_is_exit_2_with_the_install_hint() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-fn alive(pid: i32) -> bool {
-    // A zombie is dead for this purpose.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
-        .unwrap_or(false)
-}
-
 /// Killing apc, even with SIGKILL, leaves no solver process behind: not
 /// the solver, and not what it started when it is a wrapper script that
 /// does not `exec` (the real solver outlived apc before).
@@ -382,17 +375,14 @@ fn killing_apc_leaves_nothing(style: &str, body: &str, signal: &str) {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
             .collect();
-        assert!(solver_pids.iter().all(|p| alive(*p)));
+        let running = still_alive_after(&solver_pids, Duration::ZERO);
+        assert_eq!(running, solver_pids, "a solver ended before apc was killed");
         Command::new("kill")
             .args([format!("-{signal}"), child.id().to_string()])
             .status()
             .unwrap();
         let _ = child.wait();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while solver_pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let left: Vec<&i32> = solver_pids.iter().filter(|p| alive(**p)).collect();
+        let left = still_alive_after(&solver_pids, Duration::from_secs(5));
         for p in &left {
             let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
         }
@@ -752,10 +742,9 @@ fn the_portfolio_stops_the_losers_at_the_first_definite_answer() {
         .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
         .collect();
     assert!(!started.is_empty(), "the hanging solver was never asked");
-    assert!(
-        started.iter().all(|p| !alive(*p)),
-        "a loser's solver is left"
-    );
+    // Killed, each dies within milliseconds (why: `still_alive_after`).
+    let left = still_alive_after(&started, Duration::from_secs(2));
+    assert!(left.is_empty(), "a loser's solver is left: {left:?}");
 }
 
 /// With every engine: a reachable target gets a witness that `apc run`

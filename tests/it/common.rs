@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 pub fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
@@ -16,6 +17,24 @@ pub fn programs() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// The processes of `pids` still alive (a zombie is dead) once `grace` has
+/// passed, or as soon as none is. A killed process dies asynchronously: one
+/// caught in `execve` with SIGKILL pending runs until the exec is done, a
+/// few milliseconds after apc has ended; a leaked solver lives on.
+pub fn still_alive_after(pids: &[i32], grace: Duration) -> Vec<i32> {
+    let alive = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_none_or(|(_, rest)| !rest.starts_with(" Z"))
+        })
+    };
+    let end = Instant::now() + grace;
+    while pids.iter().any(alive) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    pids.iter().copied().filter(alive).collect()
 }
 
 /// Runs the `apc` binary.

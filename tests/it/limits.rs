@@ -275,11 +275,6 @@ fn which(name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("{name} on PATH (solvers/install.sh)"))
 }
 
-fn alive(pid: i32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
-}
-
 /// The corpus with `--timeout 2 --jobs 2`: every target within its bound,
 /// and no solver left running afterwards.
 fn soak(files: &[PathBuf]) {
@@ -291,12 +286,11 @@ fn soak(files: &[PathBuf]) {
         let f = f.display().to_string();
         within_the_timeout(&f, 2.0, &["--jobs", "2", "--z3", &z3]);
     }
-    std::thread::sleep(Duration::from_millis(300));
-    let left: Vec<i32> = std::fs::read_dir(&dir)
+    let started: Vec<i32> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_string_lossy().parse().ok())
-        .filter(|p| alive(*p))
         .collect();
+    let left = still_alive_after(&started, Duration::from_secs(2));
     assert!(left.is_empty(), "solvers left running: {left:?}");
 }
 
