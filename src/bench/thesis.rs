@@ -359,7 +359,8 @@ fn explore_program(
 
 /// The targets one after the other, each with an equal share of the time
 /// left; stops at the first reachable one, as the executor stops at its
-/// first error.
+/// first error. `check` first takes the targets the value facts prove
+/// (no solver, one pass for all), then tries the others all at once.
 fn check_program(
     s: &Subject,
     technique: Technique,
@@ -372,43 +373,23 @@ fn check_program(
         Technique::Guided => Engine::Explore,
         _ => Engine::All,
     };
-    if technique == Technique::Check && s.targets.len() > 1 {
-        // Every target at once first, for a third of the time.
-        let share = started + opts.timeout / 3;
-        let decided = match check::together::decide(&s.db, s.file, &s.targets, &co, share) {
-            Together::Unreachable(_) => Some((None, s.targets.clone())),
-            Together::Reachable(t, w) => Some((Some(s.replayed(&t, &w)), vec![])),
-            Together::Undecided => None,
-        };
-        if let Some((error, unreachable)) = decided {
-            let run = ProgramRun {
-                time: started.elapsed(),
-                proved_safe: error.is_none(),
-                error,
-                ..s.run(technique)
-            };
-            return (run, unreachable);
+    let (mut unreachable, rest) = match technique {
+        Technique::Check => by_value_facts(s),
+        _ => (Vec::new(), s.targets.clone()),
+    };
+    let outcome = match technique {
+        Technique::Check if rest.len() > 1 => {
+            all_at_once(s, &rest, &co, started + opts.timeout / 3)
         }
-    }
-    let (mut unreachable, mut error, mut note) = (Vec::new(), None, None);
-    for (i, t) in s.targets.iter().enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            note = Some("timeout".to_string());
-            break;
+        _ => None,
+    };
+    let (error, note) = match outcome {
+        Some((error, proved)) => {
+            unreachable.extend(proved);
+            (error, None)
         }
-        co.timeout = left / (s.targets.len() - i) as u32;
-        match check::check_target(&s.db, s.file, t, &co).verdict {
-            Verdict::Unreachable => unreachable.push(t.clone()),
-            Verdict::Reachable(w) => {
-                error = Some(s.replayed(t, &w));
-                break;
-            }
-            Verdict::Unknown(why) => {
-                note.get_or_insert(format!("{}:{}: {why}", t.line, t.col));
-            }
-        }
-    }
+        None => one_by_one(s, &rest, &mut co, deadline, &mut unreachable),
+    };
     let proved_safe = unreachable.len() == s.targets.len();
     let run = ProgramRun {
         time: started.elapsed(),
@@ -419,6 +400,54 @@ fn check_program(
         ..s.run(technique)
     };
     (run, unreachable)
+}
+
+/// The targets the value facts prove, and the others.
+fn by_value_facts(s: &Subject) -> (Vec<Target>, Vec<Target>) {
+    (s.targets.iter().cloned()).partition(|t| db::proved_by_value_facts(&s.db, s.file, t).is_some())
+}
+
+/// `targets` by one condition until `share`: an error, or all of them
+/// proved; `None` when undecided.
+fn all_at_once(
+    s: &Subject,
+    targets: &[Target],
+    co: &CheckOptions,
+    share: Instant,
+) -> Option<(Option<ErrorFound>, Vec<Target>)> {
+    match check::together::decide(&s.db, s.file, targets, co, share) {
+        Together::Unreachable(_) => Some((None, targets.to_vec())),
+        Together::Reachable(t, w) => Some((Some(s.replayed(&t, &w)), vec![])),
+        Together::Undecided => None,
+    }
+}
+
+/// Each target with an equal share of the time left, until the first
+/// error; the proved ones go into `unreachable`. The error, and the first
+/// reason a target was left undecided.
+fn one_by_one(
+    s: &Subject,
+    targets: &[Target],
+    co: &mut CheckOptions,
+    deadline: Instant,
+    unreachable: &mut Vec<Target>,
+) -> (Option<ErrorFound>, Option<String>) {
+    let mut note = None;
+    for (i, t) in targets.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return (None, Some("timeout".to_string()));
+        }
+        co.timeout = left / (targets.len() - i) as u32;
+        match check::check_target(&s.db, s.file, t, co).verdict {
+            Verdict::Unreachable => unreachable.push(t.clone()),
+            Verdict::Reachable(w) => return (Some(s.replayed(t, &w)), note),
+            Verdict::Unknown(why) => {
+                note.get_or_insert(format!("{}:{}: {why}", t.line, t.col));
+            }
+        }
+    }
+    (None, note)
 }
 
 /// Steps one random run may take.

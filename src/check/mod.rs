@@ -359,7 +359,9 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
 
 /// The engine a decision's method names.
 fn engine_of(method: &str) -> &'static str {
-    if method.starts_with("explore") {
+    if method == VALUE_FACTS {
+        "facts"
+    } else if method.starts_with("explore") {
         "explore"
     } else if method.starts_with("compositional") {
         "compositional"
@@ -386,7 +388,10 @@ fn decide(
         return (Verdict::Unknown(why), None, None);
     };
     match opts.engine {
-        Engine::All => decide_by_portfolio(db, file, t, opts, deadline),
+        Engine::All => match db::proved_by_value_facts(db, file, t) {
+            Some(_) => (Verdict::Unreachable, Some(VALUE_FACTS.into()), None),
+            None => decide_by_portfolio(db, file, t, opts, deadline),
+        },
         Engine::Chc => decide_by_horn_clauses(db, file, prog, t, opts, deadline),
         Engine::ExploreSearch => decide_by_searching(db, file, t, opts, deadline),
         Engine::Compositional => decide_compositionally(db, file, t, opts, deadline),
@@ -401,6 +406,11 @@ fn decide(
         }
     }
 }
+
+/// The method of a proof by the value facts (`ir::value_facts`), which
+/// the portfolio asks before it starts any engine: they cost one pass over
+/// the program for all its targets, and need no solver.
+pub const VALUE_FACTS: &str = "value-facts";
 
 /// No engine has said anything yet (an engine adds its reason to it).
 fn undecided_yet() -> Decision {

@@ -594,6 +594,7 @@ fn print_target_lines(path: &str, reports: &[Report]) {
         let t = &r.target;
         let how = match (&r.method, &r.solver) {
             (Some(m), Some(s)) => format!(" [{m}, {s}]"),
+            (Some(m), None) => format!(" [{m}]"),
             _ => String::new(),
         };
         let what = match &r.verdict {

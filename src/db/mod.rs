@@ -140,6 +140,28 @@ pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::Inlined
     ir::inline_program(&bodies)
 }
 
+/// The value facts of the whole program (`ir::value_facts`): which
+/// pointers are never null and which lengths each array may have. `None`
+/// if there is no `main`.
+#[salsa::tracked(returns(ref))]
+pub fn value_facts(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::ValueFacts> {
+    let bodies: std::collections::BTreeMap<String, &Body> = functions(db, file)
+        .iter()
+        .map(|f| (f.name(db).clone(), function_body(db, *f)))
+        .collect();
+    ir::value_facts(&bodies)
+}
+
+/// Why the value facts make target `t` unreachable, if they do.
+pub fn proved_by_value_facts(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    t: &Target,
+) -> Option<String> {
+    let facts = value_facts(db, file).as_ref()?;
+    facts.proves(&t.function, t.id).map(str::to_string)
+}
+
 /// A target of the file: a place where a run can fail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {

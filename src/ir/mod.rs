@@ -24,6 +24,7 @@
 
 mod alias;
 mod definite_assignment;
+mod facts;
 mod inline;
 mod loops;
 mod lower;
@@ -31,6 +32,7 @@ mod print;
 
 pub use alias::{Sharing, type_of};
 pub use definite_assignment::{DefiniteAssignment, definite_assignment};
+pub use facts::{ValueFacts, value_facts};
 pub use inline::{Program as InlinedProgram, TargetOrigin, inline_program, natural_loops};
 pub use loops::{Backbones, backbones, loop_backbones};
 pub use lower::lower_function;

@@ -48,6 +48,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
 mod explore;
+mod facts;
 mod generator;
 mod thesis;
 use generator::{Knobs, Rng, program, witness};

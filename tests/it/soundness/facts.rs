@@ -1,0 +1,176 @@
+//! The value facts (`ir::value_facts`, the portfolio's first proof) never
+//! prove a target that a run hits: on the soundness generator's programs
+//! (null, pointers to locals, records, nested arrays, calls and recursion,
+//! with `null` more often than elsewhere) and on the thesis generator's
+//! programs with plugged errors. The facts cost no solver, so many
+//! programs run. The test also counts the proofs, so that it fails if the
+//! facts stop proving anything.
+//!
+//! `SOUNDNESS_FACTS_PROGRAMS=20000` for a long run.
+
+use super::generator::{Knobs, Rng, program, witness};
+use super::{generated_db, run_generated, seed_or};
+use crate::common::env_or;
+use apc::db::{self, Database, SourceFile};
+use apc::interp::{Outcome, Witness};
+use apc::syntax::LineIndex;
+
+/// Per program: (targets proved, proved targets hit by a run, targets hit).
+fn attack(
+    db: &Database,
+    file: SourceFile,
+    src: &str,
+    runs: &mut dyn Iterator<Item = Witness>,
+) -> (usize, Vec<String>, usize) {
+    let targets = db::targets(db, file);
+    let proved: Vec<&db::Target> = targets
+        .iter()
+        .filter(|t| db::proved_by_value_facts(db, file, t).is_some())
+        .collect();
+    let parsed = db::parse(db, file);
+    let lines = LineIndex::new(src);
+    let (mut refuted, mut hit) = (Vec::new(), 0);
+    for w in runs {
+        let Ok(res) = run_generated(&parsed.program, &w) else {
+            continue;
+        };
+        let Outcome::Error { kind, span } = res.outcome else {
+            continue;
+        };
+        hit += 1;
+        let at = lines.line_col(src, span.start);
+        if proved
+            .iter()
+            .any(|t| t.kind == kind && (t.line, t.col) == at)
+        {
+            refuted.push(format!(
+                "{kind} at {}:{} proved, but a run hits it\n{src}",
+                at.0, at.1
+            ));
+        }
+    }
+    (proved.len(), refuted, hit)
+}
+
+#[test]
+fn the_value_facts_never_prove_a_target_a_run_hits() {
+    let n = env_or("SOUNDNESS_FACTS_PROGRAMS", 600);
+    let mut r = Rng(seed_or(0x5eed_fac7_0000_0001));
+    let knobs = Knobs::with(&[("null", 30), ("pointers", 70), ("nested", 40)]);
+    let (mut proved, mut refuted, mut hit) = (0, Vec::new(), 0);
+    for p in 0..n {
+        let src = program(&mut r, &knobs);
+        let (db, file) = generated_db(p, &src);
+        let mut runs = (0..12)
+            .map(|_| witness(&mut r))
+            .collect::<Vec<_>>()
+            .into_iter();
+        let (k, mut bad, h) = attack(&db, file, &src, &mut runs);
+        proved += k;
+        hit += h;
+        refuted.append(&mut bad);
+    }
+    let thesis = thesis_programs(n as u64 / 20, &mut r);
+    assert!(refuted.is_empty(), "{}", refuted.join("\n"));
+    assert!(
+        proved > n && hit > n / 4,
+        "{proved} proofs, {hit} targets hit"
+    );
+    eprintln!(
+        "value facts: {n} programs, {hit} runs hit a target, {proved} targets proved, 0 contradicted; {thesis}"
+    );
+}
+
+/// The thesis generator's programs with plugged errors, `per_set` of each
+/// such set, attacked by random input streams.
+fn thesis_programs(per_set: u64, r: &mut Rng) -> String {
+    let (mut proved, mut hit) = (0, 0);
+    let sets = apc::generator::THESIS_SETS
+        .iter()
+        .filter(|s| s.error_guaranteed);
+    for set in sets {
+        for i in 0..per_set {
+            let src = apc::generator::generate_source(&set.params(), 7, i);
+            let (db, file) = Database::with_file("gen.mc", &src);
+            let mut runs = (0..20)
+                .map(|_| stream_witness(r))
+                .collect::<Vec<_>>()
+                .into_iter();
+            let (k, refuted, h) = attack(&db, file, &src, &mut runs);
+            assert!(refuted.is_empty(), "{}: {}", set.name, refuted.join("\n"));
+            proved += k;
+            hit += h;
+        }
+    }
+    format!("thesis sets with errors: {proved} proved, {hit} runs hit a target")
+}
+
+/// A random input stream of small numbers (the thesis's programs read
+/// `input` only).
+fn stream_witness(r: &mut Rng) -> Witness {
+    let len = (r.next() % 40) as usize;
+    let input = (0..len)
+        .map(|_| ((r.next() % 23) as i64 - 8).into())
+        .collect();
+    Witness {
+        args: Vec::new(),
+        input,
+    }
+}
+
+/// Every way a `null` or a shorter array reaches a variable without an
+/// assignment to it: each program's run fails at its last statement,
+/// which the facts must not prove; the checks before it they do prove.
+#[test]
+fn every_route_into_a_variable_is_followed() {
+    let routes = [
+        // through a pointer to the variable
+        "main() { var y, x, p; y = 1; x = &y; p = &x; *p = null; return *x; }",
+        // out of a variable, read through a pointer to it
+        "main() { var y, x, p, q; y = 1; x = &y; p = &x; x = null; q = *p; return *q; }",
+        // through an allocated cell, and an array literal's element
+        "main() { var y, p, q; y = 1; p = alloc null; q = *p; return *q; }",
+        "main() { var y, a, x; y = 1; a = [&y, null]; x = a[1]; return *x; }",
+        // through a callee's parameter and result
+        "id(q) { return q; } main() { var y, x; y = 1; x = &y; x = id(null); return *x; }",
+        // through an element cell
+        "main() { var y, a, x; y = 1; a = [&y]; a[0] = null; x = a[0]; return *x; }",
+        // through a record field behind a pointer
+        "main() { var y, r, x; y = 1; r = alloc {f: &y}; r.f = null; x = r.f; return *x; }",
+        // through a cell a callee writes
+        "set(p) { *p = null; return 0; } main() { var y, x, z; y = 1; x = &y; z = set(&x); return *x; }",
+        // a shorter array through a pointer
+        "main() { var a, p; a = [1, 2, 3]; p = &a; *p = [1]; return a[2]; }",
+        // a shorter array through a nested element
+        "main() { var m, r; m = [[1, 2, 3]]; m[0] = [1]; r = m[0]; return r[2]; }",
+    ];
+    for src in routes {
+        let (db, file) = generated_db(0, src);
+        let parsed = db::parse(&db, file);
+        let run = run_generated(&parsed.program, &Witness::default()).expect("runs");
+        let Outcome::Error { kind, span } = run.outcome else {
+            panic!("{src}: the run does not fail: {:?}", run.outcome);
+        };
+        let at = LineIndex::new(src).line_col(src, span.start);
+        let targets = db::targets(&db, file);
+        let failing = targets
+            .iter()
+            .find(|t| t.kind == kind && (t.line, t.col) == at)
+            .expect("the failure is a target");
+        assert_eq!(
+            db::proved_by_value_facts(&db, file, failing),
+            None,
+            "{src}: {kind} proved, but the run hits it"
+        );
+    }
+    // What they do prove: pointers from `alloc` and `&`, and literal
+    // indices below every length.
+    let safe = "main() { var y, p, a; y = 1; p = alloc 3; p = &y; a = [1, 2]; a = [4, 5, 6]; return *p + a[1]; }";
+    let (db, file) = generated_db(0, safe);
+    for t in db::targets(&db, file) {
+        assert!(
+            db::proved_by_value_facts(&db, file, &t).is_some(),
+            "{t:?} not proved"
+        );
+    }
+}
