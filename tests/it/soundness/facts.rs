@@ -137,6 +137,12 @@ fn every_route_into_a_variable_is_followed() {
         "main() { var y, a, x; y = 1; a = [&y]; a[0] = null; x = a[0]; return *x; }",
         // through a record field behind a pointer
         "main() { var y, r, x; y = 1; r = alloc {f: &y}; r.f = null; x = r.f; return *x; }",
+        // round a loop, into a read before the assignment
+        "main() { var a, i, x; a = [1, 2, 3]; i = 0; while (i < 2) { x = a[2]; a = [1]; i = i + 1; } return 0; }",
+        // into a parameter the callee also assigns (followed per vertex)
+        "f(q) { var y, z; y = 1; z = *q; q = &y; q = null; return z; } main() { var x; x = f(null); return 0; }",
+        // through a record literal's field
+        "main() { var y, r, x; y = 1; r = {f: &y, g: null}; x = r.g; return *x; }",
         // through a cell a callee writes
         "set(p) { *p = null; return 0; } main() { var y, x, z; y = 1; x = &y; z = set(&x); return *x; }",
         // a shorter array through a pointer
