@@ -15,7 +15,7 @@ use super::state::{CellId, InputArray, State, Value};
 use crate::ir::{BinOp, CmpOp, Cond, Expr, Place, VarId};
 use crate::syntax::ast::UnOp;
 use crate::term::{TermId, Terms};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Why evaluating an edge stopped before its end.
 #[derive(Clone, Debug)]
@@ -273,7 +273,7 @@ impl Executor<'_> {
                 symbol: a.symbol,
                 dims: a.dims,
                 prefix: prefix.into(),
-                writes: Rc::new([]),
+                writes: Arc::new([]),
             })
         } else {
             let t = &mut self.terms;

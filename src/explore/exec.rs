@@ -11,7 +11,7 @@ use super::state::{CellId, Frame, PathCond, State, Value};
 use super::{FoundError, Options, Stats};
 use crate::ir::{self, EdgeId, Instr, NodeKind, VarKind};
 use crate::term::{TermId, Terms};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// What one step made of a state.
 pub(crate) enum Next {
@@ -104,14 +104,14 @@ impl<'p> Executor<'p> {
     pub(crate) fn initial_state(&mut self) -> Result<State, String> {
         let mut st = State {
             frames: Vec::new(),
-            store: Rc::new(Vec::new()),
+            store: Arc::new(Vec::new()),
             pc: PathCond::default(),
-            pins: Rc::new(Vec::new()),
+            pins: Arc::new(Vec::new()),
             paths: 1,
             tree_node: 0,
             merged_at: None,
             trail: Default::default(),
-            laps: Rc::new(vec![0; self.prog.bodies[self.prog.main].loops.len()]),
+            laps: Arc::new(vec![0; self.prog.bodies[self.prog.main].loops.len()]),
             deferred: false,
         };
         let stream = self
@@ -121,8 +121,8 @@ impl<'p> Executor<'p> {
         let input = Value::Input(super::state::InputArray {
             symbol: stream,
             dims: 1,
-            prefix: Rc::new([]),
-            writes: Rc::new([]),
+            prefix: Arc::new([]),
+            writes: Arc::new([]),
         });
         let zero = Value::Int(self.terms.int(0));
         self.globals = vec![
@@ -163,8 +163,8 @@ impl<'p> Executor<'p> {
         Ok(Value::Input(super::state::InputArray {
             symbol: s,
             dims,
-            prefix: Rc::new([]),
-            writes: Rc::new([]),
+            prefix: Arc::new([]),
+            writes: Arc::new([]),
         }))
     }
 
@@ -259,7 +259,7 @@ impl<'p> Executor<'p> {
         let jt = self.terms.int(j);
         let eq = self.terms.eq(t, jt);
         self.add_to_pc(&mut st, eq);
-        Rc::make_mut(&mut st.pins).push((t, j));
+        Arc::make_mut(&mut st.pins).push((t, j));
         st
     }
 

@@ -14,7 +14,7 @@
 use super::state::{CellId, Frame, PathCond, State, Trail, Value};
 use crate::term::{TermId, Terms};
 use rustc_hash::FxHashMap as HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The merge of two mergeable states, or `None` when their sharing differs.
 pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Option<State> {
@@ -53,9 +53,9 @@ pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Opti
         .collect();
     Some(State {
         frames,
-        store: Rc::new(m.out),
+        store: Arc::new(m.out),
         pc,
-        pins: Rc::new(pins),
+        pins: Arc::new(pins),
         paths: a.paths.saturating_add(b.paths),
         tree_node: a.tree_node,
         merged_at: Some((a.frame().func, a.frame().node)),

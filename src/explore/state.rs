@@ -9,7 +9,7 @@
 
 use crate::ir::{NodeId, VarId};
 use crate::term::{TermId, Terms, Var};
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub(crate) type CellId = u32;
 
@@ -19,11 +19,11 @@ pub(crate) enum Value {
     Null,
     Int(TermId),
     Ptr(CellId),
-    Array(Rc<[CellId]>),
-    Record(Rc<[(String, CellId)]>),
+    Array(Arc<[CellId]>),
+    Record(Arc<[(String, CellId)]>),
     Input(InputArray),
     /// `if c then a else b`.
-    Ite(TermId, Rc<Value>, Rc<Value>),
+    Ite(TermId, Arc<Value>, Arc<Value>),
 }
 
 /// A symbolic input array (a parameter of `main`, a row of one, or the
@@ -36,8 +36,8 @@ pub(crate) struct InputArray {
     pub symbol: Var,
     /// How many indices select an integer.
     pub dims: u8,
-    pub prefix: Rc<[TermId]>,
-    pub writes: Rc<[(TermId, Value)]>,
+    pub prefix: Arc<[TermId]>,
+    pub writes: Arc<[(TermId, Value)]>,
 }
 
 impl Value {
@@ -54,7 +54,7 @@ impl Value {
         if let (Value::Int(x), Value::Int(y)) = (&a, &b) {
             return Value::Int(terms.ite(c, *x, *y));
         }
-        Value::Ite(c, Rc::new(a), Rc::new(b))
+        Value::Ite(c, Arc::new(a), Arc::new(b))
     }
 
     /// The plain values this one may be, each with the condition under
@@ -97,7 +97,7 @@ impl Value {
 /// states that forked from one another (so the solver session names each
 /// prefix once).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct PathCond(pub Option<Rc<PcNode>>);
+pub(crate) struct PathCond(pub Option<Arc<PcNode>>);
 
 #[derive(Debug)]
 pub(crate) struct PcNode {
@@ -110,7 +110,7 @@ pub(crate) struct PcNode {
 
 impl PathCond {
     pub(crate) fn and(&self, conjunct: TermId, id: u64) -> PathCond {
-        PathCond(Some(Rc::new(PcNode {
+        PathCond(Some(Arc::new(PcNode {
             conjunct,
             parent: self.clone(),
             id,
@@ -147,7 +147,7 @@ impl PathCond {
     fn same(a: &PathCond, b: &PathCond) -> bool {
         match (&a.0, &b.0) {
             (None, None) => true,
-            (Some(x), Some(y)) => Rc::ptr_eq(x, y),
+            (Some(x), Some(y)) => Arc::ptr_eq(x, y),
             _ => false,
         }
     }
@@ -186,7 +186,7 @@ pub(crate) struct Frame {
     pub func: usize,
     pub node: NodeId,
     /// The cell of each variable of the function.
-    pub cells: Rc<[CellId]>,
+    pub cells: Arc<[CellId]>,
     /// The caller's variable that receives the result (`None` for
     /// `main`); the caller's frame already stands where it continues.
     pub result_to: Option<VarId>,
@@ -197,11 +197,11 @@ pub(crate) struct Frame {
 pub(crate) struct State {
     /// The call stack; the last frame runs. Never empty while running.
     pub frames: Vec<Frame>,
-    pub store: Rc<Vec<Value>>,
+    pub store: Arc<Vec<Value>>,
     pub pc: PathCond,
     /// The concrete index chosen for a symbolic index term by a fork
     /// (`--index fork`): the path condition says `term == index`.
-    pub pins: Rc<Vec<(TermId, usize)>>,
+    pub pins: Arc<Vec<(TermId, usize)>>,
     /// The paths this state stands for (merged states: the sum).
     pub paths: u64,
     /// Its leaf in the execution tree (the `tree` strategy).
@@ -213,7 +213,7 @@ pub(crate) struct State {
     pub trail: Trail,
     /// Per loop of `main`: iterations since the loop was entered (the
     /// thesis's `_t` counts them down).
-    pub laps: Rc<Vec<u32>>,
+    pub laps: Arc<Vec<u32>>,
     /// Runs only when no other state waits (a loop iteration past `_t`).
     pub deferred: bool,
 }
@@ -221,7 +221,7 @@ pub(crate) struct State {
 /// The vertices a path ran through, newest first; persistent, shared
 /// between forks, and a DAG after a merge (both paths' vertices).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Trail(pub Option<Rc<TrailNode>>);
+pub(crate) struct Trail(pub Option<Arc<TrailNode>>);
 
 #[derive(Debug)]
 pub(crate) struct TrailNode {
@@ -246,7 +246,7 @@ impl Trail {
 
     fn node(&self, node: NodeId, joined: Trail) -> Trail {
         let len = self.len().max(joined.len()) + 1;
-        Trail(Some(Rc::new(TrailNode {
+        Trail(Some(Arc::new(TrailNode {
             node,
             parent: self.clone(),
             joined,
@@ -266,7 +266,7 @@ impl Trail {
         let mut out: Vec<(usize, NodeId)> = Vec::new();
         while let Some(mut t) = stack.pop() {
             let Some(n) = t.0.take() else { continue };
-            if seen.insert(Rc::as_ptr(&n)) {
+            if seen.insert(Arc::as_ptr(&n)) {
                 out.push((n.len, n.node));
                 stack.push(n.parent.clone());
                 stack.push(n.joined.clone());
@@ -284,7 +284,7 @@ impl Drop for Trail {
     fn drop(&mut self) {
         let mut stack = vec![self.0.take()];
         while let Some(cur) = stack.pop() {
-            if let Some(Ok(mut node)) = cur.map(Rc::try_unwrap) {
+            if let Some(Ok(mut node)) = cur.map(Arc::try_unwrap) {
                 stack.push(node.parent.0.take());
                 stack.push(node.joined.0.take());
             }
@@ -315,11 +315,11 @@ impl State {
     }
 
     pub(crate) fn write(&mut self, c: CellId, v: Value) {
-        Rc::make_mut(&mut self.store)[c as usize] = v;
+        Arc::make_mut(&mut self.store)[c as usize] = v;
     }
 
     pub(crate) fn new_cell(&mut self, v: Value) -> CellId {
-        let store = Rc::make_mut(&mut self.store);
+        let store = Arc::make_mut(&mut self.store);
         store.push(v);
         (store.len() - 1) as CellId
     }

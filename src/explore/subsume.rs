@@ -35,7 +35,7 @@ use super::state::{PathCond, State, Trail, Value};
 use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// What an annotation makes of a statement that may fail.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -557,11 +557,11 @@ impl Annotations {
     }
 
     /// Counts one more iteration of a loop (back edge) or its end (exit edge).
-    pub(crate) fn count_lap(&self, laps: &mut Rc<Vec<u32>>, e: EdgeId) {
+    pub(crate) fn count_lap(&self, laps: &mut Arc<Vec<u32>>, e: EdgeId) {
         if let Some(l) = self.back_of[e as usize] {
-            Rc::make_mut(laps)[l as usize] += 1;
+            Arc::make_mut(laps)[l as usize] += 1;
         } else if let Some(l) = self.exit_of[e as usize] {
-            Rc::make_mut(laps)[l as usize] = 0;
+            Arc::make_mut(laps)[l as usize] = 0;
         }
     }
 }

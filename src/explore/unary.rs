@@ -23,7 +23,7 @@ use num_integer::Integer;
 use num_traits::{Signed, Zero};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::borrow::Cow;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// How many literals and cases one decision may visit before it gives up.
 const CASES: u32 = 4096;
@@ -90,7 +90,7 @@ enum Touch {
 /// The local decision procedure, with the parts of the conjuncts seen.
 #[derive(Default)]
 pub(crate) struct UnaryChecks {
-    parts: HashMap<TermId, Rc<[Part]>>,
+    parts: HashMap<TermId, Arc<[Part]>>,
     /// Each literal of a part as a bound, unnegated: terms are shared, so
     /// a literal is read once, not at every check that meets it.
     bounds: HashMap<TermId, Bound>,
@@ -115,7 +115,7 @@ impl UnaryChecks {
                 Part::Other(_) => return None,
             }
         }
-        let rest: Vec<Rc<[Part]>> = pc.map(|c| self.parts(terms, c)).collect();
+        let rest: Vec<Arc<[Part]>> = pc.map(|c| self.parts(terms, c)).collect();
         let rest: Vec<&Part> = rest.iter().flat_map(|ps| ps.iter()).collect();
         slice.close_over(&rest, terms)?;
         let answer = satisfiable(terms, &self.bounds, &slice.formulas)?;
@@ -123,7 +123,7 @@ impl UnaryChecks {
         Some(answer)
     }
 
-    fn parts(&mut self, terms: &Terms, t: TermId) -> Rc<[Part]> {
+    fn parts(&mut self, terms: &Terms, t: TermId) -> Arc<[Part]> {
         if let Some(ps) = self.parts.get(&t) {
             return ps.clone();
         }
@@ -189,7 +189,7 @@ impl Slice {
     }
 }
 
-fn parts_of(terms: &Terms, t: TermId, bounds: &mut HashMap<TermId, Bound>) -> Rc<[Part]> {
+fn parts_of(terms: &Terms, t: TermId, bounds: &mut HashMap<TermId, Bound>) -> Arc<[Part]> {
     let conjuncts: Vec<TermId> = match terms.node(t) {
         Node::And(xs) => xs.to_vec(),
         _ => vec![t],

@@ -29,7 +29,7 @@ use super::exec::Executor;
 use crate::ir::{EdgeId, LoopId, VarId};
 use crate::term::{TermId, Var, VarKind};
 use rustc_hash::FxHashMap as HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub(crate) use pda::Pda;
 
@@ -73,20 +73,20 @@ pub(crate) struct Trace {
 }
 
 pub(crate) struct Summary {
-    pub symbols: Rc<Symbols>,
+    pub symbols: Arc<Symbols>,
     /// Kept for inspection (the tests check it against the thesis's tables).
     #[cfg_attr(not(test), allow(dead_code))]
     pub pda: Pda,
     pub traces: Vec<Trace>,
 }
 
-pub(crate) type Outcome = Rc<Result<Summary, String>>;
+pub(crate) type Outcome = Arc<Result<Summary, String>>;
 
 /// The summaries of a run, and the symbols of each function.
 #[derive(Default)]
 pub(crate) struct Memo {
     loops: HashMap<(usize, LoopId), Outcome>,
-    symbols: HashMap<usize, Rc<Symbols>>,
+    symbols: HashMap<usize, Arc<Symbols>>,
     counters: u32,
 }
 
@@ -97,7 +97,7 @@ impl Executor<'_> {
             return s.clone();
         }
         let _phase = crate::deadline::phase("loop summarisation");
-        let outcome = Rc::new(self.summarise(func, l));
+        let outcome = Arc::new(self.summarise(func, l));
         match &*outcome {
             Ok(_) => self.stats.loops_summarised += 1,
             Err(why) => {
@@ -137,7 +137,7 @@ impl Executor<'_> {
     /// The function's integer variables and their entry symbols (one set
     /// per function: an inner loop's traces are over the same symbols as
     /// the outer loop's paths).
-    fn symbols_of(&mut self, func: usize) -> Rc<Symbols> {
+    fn symbols_of(&mut self, func: usize) -> Arc<Symbols> {
         if let Some(s) = self.summaries.symbols.get(&func) {
             return s.clone();
         }
@@ -155,7 +155,7 @@ impl Executor<'_> {
                 arrays.push((id, a));
             }
         }
-        let s = Rc::new(Symbols { vars, syms, arrays });
+        let s = Arc::new(Symbols { vars, syms, arrays });
         self.summaries.symbols.insert(func, s.clone());
         s
     }
