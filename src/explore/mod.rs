@@ -362,8 +362,9 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
 }
 
 /// Drops `big` on a thread of its own: a run stopped at its deadline may
-/// hold a gigabyte of states and terms, whose freeing took 150–250 ms past
-/// `--timeout` (a 5 s run of `apc bench thesis` ended after 5.15 s).
+/// hold a gigabyte of states and terms, whose freeing took ~155 ms past
+/// `--timeout` (a 5 s run of `apc bench thesis` ended after 5.15 s;
+/// docs/thesis-executor.md §11, "Limits").
 fn drop_aside<T: Send + 'static>(big: T) {
     let _ = std::thread::Builder::new()
         .name("apc-drop".into())

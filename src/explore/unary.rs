@@ -356,6 +356,14 @@ struct Range {
 }
 
 impl Range {
+    /// Every integer: an integer no literal has narrowed yet.
+    const ANY: Range = Range {
+        lo: None,
+        hi: None,
+        is: None,
+        holes: Vec::new(),
+    };
+
     /// Narrows by `rel`; whether some integer is left.
     fn narrow(&mut self, rel: &Rel) -> bool {
         match rel {
@@ -575,7 +583,7 @@ impl<'a> Search<'a> {
     fn refuted_at_once(&self, f: Polar, case: &Case) -> bool {
         let refutes = |l: Polar| {
             let (atom, rel) = self.bound(l);
-            case.ranges.get(&atom).is_some_and(|r| !r.admits(&rel)) || matches!(*rel, Rel::Never)
+            !case.ranges.get(&atom).unwrap_or(&Range::ANY).admits(&rel)
         };
         match self.split(f) {
             Split::Literal => refutes(f),

@@ -27,7 +27,7 @@
 use super::{Body, CmpOp, Cond, EdgeId, Expr, Instr, NodeId, Place, RETURN_VAR, TargetId, VarId};
 use crate::types::Type;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 /// What the values of one location have in common: whether one may be
 /// null, and the lengths an array may have — bit `i` for the program's
@@ -201,21 +201,22 @@ impl Summary {
     fn apply(&mut self, function: &str, instr: &Instr, bodies: &BTreeMap<String, &Body>) -> bool {
         let read = |e: &Expr| self.eval(function, e, &|v| self.vars[function][v as usize]);
         let mut into_heap = new_cells(instr, &read);
-        let mut into_var = Vec::new();
+        let mut into_var: Vec<(&str, VarId, Abstract)> = (self.assigned(instr, &read))
+            .map(|(v, value)| (function, v, value))
+            .into_iter()
+            .collect();
         match instr {
-            Instr::Assign(Place::Var(v), e) => into_var.push((function, *v, read(e))),
-            Instr::Assign(_, e) => into_heap.push(read(e)),
-            Instr::Alloc(v, _) => into_var.push((function, *v, Abstract::NONE)),
-            Instr::Call { dst, func, args } => match bodies.get(func.as_str()) {
-                Some(callee) => {
+            Instr::Assign(Place::Deref(_) | Place::Index(..) | Place::Field(..), e) => {
+                into_heap.push(read(e))
+            }
+            Instr::Call { func, args, .. } => {
+                // Names are resolved before lowering: the callee is there.
+                if let Some(callee) = bodies.get(func.as_str()) {
                     for (k, a) in args.iter().enumerate().take(callee.params) {
                         into_var.push((func.as_str(), k as VarId, read(a)));
                     }
-                    into_var.push((function, *dst, self.result_of(func)));
                 }
-                // Names are resolved before lowering; be safe all the same.
-                None => into_var.push((function, *dst, Abstract::ANYTHING)),
-            },
+            }
             _ => {}
         }
         let mut changed = false;
@@ -227,6 +228,21 @@ impl Summary {
                 self.vars.get_mut(f).expect("every function's facts")[v as usize].absorb(value);
         }
         changed
+    }
+
+    /// The variable `instr` assigns, in its own function, and the value,
+    /// its right side read by `read`: both passes follow assignments so.
+    fn assigned(
+        &self,
+        instr: &Instr,
+        read: &dyn Fn(&Expr) -> Abstract,
+    ) -> Option<(VarId, Abstract)> {
+        match instr {
+            Instr::Assign(Place::Var(v), e) => Some((*v, read(e))),
+            Instr::Alloc(v, _) => Some((*v, Abstract::NONE)),
+            Instr::Call { dst, func, .. } => Some((*dst, self.result_of(func))),
+            _ => None,
+        }
     }
 
     /// What a call of `name` returns.
@@ -340,12 +356,7 @@ impl<'a> Flow<'a> {
         instr: &Instr,
         own: Option<(VarId, Abstract)>,
     ) -> Option<(VarId, Abstract)> {
-        match instr {
-            Instr::Assign(Place::Var(v), e) => Some((*v, self.eval_with(e, own))),
-            Instr::Alloc(v, _) => Some((*v, Abstract::NONE)),
-            Instr::Call { dst, func, .. } => Some((*dst, self.summary.result_of(func))),
-            _ => None,
-        }
+        self.summary.assigned(instr, &|e| self.eval_with(e, own))
     }
 
     fn eval_with(&self, e: &Expr, own: Option<(VarId, Abstract)>) -> Abstract {
@@ -414,19 +425,21 @@ impl<'a> Flow<'a> {
 
     /// Every target all of whose checks hold where they stand, with why.
     fn proofs(&self) -> BTreeMap<TargetId, String> {
-        let mut verdicts: BTreeMap<TargetId, Option<String>> = BTreeMap::new();
+        let (mut proofs, mut open) = (BTreeMap::new(), BTreeSet::new());
         for edge in &self.body.edges {
             if let Instr::Assert(c, t) = &edge.instr {
-                let why = self.holds(edge.from, c);
-                let entry = verdicts.entry(*t).or_insert_with(|| why.clone());
-                if why.is_none() {
-                    *entry = None;
+                match self.holds(edge.from, c) {
+                    Some(why) => {
+                        proofs.entry(*t).or_insert(why);
+                    }
+                    None => {
+                        open.insert(*t);
+                    }
                 }
             }
         }
-        (verdicts.into_iter())
-            .filter_map(|(t, why)| Some((t, why?)))
-            .collect()
+        proofs.retain(|t, _| !open.contains(t));
+        proofs
     }
 
     /// Why the check `c` at vertex `n` always holds, if the facts say so.

@@ -371,10 +371,7 @@ fn killing_apc_leaves_nothing(style: &str, body: &str, signal: &str) {
         };
         assert!(started >= 1, "no solver started");
         std::thread::sleep(Duration::from_millis(200));
-        let solver_pids: Vec<i32> = std::fs::read_dir(&pids)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
-            .collect();
+        let solver_pids = recorded_pids(&pids);
         let running = still_alive_after(&solver_pids, Duration::ZERO);
         assert_eq!(running, solver_pids, "a solver ended before apc was killed");
         Command::new("kill")
@@ -737,10 +734,7 @@ fn the_portfolio_stops_the_losers_at_the_first_definite_answer() {
         took < Duration::from_secs(20),
         "the losers ran on: {took:?}"
     );
-    let started: Vec<i32> = std::fs::read_dir(&pids)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().parse().unwrap())
-        .collect();
+    let started = recorded_pids(&pids);
     assert!(!started.is_empty(), "the hanging solver was never asked");
     // Killed, each dies within milliseconds (why: `still_alive_after`).
     let left = still_alive_after(&started, Duration::from_secs(2));

@@ -19,6 +19,15 @@ pub fn programs() -> Vec<PathBuf> {
     v
 }
 
+/// The PIDs that fake solvers recorded in `dir`, one file named by its PID
+/// each (other files are skipped).
+pub fn recorded_pids(dir: &Path) -> Vec<i32> {
+    std::fs::read_dir(dir)
+        .expect("the PID directory")
+        .filter_map(|e| e.ok()?.file_name().to_string_lossy().parse().ok())
+        .collect()
+}
+
 /// The processes of `pids` still alive (a zombie is dead) once `grace` has
 /// passed, or as soon as none is. A killed process dies asynchronously: one
 /// caught in `execve` with SIGKILL pending runs until the exec is done, a

@@ -286,10 +286,7 @@ fn soak(files: &[PathBuf]) {
         let f = f.display().to_string();
         within_the_timeout(&f, 2.0, &["--jobs", "2", "--z3", &z3]);
     }
-    let started: Vec<i32> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_string_lossy().parse().ok())
-        .collect();
+    let started = recorded_pids(&dir);
     let left = still_alive_after(&started, Duration::from_secs(2));
     assert!(left.is_empty(), "solvers left running: {left:?}");
 }
