@@ -467,15 +467,36 @@ impl<'p> Builder<'p> {
 
     // ---- errorGuaranteed
 
-    /// Plugs a statement that fails wherever it runs at a position drawn
-    /// uniformly among all the positions of all blocks (it may be
-    /// unreachable, as the thesis says): a division by zero, an index past
-    /// a new array's end, or a read through null.
+    /// Plugs a statement that fails wherever it runs where the thesis's
+    /// generator plugs it (docs/generator.md §2): into main's top level, at
+    /// an index drawn below the length of a block found by descending from
+    /// main's body. It may be unreachable (behind a loop that never ends),
+    /// as the thesis says. The statement is a division by zero, an index
+    /// past a new array's end, or a read through null.
     fn plug_error(&mut self, body: &mut Vec<Stmt>) {
-        let positions = count_positions(body);
-        let at = self.below(positions as u64) as usize;
+        let len = self.drawn_block_len(body);
+        let at = (self.below(len as u64) as usize).min(body.len());
         let failing = self.failing_statements();
-        insert_at(body, &mut { at }, &mut Some(failing));
+        body.splice(at..at, failing);
+    }
+
+    /// The thesis's descent: a statement of the block drawn uniformly; into
+    /// an `if`'s then-block (its else-block when the then-block is empty)
+    /// or a loop's body, otherwise this block is the one. Its length.
+    fn drawn_block_len(&mut self, block: &[Stmt]) -> usize {
+        if block.is_empty() {
+            return 0;
+        }
+        let inner = match &block[self.below(block.len() as u64) as usize] {
+            Stmt::If(_, then, _) if !then.is_empty() => Some(then),
+            Stmt::If(_, _, Some(els)) if !els.is_empty() => Some(els),
+            Stmt::While(_, body) if !body.is_empty() => Some(body),
+            _ => None,
+        };
+        match inner {
+            Some(inner) => self.drawn_block_len(inner),
+            None => block.len(),
+        }
     }
 
     fn failing_statements(&mut self) -> Vec<Stmt> {
@@ -515,59 +536,4 @@ fn is_array(k: Kind) -> bool {
 
 fn is_pointer(k: Kind) -> bool {
     k == Kind::Pointer
-}
-
-/// Positions a statement can be inserted at: before each statement and at
-/// the end of each block.
-fn count_positions(stmts: &[Stmt]) -> usize {
-    1 + stmts
-        .iter()
-        .map(|s| {
-            1 + blocks_of(s)
-                .iter()
-                .map(|b| count_positions(b))
-                .sum::<usize>()
-        })
-        .sum::<usize>()
-}
-
-fn blocks_of(s: &Stmt) -> Vec<&Vec<Stmt>> {
-    match s {
-        Stmt::If(_, then, Some(els)) => vec![then, els],
-        Stmt::If(_, then, None) => vec![then],
-        Stmt::While(_, body) => vec![body],
-        _ => vec![],
-    }
-}
-
-fn blocks_of_mut(s: &mut Stmt) -> Vec<&mut Vec<Stmt>> {
-    match s {
-        Stmt::If(_, then, Some(els)) => vec![then, els],
-        Stmt::If(_, then, None) => vec![then],
-        Stmt::While(_, body) => vec![body],
-        _ => vec![],
-    }
-}
-
-/// Inserts `new` at position `at` in the order `count_positions` counts
-/// (pre-order: before statement i, then inside it, …, then the end),
-/// counting `at` down past the positions it skips; `new` is taken once.
-fn insert_at(stmts: &mut Vec<Stmt>, at: &mut usize, new: &mut Option<Vec<Stmt>>) {
-    for i in 0..=stmts.len() {
-        if *at == 0 {
-            if let Some(new) = new.take() {
-                stmts.splice(i..i, new);
-            }
-            return;
-        }
-        *at -= 1;
-        if let Some(s) = stmts.get_mut(i) {
-            for b in blocks_of_mut(s) {
-                insert_at(b, at, new);
-                if new.is_none() {
-                    return;
-                }
-            }
-        }
-    }
 }

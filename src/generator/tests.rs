@@ -98,7 +98,8 @@ fn divisions_and_guaranteed_errors_appear_only_when_asked() {
     assert!((0..300).all(|seed| !body(src(false, false, seed)).contains('/')));
     assert!((0..300).any(|seed| body(src(false, true, seed)).contains(" / ")));
     // The failing statements are drawn after the body: the program with
-    // them is the one without, plus one or two statements.
+    // them is the one without, plus one or two statements, all at main's
+    // top level, where the thesis's generator plugs its error.
     fn statements(stmts: &[Stmt]) -> usize {
         (stmts.iter())
             .map(|s| match s {
@@ -117,6 +118,7 @@ fn divisions_and_guaranteed_errors_appear_only_when_asked() {
         let (a, b) = (generate(&p, seed, 0), generate(&with, seed, 0));
         let added = statements(&b.body) - statements(&a.body);
         assert!((1..=2).contains(&added), "seed {seed}: {added}");
+        assert_eq!(b.body.len() - a.body.len(), added, "seed {seed}");
     }
 }
 
