@@ -46,6 +46,20 @@ pub struct Encoding {
     pub clauses: Vec<Clause>,
     /// The same clauses as steps from vertex to vertex, for unrolling.
     pub(super) rules: Vec<Rule>,
+    /// Whether the clauses multiply or divide two unknowns (exact
+    /// arithmetic), or left such a product or quotient unknown (linear).
+    pub nonlinear: bool,
+}
+
+/// How the clauses read a product or a quotient of two unknowns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// As it is: `(* x y)`, `(tdiv x y)`. Spacer often gives up on these.
+    Exact,
+    /// As an unknown value: the clauses stay linear and over-approximate
+    /// the runs more, so their checked invariant is still a proof
+    /// (docs/horn-clauses.md §2).
+    Linear,
 }
 
 impl Encoding {
@@ -135,6 +149,17 @@ impl Encoding {
     }
 }
 
+/// A product of two non-literals, or a quotient by a non-literal: beyond
+/// linear arithmetic.
+fn is_nonlinear(op: BinOp, a: &Expr, b: &Expr) -> bool {
+    let literal = |e: &Expr| matches!(e, Expr::Int(_));
+    match op {
+        BinOp::Mul => !literal(a) && !literal(b),
+        BinOp::Div => !literal(b),
+        BinOp::Add | BinOp::Sub => false,
+    }
+}
+
 /// The state's name for variable `v`'s value.
 fn value_name(v: VarId) -> String {
     format!("x{v}")
@@ -149,6 +174,16 @@ pub fn predicate_name(node: NodeId) -> String {
 /// target's copies: one per inlined call site, and those in callees cut by
 /// recursion), or why the program cannot be encoded.
 pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
+    encode_as(body, errors, Arithmetic::Exact)
+}
+
+/// [`encode`], with products and quotients of unknowns read as
+/// `arithmetic` says.
+pub fn encode_as(
+    body: &Body,
+    errors: &[NodeId],
+    arithmetic: Arithmetic,
+) -> Result<Encoding, String> {
     let relevant = between(body, body.entry, errors);
     if !errors.iter().any(|e| relevant[*e as usize]) {
         // No path at all: no clause, and every check holds.
@@ -157,6 +192,7 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
             predicates: vec![],
             clauses: vec![],
             rules: vec![],
+            nonlinear: false,
         });
     }
     let edges: Vec<&ir::Edge> = body
@@ -164,7 +200,7 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
         .iter()
         .filter(|e| relevant[e.from as usize] && relevant[e.to as usize])
         .collect();
-    let state = State::of(body, &edges);
+    let state = State::of(body, &edges, arithmetic);
     let mut rules = vec![state.entry_rule(body.entry)];
     for e in &edges {
         rules.push(state.edge_rule(body, e));
@@ -198,6 +234,7 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
         predicates: headers.into_iter().collect(),
         clauses,
         rules,
+        nonlinear: state.nonlinear.get(),
     })
 }
 
@@ -368,6 +405,9 @@ struct State {
     input_arrays: Vec<bool>,
     /// Integer variables whose address is taken.
     address_taken: Vec<VarId>,
+    arithmetic: Arithmetic,
+    /// Set when an edge multiplies or divides two unknowns.
+    nonlinear: std::cell::Cell<bool>,
 }
 
 /// The unknown values one clause introduces.
@@ -375,9 +415,23 @@ struct State {
 struct Fresh {
     vars: Vec<(String, String)>,
     tag: String,
+    /// The reads of memory the clause's edge makes, each with its unknown:
+    /// one instruction writes nothing while it reads, so the same read
+    /// twice (`*p >= *p`) is the same value.
+    reads: Vec<(Expr, String)>,
 }
 
 impl Fresh {
+    /// The unknown value of a read that the encoding does not follow.
+    fn read(&mut self, e: &Expr) -> String {
+        if let Some((_, name)) = self.reads.iter().find(|(r, _)| r == e) {
+            return name.clone();
+        }
+        let name = self.int();
+        self.reads.push((e.clone(), name.clone()));
+        name
+    }
+
     fn int(&mut self) -> String {
         self.of_sort("Int")
     }
@@ -392,7 +446,7 @@ impl Fresh {
 impl State {
     /// The variables the edges use that the state holds: integers and
     /// input arrays.
-    fn of(body: &Body, edges: &[&ir::Edge]) -> State {
+    fn of(body: &Body, edges: &[&ir::Edge], arithmetic: Arithmetic) -> State {
         let mut used = BTreeSet::new();
         // Whether a local holds a value is state only where it is asked.
         let mut asked = BTreeSet::new();
@@ -420,6 +474,8 @@ impl State {
             init: vec![None; n],
             input_arrays: vec![false; n],
             address_taken: vec![],
+            arithmetic,
+            nonlinear: Default::default(),
         };
         let copies = input_copies(body, edges);
         for &v in &used {
@@ -572,10 +628,19 @@ impl State {
             Expr::Int(n) => smtlib::int(n),
             Expr::Var(v) => match self.value[*v as usize] {
                 Some(k) => self.vars[k].name.clone(),
-                None => fresh.int(),
+                None => fresh.read(e),
             },
             Expr::Unary(UnOp::Neg, a) => format!("(- {})", self.expr(body, a, fresh)),
             Expr::Unary(UnOp::Not, a) => format!("(ite (= {} 0) 1 0)", self.expr(body, a, fresh)),
+            Expr::Binary(op, x, y) if is_nonlinear(*op, x, y) => {
+                self.nonlinear.set(true);
+                let (a, b) = (self.expr(body, x, fresh), self.expr(body, y, fresh));
+                match self.arithmetic {
+                    Arithmetic::Linear => fresh.int(),
+                    Arithmetic::Exact if *op == BinOp::Mul => format!("(* {a} {b})"),
+                    Arithmetic::Exact => format!("(tdiv {a} {b})"),
+                }
+            }
             Expr::Binary(op, a, b) => {
                 let (a, b) = (self.expr(body, a, fresh), self.expr(body, b, fresh));
                 match op {
@@ -592,14 +657,10 @@ impl State {
                 format!("(select {a} {i})")
             }
             // Local arrays, records, pointers: an unknown integer (a
-            // pointer compared with `==` is one too).
-            Expr::Index(..)
-            | Expr::Null
-            | Expr::AddrOf(_)
-            | Expr::Load(_)
-            | Expr::Field(..)
-            | Expr::Record(_)
-            | Expr::Array(_) => fresh.int(),
+            // pointer compared with `==` is one too), the same for the
+            // same read.
+            Expr::Index(..) | Expr::Load(_) | Expr::Field(..) => fresh.read(e),
+            Expr::Null | Expr::AddrOf(_) | Expr::Record(_) | Expr::Array(_) => fresh.int(),
         }
     }
 

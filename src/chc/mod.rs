@@ -17,7 +17,7 @@ mod encode;
 mod unroll;
 
 pub use certificate::Certificate;
-pub use encode::{Encoding, encode};
+pub use encode::{Arithmetic, Encoding, encode, encode_as};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
 use crate::ir::{Body, NodeId};
@@ -77,13 +77,53 @@ fn find_horn_solver() -> Result<(Profile, Vec<String>), String> {
 }
 
 /// Tries to prove a target unreachable in `body` (the inlined program):
-/// none of `errors`, the error vertices of its copies, is reached.
+/// none of `errors`, the error vertices of its copies, is reached. When
+/// Spacer gives up on clauses that multiply or divide unknowns, the
+/// clauses are sent again with those values unknown (linear, and an
+/// over-approximation: only a proof can come of them).
 pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Scripts) {
-    let mut scripts = Scripts::default();
-    let enc = match encode(body, errors) {
-        Ok(enc) => enc,
-        Err(why) => return (Verdict::Unknown(why), scripts),
+    let (exact, scripts, nonlinear) = decide_as(body, errors, Arithmetic::Exact, deadline);
+    let why = match exact {
+        Verdict::Unknown(why) if nonlinear && Instant::now() < deadline => why,
+        exact => return (exact, scripts),
     };
+    match decide_as(body, errors, Arithmetic::Linear, deadline) {
+        (Verdict::Unreachable(cert), linear, _) => (Verdict::Unreachable(cert), linear),
+        (Verdict::Counterexample(_), ..) => {
+            let why = format!(
+                "{why}; with products and quotients of unknowns left unknown, the clauses have a counterexample"
+            );
+            (Verdict::Unknown(why), scripts)
+        }
+        (Verdict::Unknown(linear), linear_scripts, _) => {
+            let why = format!("{why}; linear: {linear}");
+            (Verdict::Unknown(why), linear_scripts)
+        }
+    }
+}
+
+/// [`decide`] on the clauses as `arithmetic` reads them; also whether
+/// they multiply or divide unknowns.
+fn decide_as(
+    body: &Body,
+    errors: &[NodeId],
+    arithmetic: Arithmetic,
+    deadline: Instant,
+) -> (Verdict, Scripts, bool) {
+    match encode_as(body, errors, arithmetic) {
+        Ok(enc) => {
+            let nonlinear = enc.nonlinear;
+            let (verdict, scripts) = solve(enc, deadline);
+            (verdict, scripts, nonlinear)
+        }
+        Err(why) => (Verdict::Unknown(why), Scripts::default(), false),
+    }
+}
+
+/// Spacer's invariant for the clauses, checked clause by clause, or its
+/// counterexample.
+fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
+    let mut scripts = Scripts::default();
     let (solver, options) = match horn_solver() {
         Ok(s) => s,
         Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
@@ -98,7 +138,8 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
             Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
         };
         // A quantified invariant is not checked; `true` may still do.
-        match Certificate::from_model(&model, &enc) {
+        let eliminate = |d: &str| eliminate_quantifiers(&solver, d, deadline);
+        match Certificate::from_model(&model, &enc, eliminate) {
             Ok(cert) => (cert, None),
             Err(why) => (Certificate::trivial(&enc), Some(why)),
         }
@@ -192,6 +233,19 @@ fn race_seeds(solver: &Profile, enc: &Encoding, options: &[String], deadline: In
         }
         last
     })
+}
+
+/// A definition of Spacer's with its quantifiers eliminated by Z3's `qe`
+/// tactic (Spacer sometimes leaves `∃` in an invariant; the checks that
+/// follow take quantifier-free formulas only, and judge the result).
+fn eliminate_quantifiers(
+    solver: &Profile,
+    definition: &str,
+    deadline: Instant,
+) -> Result<String, String> {
+    let script = certificate::elimination_script(definition).ok_or("not a definition")?;
+    let goals = smt::run_for_output(solver, &script, left(deadline))?;
+    certificate::definition_from_goals(definition, &goals)
 }
 
 /// Every clause check must answer `unsat`.

@@ -63,7 +63,9 @@ fn a_wrong_certificate_is_caught() {
         .iter()
         .map(|&p| format!("(define-fun P{p} ({}) Bool true)\n", enc.parameters()))
         .collect();
-    let cert = Certificate::from_model(&format!("({model})"), &enc).expect("parsed");
+    let no_quantifiers = |_: &str| Err("quantified".to_string());
+    let cert =
+        Certificate::from_model(&format!("({model})"), &enc, no_quantifiers).expect("parsed");
     let (solver, _) = horn_solver().expect("a solver for Horn clauses");
     let result = check(
         &solver,
@@ -114,6 +116,75 @@ fn unchanged_copies_of_input_arrays_read_as_the_input() {
         "main(A) { var b; b = A; b[0] = A[0] + 1; assert(b[0] == A[0]); return 0; }",
         "main(A) { var b, c; b = A; c = b; c[0] = A[0] + 1; assert(b[0] == A[0]); return 0; }",
         "f(B) { B[0] = B[0] + 1; return 0; } main(A) { var b, r; b = A; r = f(b); assert(b[0] == A[0]); return 0; }",
+    ] {
+        let v = verdict(src, crate::TargetKind::Assert);
+        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+    }
+}
+
+/// Spacer gives up on clauses that divide by an unknown; with quotients
+/// and products of unknowns read as unknown values, the clauses are
+/// linear, and the invariant it finds then (`i >= n` after the loop
+/// holds whatever `x` is) is a checked proof.
+#[test]
+fn quotients_of_unknowns_are_left_unknown_when_spacer_gives_up() {
+    let src = "main() { var i, n, x, y; i = 0; n = input; x = input;
+        while (i < n) { y = input; while (y < x) { x = input / x; y = y + 1; } i = i + 1; }
+        if (n < i) { if (0 < n) { assert(0 == 1); } }
+        return 0; }";
+    let v = verdict(src, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+}
+
+/// Leaving a product unknown only ever proves less: an assert that a
+/// product breaks is never proved.
+#[test]
+fn a_product_left_unknown_never_proves_a_violated_assert() {
+    for src in [
+        "main(n) { var x; x = n * n; assert(x != 49); return 0; }",
+        "main(n, m) { var x; x = 0; while (x < n) { x = x + m / n; } assert(x != 3); return 0; }",
+    ] {
+        let v = verdict(src, crate::TargetKind::Assert);
+        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+    }
+}
+
+/// An `∃` in Spacer's invariant is eliminated by Z3's `qe` tactic into a
+/// quantifier-free definition of the same predicate.
+#[test]
+fn quantifiers_in_an_invariant_are_eliminated() {
+    let definition = "(define-fun P1 ((x!0 Int) (x!1 Int) (x!2 (Array Int Int))) Bool (exists ((x!3 Int)) (and (>= x!0 x!1) (= x!0 (+ 1 x!3)) (= (select x!2 0) x!1))))";
+    let (solver, _) = horn_solver().expect("a solver for Horn clauses");
+    let free = eliminate_quantifiers(
+        &solver,
+        definition,
+        Instant::now() + Duration::from_secs(60),
+    )
+    .expect("eliminated");
+    assert!(!free.contains("exists"), "{free}");
+    assert!(
+        free.starts_with("(define-fun P1 ((x!0 Int) (x!1 Int) (x!2 (Array Int Int))) Bool "),
+        "{free}"
+    );
+    assert!(free.contains("x!0") && free.contains("x!1"), "{free}");
+}
+
+/// One instruction writes nothing while it reads: the same read twice is
+/// the same unknown value, so `while (*p >= *p)` never ends. Different
+/// reads stay different unknowns.
+#[test]
+fn the_same_read_twice_in_one_instruction_is_one_value() {
+    let never_ends = "main() { var p, a; p = alloc 1; a = [input];
+        while (*p >= *p) { *p = input; }
+        assert(0 == 1); return 0; }";
+    let v = verdict(never_ends, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    let never_ends = "main() { var a; a = [input]; while (a[0] == a[0]) { a[0] = input; } assert(0 == 1); return 0; }";
+    let v = verdict(never_ends, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    for src in [
+        "main() { var p, q; p = alloc input; q = alloc input; while (*p >= *q) { *p = input; } assert(0 == 1); return 0; }",
+        "main() { var a; a = [input, input]; while (a[0] >= a[1]) { a[0] = input; } assert(0 == 1); return 0; }",
     ] {
         let v = verdict(src, crate::TargetKind::Assert);
         assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");

@@ -112,7 +112,17 @@ fn timed_out(name: &str, timeout: Duration) -> String {
 /// Runs `script` in a fresh solver with a timeout (the script should end
 /// with `(check-sat)` and possibly `(get-value …)`).
 pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
-    let out = solver_stdout(
+    answer(profile, run_for_output(profile, script, timeout))
+}
+
+/// Runs `script` in a fresh solver with a timeout and returns what it
+/// printed (for commands other than `check-sat`, such as `apply`).
+pub fn run_for_output(
+    profile: &Profile,
+    script: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    solver_stdout(
         &profile.name,
         &profile.command_line(timeout),
         script,
@@ -121,8 +131,7 @@ pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer 
     .map_err(|e| match e {
         SolverFailure::Start(why) => why,
         SolverFailure::Timeout => timed_out(&profile.name, timeout),
-    });
-    answer(profile, out)
+    })
 }
 
 /// The first line is the answer; a `sat`'s further lines are its values.
