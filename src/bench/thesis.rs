@@ -360,7 +360,8 @@ fn explore_program(
 /// The targets one after the other, each with an equal share of the time
 /// left; stops at the first reachable one, as the executor stops at its
 /// first error. `check` first takes the targets the value facts prove
-/// (no solver, one pass for all), then tries the others all at once.
+/// (no solver, one pass for all), then the whole program's phases
+/// (`whole_program_first`, docs/generator.md §4).
 fn check_program(
     s: &Subject,
     technique: Technique,
@@ -378,9 +379,7 @@ fn check_program(
         _ => (Vec::new(), s.targets.clone()),
     };
     let outcome = match technique {
-        Technique::Check if rest.len() > 1 => {
-            all_at_once(s, &rest, &co, started + opts.timeout / 3)
-        }
+        Technique::Check if !rest.is_empty() => whole_program_first(s, &rest, &co, opts, started),
         _ => None,
     };
     let (error, note) = match outcome {
@@ -400,6 +399,43 @@ fn check_program(
         ..s.run(technique)
     };
     (run, unreachable)
+}
+
+/// `check`'s phases over the whole program, each until its share of the
+/// time: one invariant of the Horn clauses for every target (a fifth), the
+/// executor (two fifths), one condition for every target (half); `None`
+/// when they leave the targets undecided.
+fn whole_program_first(
+    s: &Subject,
+    targets: &[Target],
+    co: &CheckOptions,
+    opts: &ThesisOptions,
+    started: Instant,
+) -> Option<(Option<ErrorFound>, Vec<Target>)> {
+    let share = |fraction: f64| started + opts.timeout.mul_f64(fraction);
+    if check::together::proved_by_horn_clauses(&s.db, s.file, targets, share(0.2)) {
+        return Some((None, targets.to_vec()));
+    }
+    explore_first(s, targets, opts, share(0.4))
+        .or_else(|| (targets.len() > 1).then(|| all_at_once(s, targets, co, share(0.5)))?)
+}
+
+/// The whole program explored until `share` (subsumption and summaries,
+/// as the `subsumption+summarisation` column): its first error, or every
+/// target proved when every path ended without one; `None` when undecided.
+fn explore_first(
+    s: &Subject,
+    targets: &[Target],
+    opts: &ThesisOptions,
+    share: Instant,
+) -> Option<(Option<ErrorFound>, Vec<Target>)> {
+    let mut o = explore_options(Technique::Combined, opts);
+    o.timeout = Some(share.saturating_duration_since(Instant::now()));
+    let report = explore::explore(&s.db, s.file, &o).ok()?;
+    if let Some(e) = report.errors.first() {
+        return Some((Some(s.replayed(&e.target, &e.witness)), vec![]));
+    }
+    (report.end == End::Complete).then(|| (None, targets.to_vec()))
 }
 
 /// The targets the value facts prove, and the others.

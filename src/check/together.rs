@@ -3,10 +3,13 @@
 //! in the same single pass as for one; if it is unsatisfiable, no target
 //! can be reached, and each is `unreachable` with the same guarantee as a
 //! proof of its own condition. A satisfiable or undecided condition proves
-//! nothing: the targets are then checked one by one.
+//! nothing: the targets are then checked one by one. The Horn clauses for
+//! reaching any of them ([`proved_by_horn_clauses`]) are the other way:
+//! their checked invariant proves them all as well.
 
 use super::model::InputModel;
 use super::{CheckOptions, Replayer, contenders, engine_options};
+use crate::chc;
 use crate::db::{self, Database, SourceFile, Target};
 use crate::deadline;
 use crate::interp::Witness;
@@ -40,9 +43,7 @@ pub fn decide(
 ) -> Together {
     let decided = deadline::run(deadline, || {
         let prog = db::program(db, file).as_ref()?;
-        let nodes: Vec<_> = (targets.iter())
-            .flat_map(|t| prog.copies_of(&t.function, t.id))
-            .collect();
+        let nodes = error_vertices(prog, targets);
         let mut eng = nc::Engine::new(db, file, engine_options(opts))?;
         let phi = {
             let _p = deadline::phase("building the condition");
@@ -54,6 +55,30 @@ pub fn decide(
         Some(race(&eng.terms, phi, &inputs, &at, opts, deadline))
     });
     decided.ok().flatten().unwrap_or(Together::Undecided)
+}
+
+/// Whether one checked invariant of the Horn clauses for reaching any of
+/// `targets` proves them all before `deadline`.
+pub fn proved_by_horn_clauses(
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    deadline: Instant,
+) -> bool {
+    let proved = deadline::run(deadline, || {
+        let prog = db::program(db, file).as_ref()?;
+        let nodes = error_vertices(prog, targets);
+        let (verdict, _) = chc::decide(&prog.body, &nodes, deadline);
+        matches!(verdict, chc::Verdict::Unreachable(_)).then_some(())
+    });
+    matches!(proved, Ok(Some(())))
+}
+
+/// The error vertices of every copy of every target.
+fn error_vertices(prog: &crate::ir::InlinedProgram, targets: &[Target]) -> Vec<crate::ir::NodeId> {
+    (targets.iter())
+        .flat_map(|t| prog.copies_of(&t.function, t.id))
+        .collect()
 }
 
 /// The race of the condition's queries; a model counts when its run hits
@@ -119,5 +144,28 @@ mod tests {
                 .any(|(p, v)| p == "n" && *v == crate::interp::ArgValue::Int(3.into())),
             "{w:?}"
         );
+    }
+
+    /// Two asserts that need a loop invariant (x ≥ y) are proved by one
+    /// checked invariant of the Horn clauses for reaching either; with one
+    /// of them violated, nothing is proved.
+    #[test]
+    fn one_invariant_proves_every_target() {
+        let proved = |text: &str| {
+            let (db, file) = Database::with_file("together.mc", text);
+            let targets = db::targets(&db, file);
+            assert_eq!(targets.len(), 2, "{targets:?}");
+            let deadline = Instant::now() + Duration::from_secs(20);
+            proved_by_horn_clauses(&db, file, &targets, deadline)
+        };
+        let with = |second: &str| {
+            format!(
+                "main() {{ var x, y, n; n = input; x = 1; y = 0; \
+                 while (y < n) {{ x = x + y; y = y + 1; }} assert(x >= y); assert({second}); return 0; }}"
+            )
+        };
+        assert!(proved(&with("x + 1 > y")));
+        let one_violated = with("n != 3");
+        assert!(!proved(&one_violated));
     }
 }
