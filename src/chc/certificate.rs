@@ -112,6 +112,7 @@ pub fn elimination_script(definition: &str) -> Option<String> {
 /// answer gives: one goal, its formulas conjoined.
 pub fn definition_from_goals(definition: &str, goals: &str) -> Result<String, String> {
     let (name, params, _) = definition_parts(definition).ok_or("not a definition")?;
+    // `(goals` and each `(goal`: one goal is two matches.
     if goals.matches("(goal").count() != 2 {
         return Err(format!("not one goal: {}", goals.trim()));
     }

@@ -415,20 +415,21 @@ struct State {
 struct Fresh {
     vars: Vec<(String, String)>,
     tag: String,
-    /// The reads of memory the clause's edge makes, each with its unknown:
-    /// one instruction writes nothing while it reads, so the same read
-    /// twice (`*p >= *p`) is the same value.
-    reads: Vec<(Expr, String)>,
+    /// The expressions the clause's edge reads but the encoding does not
+    /// follow (memory, products left unknown), each with its unknown: one
+    /// instruction writes nothing while it reads, so the same read twice
+    /// (`*p >= *p`) is the same value.
+    unfollowed: Vec<(Expr, String)>,
 }
 
 impl Fresh {
-    /// The unknown value of a read that the encoding does not follow.
-    fn read(&mut self, e: &Expr) -> String {
-        if let Some((_, name)) = self.reads.iter().find(|(r, _)| r == e) {
+    /// The unknown value of an expression the encoding does not follow.
+    fn unknown_of(&mut self, e: &Expr) -> String {
+        if let Some((_, name)) = self.unfollowed.iter().find(|(r, _)| r == e) {
             return name.clone();
         }
         let name = self.int();
-        self.reads.push((e.clone(), name.clone()));
+        self.unfollowed.push((e.clone(), name.clone()));
         name
     }
 
@@ -628,17 +629,19 @@ impl State {
             Expr::Int(n) => smtlib::int(n),
             Expr::Var(v) => match self.value[*v as usize] {
                 Some(k) => self.vars[k].name.clone(),
-                None => fresh.read(e),
+                None => fresh.unknown_of(e),
             },
             Expr::Unary(UnOp::Neg, a) => format!("(- {})", self.expr(body, a, fresh)),
             Expr::Unary(UnOp::Not, a) => format!("(ite (= {} 0) 1 0)", self.expr(body, a, fresh)),
             Expr::Binary(op, x, y) if is_nonlinear(*op, x, y) => {
                 self.nonlinear.set(true);
+                if self.arithmetic == Arithmetic::Linear {
+                    return fresh.unknown_of(e);
+                }
                 let (a, b) = (self.expr(body, x, fresh), self.expr(body, y, fresh));
-                match self.arithmetic {
-                    Arithmetic::Linear => fresh.int(),
-                    Arithmetic::Exact if *op == BinOp::Mul => format!("(* {a} {b})"),
-                    Arithmetic::Exact => format!("(tdiv {a} {b})"),
+                match op {
+                    BinOp::Mul => format!("(* {a} {b})"),
+                    _ => format!("(tdiv {a} {b})"),
                 }
             }
             Expr::Binary(op, a, b) => {
@@ -659,7 +662,7 @@ impl State {
             // Local arrays, records, pointers: an unknown integer (a
             // pointer compared with `==` is one too), the same for the
             // same read.
-            Expr::Index(..) | Expr::Load(_) | Expr::Field(..) => fresh.read(e),
+            Expr::Index(..) | Expr::Load(_) | Expr::Field(..) => fresh.unknown_of(e),
             Expr::Null | Expr::AddrOf(_) | Expr::Record(_) | Expr::Array(_) => fresh.int(),
         }
     }

@@ -17,7 +17,8 @@ mod encode;
 mod unroll;
 
 pub use certificate::Certificate;
-pub use encode::{Arithmetic, Encoding, encode, encode_as};
+use encode::{Arithmetic, encode_as};
+pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
 use crate::ir::{Body, NodeId};
@@ -137,7 +138,8 @@ fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
             Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
             Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
         };
-        // A quantified invariant is not checked; `true` may still do.
+        // An invariant whose quantifiers Z3 cannot eliminate is not
+        // checked; `true` may still do.
         let eliminate = |d: &str| eliminate_quantifiers(&solver, d, deadline);
         match Certificate::from_model(&model, &enc, eliminate) {
             Ok(cert) => (cert, None),
