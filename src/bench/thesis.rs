@@ -416,8 +416,13 @@ fn whole_program_first(
     if check::together::proved_by_horn_clauses(&s.db, s.file, targets, share(0.2)) {
         return Some((None, targets.to_vec()));
     }
-    explore_first(s, targets, opts, share(0.4))
-        .or_else(|| (targets.len() > 1).then(|| all_at_once(s, targets, co, share(0.5)))?)
+    if let Some(decided) = explore_first(s, targets, opts, share(0.4)) {
+        return Some(decided);
+    }
+    match targets.len() {
+        1 => None,
+        _ => all_at_once(s, targets, co, share(0.5)),
+    }
 }
 
 /// The whole program explored until `share` (subsumption and summaries,

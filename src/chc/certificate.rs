@@ -174,31 +174,15 @@ fn items(text: &str) -> Vec<&str> {
     out
 }
 
-/// The `(define-fun …)` forms at the top level of a model.
+/// The `(define-fun …)` forms at the top level of a model: the items of
+/// its outermost groups.
 fn top_level_definitions(model: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let (mut depth, mut start) = (0usize, None);
-    for (i, ch) in model.char_indices() {
-        match ch {
-            '(' => {
-                depth += 1;
-                if depth == 2 {
-                    start = Some(i);
-                }
-            }
-            ')' => {
-                if depth == 2
-                    && let Some(s) = start.take()
-                {
-                    out.push(model[s..=i].to_string());
-                }
-                depth = depth.saturating_sub(1);
-            }
-            _ => {}
-        }
-    }
-    out.retain(|d| d.starts_with("(define-fun "));
-    out
+    (items(model).into_iter())
+        .filter_map(|group| group.strip_prefix('(')?.strip_suffix(')'))
+        .flat_map(items)
+        .filter(|d| d.starts_with("(define-fun "))
+        .map(str::to_string)
+        .collect()
 }
 
 fn defined_name(definition: &str) -> Option<&str> {

@@ -14,14 +14,25 @@ fn verdict(src: &str, kind: crate::TargetKind) -> Verdict {
     decide(&prog.body, &nodes, Instant::now() + Duration::from_secs(60)).0
 }
 
+/// The Horn engine proves the asserts of `src` unreachable.
+fn assert_proved(src: &str) {
+    let v = verdict(src, crate::TargetKind::Assert);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+}
+
+/// The Horn engine does not prove the asserts of `src` unreachable.
+fn assert_not_proved(src: &str) {
+    let v = verdict(src, crate::TargetKind::Assert);
+    assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+}
+
 #[test]
 fn proves_a_loop_invariant() {
     // code2inv-style: x >= y holds after the loop; the summaries of the
     // necessary conditions lose it. (The bound 100000 is the CLI test's:
     // it takes seconds.)
     let src = "main() { var x, y; x = 1; y = 0; while (y < 1000) { x = x + y; y = y + 1; } assert(x >= y); return 0; }";
-    let v = verdict(src, crate::TargetKind::Assert);
-    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    assert_proved(src);
 }
 
 #[test]
@@ -40,13 +51,11 @@ fn values_behind_pointers_and_in_local_arrays_are_unknown() {
         "main() { var x, p; x = 1; p = &x; *p = 2; assert(x == 2); return 0; }",
         "main() { var a; a = [1, 2]; a[0] = 5; assert(a[0] == 5); return 0; }",
     ] {
-        let v = verdict(src, crate::TargetKind::Assert);
-        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+        assert_not_proved(src);
     }
     // An integer property beside them is still proved.
     let src = "main(n) { var x, a; a = [1]; x = 0; while (x < n) { a[0] = x; x = x + 1; } assert(x >= 0); return 0; }";
-    let v = verdict(src, crate::TargetKind::Assert);
-    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    assert_proved(src);
 }
 
 /// A wrong invariant, put in place of the solver's, fails its checks.
@@ -88,19 +97,13 @@ fn a_wrong_certificate_is_caught() {
 /// the checks): -7 / 2 is -3, where SMT-LIB's `div` gives -4.
 #[test]
 fn division_truncates_toward_zero() {
-    let proved = |src: &str| {
-        matches!(
-            verdict(src, crate::TargetKind::Assert),
-            Verdict::Unreachable(_)
-        )
-    };
     let with = |q: &str| {
         format!(
             "main(n) {{ var x, y; x = n - 7; y = x / 2; if (n == 0) {{ assert(y == {q}); }} return 0; }}"
         )
     };
-    assert!(proved(&with("-3")));
-    assert!(!proved(&with("-4")));
+    assert_proved(&with("-3"));
+    assert_not_proved(&with("-4"));
 }
 
 /// A callee's parameter bound to an input array reads as the input array
@@ -117,8 +120,7 @@ fn unchanged_copies_of_input_arrays_read_as_the_input() {
         "main(A) { var b, c; b = A; c = b; c[0] = A[0] + 1; assert(b[0] == A[0]); return 0; }",
         "f(B) { B[0] = B[0] + 1; return 0; } main(A) { var b, r; b = A; r = f(b); assert(b[0] == A[0]); return 0; }",
     ] {
-        let v = verdict(src, crate::TargetKind::Assert);
-        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+        assert_not_proved(src);
     }
 }
 
@@ -132,8 +134,7 @@ fn quotients_of_unknowns_are_left_unknown_when_spacer_gives_up() {
         while (i < n) { y = input; while (y < x) { x = input / x; y = y + 1; } i = i + 1; }
         if (n < i) { if (0 < n) { assert(0 == 1); } }
         return 0; }";
-    let v = verdict(src, crate::TargetKind::Assert);
-    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    assert_proved(src);
 }
 
 /// Leaving a product unknown only ever proves less: an assert that a
@@ -144,8 +145,7 @@ fn a_product_left_unknown_never_proves_a_violated_assert() {
         "main(n) { var x; x = n * n; assert(x != 49); return 0; }",
         "main(n, m) { var x; x = 0; while (x < n) { x = x + m / n; } assert(x != 3); return 0; }",
     ] {
-        let v = verdict(src, crate::TargetKind::Assert);
-        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+        assert_not_proved(src);
     }
 }
 
@@ -177,16 +177,13 @@ fn the_same_read_twice_in_one_instruction_is_one_value() {
     let never_ends = "main() { var p, a; p = alloc 1; a = [input];
         while (*p >= *p) { *p = input; }
         assert(0 == 1); return 0; }";
-    let v = verdict(never_ends, crate::TargetKind::Assert);
-    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    assert_proved(never_ends);
     let never_ends = "main() { var a; a = [input]; while (a[0] == a[0]) { a[0] = input; } assert(0 == 1); return 0; }";
-    let v = verdict(never_ends, crate::TargetKind::Assert);
-    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    assert_proved(never_ends);
     for src in [
         "main() { var p, q; p = alloc input; q = alloc input; while (*p >= *q) { *p = input; } assert(0 == 1); return 0; }",
         "main() { var a; a = [input, input]; while (a[0] >= a[1]) { a[0] = input; } assert(0 == 1); return 0; }",
     ] {
-        let v = verdict(src, crate::TargetKind::Assert);
-        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+        assert_not_proved(src);
     }
 }
