@@ -194,6 +194,9 @@ const MAX_EXPR_DEPTH: u32 = 2;
 const MAX_LITERAL: i64 = 10;
 /// Array literals have 1..=MAX_ARRAY_LEN elements.
 const MAX_ARRAY_LEN: u64 = 6;
+/// The thesis's main block also holds its declaration and its `return`
+/// (its `FunBlockStmt.body`), which the error placement draws among.
+const MAIN_EXTRA_STATEMENTS: usize = 2;
 
 pub(super) struct Builder<'p> {
     params: &'p Params,
@@ -210,10 +213,14 @@ impl<'p> Builder<'p> {
         }
     }
 
-    /// main's body; then, if asked, the failing statement plugged in.
+    /// main's body, after an assignment to each of its variables (as the
+    /// thesis's main starts); then, if asked, the failing statement
+    /// plugged in.
     pub(super) fn program(mut self) -> Program {
         let count = self.count(self.params.max_top_lvl_stmts_count);
-        let mut body = self.block(0, &mut Scope::default(), count);
+        let drawn = self.block(0, &mut Scope::default(), count);
+        let mut body = self.initialisations();
+        body.extend(drawn);
         if self.params.error_guaranteed {
             self.plug_error(&mut body);
         }
@@ -262,6 +269,31 @@ impl<'p> Builder<'p> {
     }
 
     // ---- statements
+
+    /// `varN = constant;` for every variable, in order, as the thesis's
+    /// generator starts main (docs/generator.md §2): an integer in
+    /// `-1..=8`, an array of the length its indices are drawn below, or
+    /// `alloc` of an integer. Drawn after the body, which makes the
+    /// variables.
+    fn initialisations(&mut self) -> Vec<Stmt> {
+        (0..self.kinds.len())
+            .map(|v| {
+                let value = match self.kinds[v] {
+                    Kind::Int => self.initial_int(),
+                    Kind::Array { initial_len } => {
+                        Expr::Array((0..initial_len.max(1)).map(|_| self.initial_int()).collect())
+                    }
+                    Kind::Pointer => Expr::Alloc(Box::new(self.initial_int())),
+                };
+                Stmt::Assign(Place::Var(v), value)
+            })
+            .collect()
+    }
+
+    /// The thesis's initial integers: `-1..=8`.
+    fn initial_int(&mut self) -> Expr {
+        Expr::Num(self.below(10) as i64 - 1)
+    }
 
     fn block(&mut self, depth: u32, scope: &mut Scope, count: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
@@ -474,7 +506,7 @@ impl<'p> Builder<'p> {
     /// as the thesis says. The statement is a division by zero, an index
     /// past a new array's end, or a read through null.
     fn plug_error(&mut self, body: &mut Vec<Stmt>) {
-        let len = self.drawn_block_len(body);
+        let len = self.drawn_block_len(body, MAIN_EXTRA_STATEMENTS);
         let at = (self.below(len as u64) as usize).min(body.len());
         let failing = self.failing_statements();
         body.splice(at..at, failing);
@@ -482,20 +514,22 @@ impl<'p> Builder<'p> {
 
     /// The thesis's descent: a statement of the block drawn uniformly; into
     /// an `if`'s then-block (its else-block when the then-block is empty)
-    /// or a loop's body, otherwise this block is the one. Its length.
-    fn drawn_block_len(&mut self, block: &[Stmt]) -> usize {
-        if block.is_empty() {
+    /// or a loop's body, otherwise this block is the one. Its length,
+    /// counting `extra` statements that are never descended into.
+    fn drawn_block_len(&mut self, block: &[Stmt], extra: usize) -> usize {
+        let len = block.len() + extra;
+        if len == 0 {
             return 0;
         }
-        let inner = match &block[self.below(block.len() as u64) as usize] {
-            Stmt::If(_, then, _) if !then.is_empty() => Some(then),
-            Stmt::If(_, _, Some(els)) if !els.is_empty() => Some(els),
-            Stmt::While(_, body) if !body.is_empty() => Some(body),
+        let inner = match block.get(self.below(len as u64) as usize) {
+            Some(Stmt::If(_, then, _)) if !then.is_empty() => Some(then),
+            Some(Stmt::If(_, _, Some(els))) if !els.is_empty() => Some(els),
+            Some(Stmt::While(_, body)) if !body.is_empty() => Some(body),
             _ => None,
         };
         match inner {
-            Some(inner) => self.drawn_block_len(inner),
-            None => block.len(),
+            Some(inner) => self.drawn_block_len(inner, 0),
+            None => len,
         }
     }
 

@@ -58,7 +58,8 @@ fn depth_and_statement_counts_stay_within_the_parameters() {
             assert!(depth(&prog.body) <= max_block_depth, "seed {seed}");
             // Counted loops may add up to two statements that set their
             // counter and bound.
-            assert!(prog.body.len() <= 3 * p.max_top_lvl_stmts_count as usize);
+            let drawn = prog.body.len() - prog.vars;
+            assert!(drawn <= 3 * p.max_top_lvl_stmts_count as usize);
         }
     }
 }
@@ -119,6 +120,32 @@ fn divisions_and_guaranteed_errors_appear_only_when_asked() {
         let added = statements(&b.body) - statements(&a.body);
         assert!((1..=2).contains(&added), "seed {seed}: {added}");
         assert_eq!(b.body.len() - a.body.len(), added, "seed {seed}");
+    }
+}
+
+#[test]
+fn main_starts_by_assigning_a_constant_to_every_variable_in_order() {
+    let constant = |e: &Expr| match e {
+        Expr::Num(n) => (-1..=8).contains(n),
+        Expr::Alloc(x) => matches!(**x, Expr::Num(_)),
+        Expr::Array(xs) => xs.iter().all(|x| matches!(x, Expr::Num(_))),
+        _ => false,
+    };
+    for set in &THESIS_SETS {
+        let p = Params {
+            error_guaranteed: false,
+            ..set.params()
+        };
+        for seed in 0..40 {
+            let prog = generate(&p, seed, 0);
+            for (v, s) in prog.body.iter().take(prog.vars).enumerate() {
+                assert!(
+                    matches!(s, Stmt::Assign(Place::Var(w), e) if *w == v && constant(e)),
+                    "{} seed {seed}: statement {v} is {s:?}",
+                    set.name
+                );
+            }
+        }
     }
 }
 
