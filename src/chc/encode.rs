@@ -280,19 +280,27 @@ impl Rule {
     fn then(&self, next: &Rule, names: &[String]) -> Rule {
         // Only the slots `self` changes are bound; a slot read as it is
         // becomes `self`'s value directly.
-        let binds: Vec<String> = names
+        let binds: Vec<(&String, String)> = names
             .iter()
             .zip(&self.args)
             .filter(|(n, a)| n != a)
-            .map(|(n, a)| format!("({n} {a})"))
+            .map(|(n, a)| (n, format!("({n} {a})")))
             .collect();
         let after = |text: &String| {
             if let Some(k) = names.iter().position(|n| n == text) {
-                self.args[k].clone()
-            } else if binds.is_empty() {
+                return self.args[k].clone();
+            }
+            // Only the slots the text reads: binding all of them made the
+            // text grow with every composed step (a straight run of
+            // assignments before a loop).
+            let read: Vec<&str> = (binds.iter())
+                .filter(|(n, _)| mentions(text, n))
+                .map(|(_, bind)| bind.as_str())
+                .collect();
+            if read.is_empty() {
                 text.clone()
             } else {
-                format!("(let ({}) {text})", binds.join(" "))
+                format!("(let ({}) {text})", read.join(" "))
             }
         };
         let mut vars = self.vars.clone();
@@ -312,6 +320,11 @@ impl Rule {
             origin: format!("{}; {}", self.origin, next.origin),
         }
     }
+}
+
+/// Whether the SMT-LIB text reads the symbol `name`.
+fn mentions(text: &str, name: &str) -> bool {
+    (text.split(|c: char| c == '(' || c == ')' || c.is_whitespace())).any(|token| token == name)
 }
 
 /// The most text the composed clauses may have: a program whose blocks
