@@ -401,10 +401,10 @@ fn check_program(
     (run, unreachable)
 }
 
-/// `check`'s phases over the whole program, each until its share of the
-/// time: one invariant of the Horn clauses for every target (a fifth), the
-/// executor (two fifths), one condition for every target (half); `None`
-/// when they leave the targets undecided.
+/// `check` over the whole program, until half of the time: one Horn
+/// invariant for every target, the executor over the whole program and one
+/// condition for every target race (`check::together`); `None` when they
+/// leave the targets undecided.
 fn whole_program_first(
     s: &Subject,
     targets: &[Target],
@@ -412,55 +412,17 @@ fn whole_program_first(
     opts: &ThesisOptions,
     started: Instant,
 ) -> Option<(Option<ErrorFound>, Vec<Target>)> {
-    let share = |fraction: f64| started + opts.timeout.mul_f64(fraction);
-    if check::together::proved_by_horn_clauses(&s.db, s.file, targets, share(0.2)) {
-        return Some((None, targets.to_vec()));
+    let half = started + opts.timeout / 2;
+    match check::together::decide(&s.db, s.file, targets, co, half) {
+        Together::Unreachable(_) => Some((None, targets.to_vec())),
+        Together::Reachable(t, w) => Some((Some(s.replayed(&t, &w)), vec![])),
+        Together::Undecided(_) => None,
     }
-    if let Some(decided) = explore_first(s, targets, opts, share(0.4)) {
-        return Some(decided);
-    }
-    match targets.len() {
-        1 => None,
-        _ => all_at_once(s, targets, co, share(0.5)),
-    }
-}
-
-/// The whole program explored until `share` (subsumption and summaries,
-/// as the `subsumption+summarisation` column): its first error, or every
-/// target proved when every path ended without one; `None` when undecided.
-fn explore_first(
-    s: &Subject,
-    targets: &[Target],
-    opts: &ThesisOptions,
-    share: Instant,
-) -> Option<(Option<ErrorFound>, Vec<Target>)> {
-    let mut o = explore_options(Technique::Combined, opts);
-    o.timeout = Some(share.saturating_duration_since(Instant::now()));
-    let report = explore::explore(&s.db, s.file, &o).ok()?;
-    if let Some(e) = report.errors.first() {
-        return Some((Some(s.replayed(&e.target, &e.witness)), vec![]));
-    }
-    (report.end == End::Complete).then(|| (None, targets.to_vec()))
 }
 
 /// The targets the value facts prove, and the others.
 fn by_value_facts(s: &Subject) -> (Vec<Target>, Vec<Target>) {
     (s.targets.iter().cloned()).partition(|t| db::proved_by_value_facts(&s.db, s.file, t).is_some())
-}
-
-/// `targets` by one condition until `share`: an error, or all of them
-/// proved; `None` when undecided.
-fn all_at_once(
-    s: &Subject,
-    targets: &[Target],
-    co: &CheckOptions,
-    share: Instant,
-) -> Option<(Option<ErrorFound>, Vec<Target>)> {
-    match check::together::decide(&s.db, s.file, targets, co, share) {
-        Together::Unreachable(_) => Some((None, targets.to_vec())),
-        Together::Reachable(t, w) => Some((Some(s.replayed(&t, &w)), vec![])),
-        Together::Undecided => None,
-    }
 }
 
 /// Each target with an equal share of the time left, until the first

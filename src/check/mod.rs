@@ -878,6 +878,14 @@ fn contenders<'a>(
 /// more than a solver that gave up, which says more than a bare timeout.
 /// Queries that were left out are named; with nothing else, the target
 /// is `unsupported`.
+/// [`undecided`]'s reason alone.
+fn undecided_reason(why: &[(String, String, Undecided)], timed_out: bool) -> String {
+    match undecided(why, timed_out).0 {
+        Verdict::Unknown(reason) => reason,
+        _ => String::new(),
+    }
+}
+
 fn undecided(why: &[(String, String, Undecided)], timed_out: bool) -> Decision {
     let mut left_out: Vec<&str> = Vec::new();
     for (_, _, u) in why {

@@ -1,17 +1,27 @@
-//! Every target of a program at once: one necessary condition for reaching
-//! *any* of them (docs/portfolio.md §4). φ̂ for a set of vertices is built
-//! in the same single pass as for one; if it is unsatisfiable, no target
-//! can be reached, and each is `unreachable` with the same guarantee as a
-//! proof of its own condition. A satisfiable or undecided condition proves
-//! nothing: the targets are then checked one by one. The Horn clauses for
-//! reaching any of them ([`proved_by_horn_clauses`]) are the other way:
-//! their checked invariant proves them all as well.
+//! Every target of a program at once (docs/portfolio.md §4): three ways
+//! race, and the first definite answer wins.
+//!
+//! - **One Horn invariant** for reaching any of them: checked, it proves
+//!   them all.
+//! - **The executor over the whole program** (subsumption and loop
+//!   summaries): its first error is a witness; every path ended without
+//!   one proves them all.
+//! - **One necessary condition** for reaching any of them. φ̂ for a set of
+//!   vertices is built in the same single pass as for one; if it is
+//!   unsatisfiable, no target can be reached, and each is `unreachable`
+//!   with the same guarantee as a proof of its own condition. Its models
+//!   are replayed: a run that hits a target is a witness.
+//!
+//! Anything else proves nothing: the targets are then checked one by one.
 
 use super::model::InputModel;
-use super::{CheckOptions, Replayer, contenders, engine_options};
+use super::{
+    CheckOptions, Replayer, contenders, engine_options, explore_options, undecided_reason,
+};
 use crate::chc;
 use crate::db::{self, Database, SourceFile, Target};
 use crate::deadline;
+use crate::explore::{self, AtChecks, End, Strategy};
 use crate::interp::Witness;
 use crate::nc::{self, query};
 use crate::smt::{self, RaceOutcome};
@@ -24,17 +34,175 @@ pub enum Together {
     /// Its `unsat`, by this query (e.g. `nc-quantified`): every target is
     /// unreachable.
     Unreachable(String),
-    /// A model whose replay hit this target.
+    /// A run that hit this target.
     Reachable(Target, Witness),
-    /// Nothing: satisfiable without a replayed witness, unknown, too large
-    /// or out of time.
-    Undecided,
+    /// Nothing (satisfiable without a replayed witness, unknown, too large
+    /// or out of time), with each way's reason.
+    Undecided(String),
+}
+
+/// The ways of deciding every target at once, each on a thread of its own.
+#[derive(Clone, Copy, Debug)]
+enum Way {
+    HornClauses,
+    WholeProgram,
+    OneCondition,
+}
+
+impl Way {
+    const ALL: [Way; 3] = [Way::HornClauses, Way::WholeProgram, Way::OneCondition];
+
+    fn name(self) -> &'static str {
+        match self {
+            Way::HornClauses => "chc",
+            Way::WholeProgram => "explore",
+            Way::OneCondition => "nc",
+        }
+    }
+
+    fn decide(
+        self,
+        db: &Database,
+        file: SourceFile,
+        targets: &[Target],
+        opts: &CheckOptions,
+        deadline: Instant,
+    ) -> Together {
+        match self {
+            Way::HornClauses => by_horn_clauses(db, file, targets, deadline),
+            Way::WholeProgram => by_exploring(db, file, targets, opts, deadline),
+            Way::OneCondition => by_one_condition(db, file, targets, opts, deadline),
+        }
+    }
+}
+
+/// Every target at once, before `deadline`: the Horn clauses, the executor
+/// over the whole program and one condition race; the first definite
+/// answer stops the others.
+pub fn decide(
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Together {
+    let stop = deadline::Stop::nested();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        for way in Way::ALL {
+            let (tx, stop, db) = (tx.clone(), stop.clone(), db.clone());
+            // The engines recurse over (bounded) term heights: a big stack.
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(scope, move || {
+                    let answer = run_way(way, &db, file, targets, opts, deadline, stop);
+                    let _ = tx.send((way, answer));
+                })
+                .expect("spawning a thread for a way of deciding");
+        }
+        drop(tx);
+        let mut reasons = Vec::new();
+        for (way, answer) in rx {
+            match answer {
+                Together::Undecided(why) => reasons.push(format!("{}: {why}", way.name())),
+                definite => {
+                    stop.stop();
+                    return definite;
+                }
+            }
+        }
+        Together::Undecided(reasons.join("; "))
+    })
+}
+
+/// One way under the race's switch; its timeout, a computation another
+/// way abandoned, or a defect is its reason.
+fn run_way(
+    way: Way,
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    opts: &CheckOptions,
+    deadline: Instant,
+    stop: deadline::Stop,
+) -> Together {
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        deadline::run_in(deadline, Some(stop), || {
+            way.decide(db, file, targets, opts, deadline)
+        })
+    }));
+    match attempt {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(timeout)) => Together::Undecided(format!("timeout: {}", timeout.phase)),
+        Err(p) if p.downcast_ref::<salsa::Cancelled>().is_some() => {
+            Together::Undecided("stopped while waiting for a shared result".into())
+        }
+        Err(p) => {
+            let msg = crate::interp::panic_message(p.as_ref());
+            Together::Undecided(format!("internal error: {msg} (please report it)"))
+        }
+    }
+}
+
+/// One checked invariant of the Horn clauses for reaching any of
+/// `targets` proves them all; a counterexample proves nothing here.
+fn by_horn_clauses(
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    deadline: Instant,
+) -> Together {
+    let Some(prog) = db::program(db, file).as_ref() else {
+        return Together::Undecided("the program has no main".into());
+    };
+    let nodes = error_vertices(prog, targets);
+    match chc::decide(&prog.body, &nodes, deadline).0 {
+        chc::Verdict::Unreachable(_) => Together::Unreachable("chc-every-target".into()),
+        chc::Verdict::Counterexample(_) => {
+            Together::Undecided("the clauses have a counterexample (not replayed here)".into())
+        }
+        chc::Verdict::Unknown(why) => Together::Undecided(why),
+    }
+}
+
+/// The executor over the whole program, as `apc explore` with subsumption
+/// and loop summaries: its first error, or every target proved when every
+/// path ended without one.
+fn by_exploring(
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    opts: &CheckOptions,
+    deadline: Instant,
+) -> Together {
+    let Some(mut o) = explore_options(opts, deadline) else {
+        return Together::Undecided("too little time".into());
+    };
+    o.strategy = Strategy::Tree;
+    o.subsumption = Some(AtChecks::Conjoin);
+    o.summarization = true;
+    o.invariants_from_true = true;
+    o.second_opinion = opts.solvers.get(1).cloned();
+    o.stop_at_first_error = true;
+    let _p = deadline::phase("exploring");
+    let report = match explore::explore(db, file, &o) {
+        Ok(r) => r,
+        Err(e) => return Together::Undecided(e),
+    };
+    if let Some(e) = report.errors.iter().find(|e| targets.contains(&e.target)) {
+        return Together::Reachable(e.target.clone(), e.witness.clone());
+    }
+    match report.end {
+        End::Complete => Together::Unreachable("explore-every-path".into()),
+        End::Incomplete(why) => Together::Undecided(why),
+        End::ErrorFound => Together::Undecided("stopped at another error".into()),
+    }
 }
 
 /// One condition for reaching any of `targets`, raced before `deadline`;
 /// each model is replayed, and a run that hits one of the targets is a
 /// witness for it.
-pub fn decide(
+fn by_one_condition(
     db: &Database,
     file: SourceFile,
     targets: &[Target],
@@ -54,24 +222,11 @@ pub fn decide(
         let inputs = InputModel::new(program, &prog.body, &eng.terms, phi);
         Some(race(&eng.terms, phi, &inputs, &at, opts, deadline))
     });
-    decided.ok().flatten().unwrap_or(Together::Undecided)
-}
-
-/// Whether one checked invariant of the Horn clauses for reaching any of
-/// `targets` proves them all before `deadline`.
-pub fn proved_by_horn_clauses(
-    db: &Database,
-    file: SourceFile,
-    targets: &[Target],
-    deadline: Instant,
-) -> bool {
-    let proved = deadline::run(deadline, || {
-        let prog = db::program(db, file).as_ref()?;
-        let nodes = error_vertices(prog, targets);
-        let (verdict, _) = chc::decide(&prog.body, &nodes, deadline);
-        matches!(verdict, chc::Verdict::Unreachable(_)).then_some(())
-    });
-    matches!(proved, Ok(Some(())))
+    match decided {
+        Ok(Some(answer)) => answer,
+        Ok(None) => Together::Undecided("no condition (no main, or unsupported)".into()),
+        Err(timeout) => Together::Undecided(format!("timeout: {}", timeout.phase)),
+    }
 }
 
 /// The error vertices of every copy of every target.
@@ -105,9 +260,10 @@ fn race(
             witness: (w, _), ..
         } => match at.hit(&w) {
             Ok(t) => Together::Reachable(t.clone(), w),
-            Err(_) => Together::Undecided,
+            Err(why) => Together::Undecided(why),
         },
-        _ => Together::Undecided,
+        RaceOutcome::Timeout(why) => Together::Undecided(undecided_reason(&why, true)),
+        RaceOutcome::Undecided(why) => Together::Undecided(undecided_reason(&why, false)),
     }
 }
 
@@ -116,26 +272,29 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn decided(text: &str) -> Together {
+    /// `way` (or, with `None`, the race) on every target of `text`.
+    fn decided(text: &str, way: Option<Way>) -> Together {
         let (db, file) = Database::with_file("together.mc", text);
         let targets = db::targets(&db, file);
         assert!(targets.len() > 1, "{targets:?}");
         let z3 = smt::default_z3().expect("z3 (solvers/install.sh)");
         let opts = CheckOptions::new(vec![z3], Duration::from_secs(20));
-        decide(&db, file, &targets, &opts, Instant::now() + opts.timeout)
+        let deadline = Instant::now() + opts.timeout;
+        match way {
+            Some(way) => way.decide(&db, file, &targets, &opts, deadline),
+            None => decide(&db, file, &targets, &opts, deadline),
+        }
     }
 
-    /// Three safe targets, one inside a loop, are proved by one condition;
-    /// with one of them reachable, its witness is found and replays.
-    #[test]
-    fn one_condition_proves_every_target_or_finds_one() {
-        let safe = "main(n) { var a, i, x; a = [1, 2, 3]; x = a[1]; i = 0; \
-            while (i < n) { x = x + 10 / a[2]; i = i + 1; } return x; }";
-        assert!(matches!(decided(safe), Together::Unreachable(_)));
-        let one_reachable = "main(n) { var a, i, x; a = [1, 2, 3]; x = a[1]; i = 0; \
-            while (i < n) { x = x + 10 / a[2]; i = i + 1; } return x / (n - 3); }";
-        let Together::Reachable(t, w) = decided(one_reachable) else {
-            panic!("no witness")
+    const SAFE: &str = "main(n) { var a, i, x; a = [1, 2, 3]; x = a[1]; i = 0; \
+        while (i < n) { x = x + 10 / a[2]; i = i + 1; } return x; }";
+    const ONE_REACHABLE: &str = "main(n) { var a, i, x; a = [1, 2, 3]; x = a[1]; i = 0; \
+        while (i < n) { x = x + 10 / a[2]; i = i + 1; } return x / (n - 3); }";
+
+    /// The witness for `ONE_REACHABLE`'s division: `n = 3`.
+    fn assert_hits_the_division(answer: Together) {
+        let Together::Reachable(t, w) = answer else {
+            panic!("no witness: {answer:?}")
         };
         assert_eq!((t.kind, t.line), (crate::TargetKind::DivByZero, 1), "{t:?}");
         assert!(
@@ -146,26 +305,44 @@ mod tests {
         );
     }
 
+    /// Three safe targets, one inside a loop, are proved by one condition;
+    /// with one of them reachable, its witness is found and replays.
+    #[test]
+    fn one_condition_proves_every_target_or_finds_one() {
+        let way = Some(Way::OneCondition);
+        assert!(matches!(decided(SAFE, way), Together::Unreachable(_)));
+        assert_hits_the_division(decided(ONE_REACHABLE, way));
+    }
+
+    /// The executor over the whole program finds the reachable division;
+    /// the race finds it too, and proves the safe program.
+    #[test]
+    fn the_whole_program_explored_finds_an_error_and_the_race_decides_both() {
+        assert_hits_the_division(decided(ONE_REACHABLE, Some(Way::WholeProgram)));
+        assert_hits_the_division(decided(ONE_REACHABLE, None));
+        assert!(matches!(decided(SAFE, None), Together::Unreachable(_)));
+    }
+
     /// Two asserts that need a loop invariant (x ≥ y) are proved by one
     /// checked invariant of the Horn clauses for reaching either; with one
     /// of them violated, nothing is proved.
     #[test]
     fn one_invariant_proves_every_target() {
-        let proved = |text: &str| {
-            let (db, file) = Database::with_file("together.mc", text);
-            let targets = db::targets(&db, file);
-            assert_eq!(targets.len(), 2, "{targets:?}");
-            let deadline = Instant::now() + Duration::from_secs(20);
-            proved_by_horn_clauses(&db, file, &targets, deadline)
-        };
         let with = |second: &str| {
             format!(
                 "main() {{ var x, y, n; n = input; x = 1; y = 0; \
                  while (y < n) {{ x = x + y; y = y + 1; }} assert(x >= y); assert({second}); return 0; }}"
             )
         };
-        assert!(proved(&with("x + 1 > y")));
+        let way = Some(Way::HornClauses);
+        assert!(matches!(
+            decided(&with("x + 1 > y"), way),
+            Together::Unreachable(_)
+        ));
         let one_violated = with("n != 3");
-        assert!(!proved(&one_violated));
+        assert!(matches!(
+            decided(&one_violated, way),
+            Together::Undecided(_)
+        ));
     }
 }

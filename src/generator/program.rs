@@ -280,9 +280,11 @@ impl<'p> Builder<'p> {
             .map(|v| {
                 let value = match self.kinds[v] {
                     Kind::Int => self.initial_int(),
-                    Kind::Array { initial_len } => {
-                        Expr::Array((0..initial_len.max(1)).map(|_| self.initial_int()).collect())
-                    }
+                    Kind::Array { initial_len } => Expr::Array(
+                        (0..initial_len.max(1))
+                            .map(|_| self.initial_int())
+                            .collect(),
+                    ),
                     Kind::Pointer => Expr::Alloc(Box::new(self.initial_int())),
                 };
                 Stmt::Assign(Place::Var(v), value)
