@@ -415,7 +415,7 @@ fn whole_program_first(
     let half = started + opts.timeout / 2;
     match check::together::decide(&s.db, s.file, targets, co, half) {
         Together::Unreachable(_) => Some((None, targets.to_vec())),
-        Together::Reachable(t, w) => Some((Some(s.replayed(&t, &w)), vec![])),
+        Together::Reachable(t, w, _) => Some((Some(s.replayed(&t, &w)), vec![])),
         Together::Undecided(_) => None,
     }
 }

@@ -68,6 +68,10 @@ pub struct CheckOptions {
     /// and the deepening chain waits its head start as φ̂^K does
     /// (measured: docs/portfolio.md §3). Set by the portfolio.
     pub sharing_cores: bool,
+    /// With the portfolio: before the targets one by one, ask about all of
+    /// a program's targets at once (`together::decide`), within one
+    /// `timeout`.
+    pub all_targets_first: bool,
 }
 
 /// The engine that decides a target.
@@ -188,20 +192,23 @@ pub fn check_batch(
     file_done: &(dyn Fn(usize, &[Report]) + Sync),
 ) -> Vec<Vec<Report>> {
     start_helper_ahead(opts);
-    let work: Vec<(usize, usize)> = subjects
-        .iter()
-        .enumerate()
-        .flat_map(|(f, s)| (0..s.targets.len()).map(move |i| (f, i)))
+    let decided: Vec<Vec<Option<Report>>> =
+        subjects.iter().map(|s| decided_together(s, opts)).collect();
+    let work: Vec<(usize, usize)> = (decided.iter().enumerate())
+        .flat_map(|(f, slot)| {
+            (0..slot.len())
+                .filter(|&i| slot[i].is_none())
+                .map(move |i| (f, i))
+        })
         .collect();
-    let slots: Vec<Mutex<Vec<Option<Report>>>> = subjects
-        .iter()
-        .map(|s| Mutex::new(vec![None; s.targets.len()]))
-        .collect();
-    for (f, s) in subjects.iter().enumerate() {
-        if s.targets.is_empty() {
-            file_done(f, &[]);
+    for (f, slot) in decided.iter().enumerate() {
+        slot.iter().flatten().for_each(done);
+        if slot.iter().all(Option::is_some) {
+            let reports: Vec<Report> = slot.iter().flatten().cloned().collect();
+            file_done(f, &reports);
         }
     }
+    let slots: Vec<Mutex<Vec<Option<Report>>>> = decided.into_iter().map(Mutex::new).collect();
     // A database handle is not shared between threads: each worker gets
     // its own clone of every program's.
     let plan: Vec<(SourceFile, &[Target])> = subjects
@@ -242,6 +249,49 @@ pub fn check_batch(
                 .collect()
         })
         .collect()
+}
+
+/// With `opts.all_targets_first` and the portfolio: the reports of the
+/// targets that all of a program's targets at once decide (those the value
+/// facts do not prove), within one `opts.timeout`, each with that time;
+/// `None` for the others (docs/portfolio.md §4).
+fn decided_together(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
+    let mut slots = vec![None; s.targets.len()];
+    if !opts.all_targets_first || opts.engine != Engine::All {
+        return slots;
+    }
+    let start = Instant::now();
+    let open: Vec<usize> = (0..s.targets.len())
+        .filter(|&i| db::proved_by_value_facts(&s.db, s.file, &s.targets[i]).is_none())
+        .collect();
+    if open.len() < 2 {
+        return slots;
+    }
+    let targets: Vec<Target> = open.iter().map(|&i| s.targets[i].clone()).collect();
+    let answer = together::decide(&s.db, s.file, &targets, opts, start + opts.timeout);
+    let report = |target: &Target, verdict: Verdict, method: &str| Report {
+        target: target.clone(),
+        verdict,
+        method: Some(method.to_string()),
+        engine: Some(engine_of(method)),
+        solver: None,
+        time: start.elapsed(),
+    };
+    match answer {
+        together::Together::Unreachable(method) => {
+            for i in open {
+                slots[i] = Some(report(&s.targets[i], Verdict::Unreachable, &method));
+            }
+        }
+        together::Together::Reachable(t, w, method) => {
+            let i = s.targets.iter().position(|x| *x == t);
+            if let Some(i) = i {
+                slots[i] = Some(report(&t, Verdict::Reachable(w), &method));
+            }
+        }
+        together::Together::Undecided(_) => {}
+    }
+    slots
 }
 
 /// [`check_target`], where a defect in one target's analysis becomes that
@@ -291,6 +341,7 @@ impl CheckOptions {
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_priorities: true,
             sharing_cores: false,
+            all_targets_first: false,
         }
     }
 }

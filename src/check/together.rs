@@ -34,8 +34,8 @@ pub enum Together {
     /// Its `unsat`, by this query (e.g. `nc-quantified`): every target is
     /// unreachable.
     Unreachable(String),
-    /// A run that hit this target.
-    Reachable(Target, Witness),
+    /// A run that hit this target, found by this method.
+    Reachable(Target, Witness, String),
     /// Nothing (satisfiable without a replayed witness, unknown, too large
     /// or out of time), with each way's reason.
     Undecided(String),
@@ -190,7 +190,8 @@ fn by_exploring(
         Err(e) => return Together::Undecided(e),
     };
     if let Some(e) = report.errors.iter().find(|e| targets.contains(&e.target)) {
-        return Together::Reachable(e.target.clone(), e.witness.clone());
+        let method = "explore-whole-program".to_string();
+        return Together::Reachable(e.target.clone(), e.witness.clone(), method);
     }
     match report.end {
         End::Complete => Together::Unreachable("explore-every-path".into()),
@@ -255,11 +256,15 @@ fn race(
     let judge = |session: &mut smt::Session| inputs.judge(session, at);
     let _p = deadline::phase("solving");
     match smt::race(&contenders, judge, opts.max_models, deadline) {
-        RaceOutcome::Unsat { method, .. } => Together::Unreachable(method),
+        RaceOutcome::Unsat { method, .. } => {
+            Together::Unreachable(format!("{method}-every-target"))
+        }
         RaceOutcome::Accepted {
-            witness: (w, _), ..
+            witness: (w, _),
+            method,
+            ..
         } => match at.hit(&w) {
-            Ok(t) => Together::Reachable(t.clone(), w),
+            Ok(t) => Together::Reachable(t.clone(), w, format!("{method}-every-target")),
             Err(why) => Together::Undecided(why),
         },
         RaceOutcome::Timeout(why) => Together::Undecided(undecided_reason(&why, true)),
@@ -293,7 +298,7 @@ mod tests {
 
     /// The witness for `ONE_REACHABLE`'s division: `n = 3`.
     fn assert_hits_the_division(answer: Together) {
-        let Together::Reachable(t, w) = answer else {
+        let Together::Reachable(t, w, _) = answer else {
             panic!("no witness: {answer:?}")
         };
         assert_eq!((t.kind, t.line), (crate::TargetKind::DivByZero, 1), "{t:?}");

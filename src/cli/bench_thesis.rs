@@ -37,10 +37,9 @@ pub struct ThesisArgs {
     /// Only these techniques (repeatable; default all): base, merging, subsumption,
     /// summarisation (the thesis's four, Tree search, stop at the first error),
     /// subsumption+summarisation, guided (each target in turn, the executor guided to
-    /// it), check (the targets the value facts prove; one Horn invariant for every
-    /// target, until a fifth of the time; the whole program explored, until two fifths;
-    /// one condition for every target, until half; then each target with `apc check`'s
-    /// portfolio).
+    /// it), check (the targets the value facts prove; then, until half of the time, one
+    /// Horn invariant for every target, the whole program explored and one condition for
+    /// every target, racing; then each target with `apc check`'s portfolio).
     #[arg(long, value_name = "NAME")]
     pub technique: Vec<String>,
     /// Random concrete runs per program that attack every `unreachable` (a hit is a

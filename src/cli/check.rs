@@ -155,6 +155,14 @@ pub struct CheckArgs {
     /// rows several times sooner (docs/portfolio.md §3).
     #[arg(long)]
     pub portfolio_equal_priority: bool,
+    /// With `--engine all`: before the targets one by one, ask about all of a file's
+    /// targets at once (those the value facts do not prove), within one --timeout: one
+    /// Horn invariant for every target, the whole program explored and one condition
+    /// for every target race. A checked invariant, every path explored or an `unsat`
+    /// proves them all; a replayed error decides its target. The targets it decides
+    /// report the time it took (docs/portfolio.md §4).
+    #[arg(long)]
+    pub all_targets_first: bool,
     /// Send the necessary condition as computed, without the e-graph simplification
     /// (for comparison: `apc bench simplify` measures both).
     #[arg(long)]
@@ -284,6 +292,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         },
         portfolio_priorities: !a.portfolio_equal_priority,
         sharing_cores: false,
+        all_targets_first: a.all_targets_first,
     }
 }
 

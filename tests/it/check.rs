@@ -847,3 +847,50 @@ fn batch_runs_print_one_line_per_file() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--all-targets-first`: one answer for every target of a file, shared by
+/// their reports; a reachable target among them gets a witness that `apc
+/// run` replays, and the others are still decided one by one.
+#[test]
+fn all_targets_first_decides_every_target_at_once() {
+    let dir = std::env::temp_dir().join(format!("apc-together-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let with = |last: &str| {
+        format!(
+            "main() {{ var x, y, n; n = input; x = 1; y = 0;\n\
+             while (y < n) {{ x = x + y; y = y + 1; }}\n\
+             assert(x >= y);\nassert(x + 1 > y);\nreturn {last};\n}}\n"
+        )
+    };
+    let check = |name: &str, text: String| {
+        let file = dir.join(name).display().to_string();
+        std::fs::write(&file, text).unwrap();
+        let args = ["check", &file, "--format", "json", "--all-targets-first"];
+        (file.clone(), json(&apc(&args))["targets"].clone())
+    };
+    let (_, safe) = check("safe.mc", with("0"));
+    let safe = safe.as_array().unwrap();
+    assert_eq!(safe.len(), 2, "{safe:?}");
+    for t in safe {
+        assert_eq!(t["verdict"], "unreachable", "{t}");
+        assert_eq!(
+            (&t["method"], &t["time_ms"]),
+            (&safe[0]["method"], &safe[0]["time_ms"]),
+            "{safe:?}"
+        );
+    }
+    let (file, one_reachable) = check("division.mc", with("x / (n - 3)"));
+    let mut reachable = 0;
+    for t in one_reachable.as_array().unwrap() {
+        match t["verdict"].as_str() {
+            Some("reachable") => {
+                reachable += 1;
+                let run = replay(&file, &t["witness"]);
+                assert_eq!(run["error"]["line"], t["line"], "{run}");
+            }
+            verdict => assert_eq!(verdict, Some("unreachable"), "{t}"),
+        }
+    }
+    assert_eq!(reachable, 1, "{one_reachable}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
