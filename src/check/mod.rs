@@ -256,10 +256,18 @@ pub fn check_batch(
 /// facts do not prove), within one `opts.timeout`, each with that time;
 /// `None` for the others (docs/portfolio.md §4).
 fn decided_together(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
-    let mut slots = vec![None; s.targets.len()];
+    let none = vec![None; s.targets.len()];
     if !opts.all_targets_first || opts.engine != Engine::All {
-        return slots;
+        return none;
     }
+    // A defect here leaves the targets to be checked (and reported) one
+    // by one.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide_together(s, opts)))
+        .unwrap_or(none)
+}
+
+fn decide_together(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
+    let mut slots = vec![None; s.targets.len()];
     let start = Instant::now();
     let open: Vec<usize> = (0..s.targets.len())
         .filter(|&i| db::proved_by_value_facts(&s.db, s.file, &s.targets[i]).is_none())
@@ -924,11 +932,6 @@ fn contenders<'a>(
     out
 }
 
-/// The verdict when no contender was definite (by the deadline, if
-/// `timed_out`): a satisfiable condition without a replayable witness says
-/// more than a solver that gave up, which says more than a bare timeout.
-/// Queries that were left out are named; with nothing else, the target
-/// is `unsupported`.
 /// [`undecided`]'s reason alone.
 fn undecided_reason(why: &[(String, String, Undecided)], timed_out: bool) -> String {
     match undecided(why, timed_out).0 {
@@ -937,6 +940,11 @@ fn undecided_reason(why: &[(String, String, Undecided)], timed_out: bool) -> Str
     }
 }
 
+/// The verdict when no contender was definite (by the deadline, if
+/// `timed_out`): a satisfiable condition without a replayable witness says
+/// more than a solver that gave up, which says more than a bare timeout.
+/// Queries that were left out are named; with nothing else, the target
+/// is `unsupported`.
 fn undecided(why: &[(String, String, Undecided)], timed_out: bool) -> Decision {
     let mut left_out: Vec<&str> = Vec::new();
     for (_, _, u) in why {
