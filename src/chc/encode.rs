@@ -9,6 +9,7 @@
 //! exact; values in local arrays, records and behind pointers are unknown
 //! (see `State`). So an invariant of the clauses is one of the program.
 
+use super::cells::Followed;
 use crate::ir::{self, BinOp, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
 use crate::smt::smtlib;
 use crate::syntax::ast::UnOp;
@@ -418,6 +419,11 @@ struct State {
     input_arrays: Vec<bool>,
     /// Integer variables whose address is taken.
     address_taken: Vec<VarId>,
+    /// The pointers whose cell is followed (`cells`): the position of
+    /// each one's cell value and, when it may hold an address, its tag.
+    cell: Vec<Option<usize>>,
+    tag: Vec<Option<usize>>,
+    followed: Followed,
     arithmetic: Arithmetic,
     /// Set when an edge multiplies or divides two unknowns.
     nonlinear: std::cell::Cell<bool>,
@@ -488,6 +494,9 @@ impl State {
             init: vec![None; n],
             input_arrays: vec![false; n],
             address_taken: vec![],
+            cell: vec![None; n],
+            tag: vec![None; n],
+            followed: Followed::default(),
             arithmetic,
             nonlinear: Default::default(),
         };
@@ -523,7 +532,128 @@ impl State {
                 }
             });
         }
+        s.follow_cells(body, edges);
         s
+    }
+
+    /// Slots for the cells of the pointers `cells` follows; a pointer to
+    /// a variable that is not state is not followed.
+    fn follow_cells(&mut self, body: &Body, edges: &[&ir::Edge]) {
+        let mut followed = Followed::of(body, edges);
+        for p in 0..body.vars.len() {
+            let Some(targets) = &followed.targets[p] else {
+                continue;
+            };
+            if targets.iter().any(|x| self.value[*x as usize].is_none()) {
+                followed.targets[p] = None;
+                continue;
+            }
+            let name = &body.var(p as VarId).name;
+            self.cell[p] = Some(self.vars.len());
+            self.vars.push(StateVar {
+                name: format!("cell{p}"),
+                sort: "Int".into(),
+                label: format!("*{name}"),
+            });
+            if !targets.is_empty() {
+                self.tag[p] = Some(self.vars.len());
+                self.vars.push(StateVar {
+                    name: format!("tag{p}"),
+                    sort: "Int".into(),
+                    label: format!("tag({name})"),
+                });
+            }
+        }
+        self.followed = followed;
+    }
+
+    /// What `*p` reads for a followed `p`: its cell, or the variable whose
+    /// address it holds.
+    fn read_through(&self, p: VarId) -> String {
+        let cell = self.vars[self.cell[p as usize].expect("a followed pointer")]
+            .name
+            .clone();
+        let (Some(tag), Some(targets)) = (self.tag[p as usize], &self.followed.targets[p as usize])
+        else {
+            return cell;
+        };
+        let tag = &self.vars[tag].name;
+        (targets.iter().enumerate().rev()).fold(cell, |rest, (k, x)| {
+            let x = &self.vars[self.value[*x as usize].expect("a state variable")].name;
+            format!("(ite (= {tag} {}) {x} {rest})", k + 1)
+        })
+    }
+
+    /// `*p = value` for a followed `p`: into its cell, or into the
+    /// variable whose address it holds (which is then assigned).
+    fn write_through(&self, p: VarId, value: &str, head: &mut [String]) {
+        let cell = self.cell[p as usize].expect("a followed pointer");
+        let (Some(tag), Some(targets)) = (self.tag[p as usize], &self.followed.targets[p as usize])
+        else {
+            head[cell] = value.to_string();
+            return;
+        };
+        let tag = self.vars[tag].name.clone();
+        let when = |k: usize, then: &str, otherwise: &str| {
+            format!("(ite (= {tag} {k}) {then} {otherwise})")
+        };
+        head[cell] = when(0, value, &self.vars[cell].name);
+        for (k, x) in targets.iter().enumerate() {
+            let slot = self.value[*x as usize].expect("a state variable");
+            head[slot] = when(k + 1, value, &self.vars[slot].name);
+            if let Some(i) = self.init[*x as usize] {
+                head[i] = when(k + 1, "1", &self.vars[i].name);
+            }
+        }
+    }
+
+    /// The new tag (and cell) of a followed `p` assigned `x`: an address,
+    /// or a copy handed on from the temporary of an `alloc`; `false` when
+    /// `p` is not followed.
+    fn point(&self, p: VarId, x: &Expr, head: &mut [String]) -> bool {
+        let Some(cell) = self.cell[p as usize] else {
+            return false;
+        };
+        let tag = match x {
+            Expr::AddrOf(v) => {
+                let targets = self.followed.targets[p as usize].as_deref().unwrap_or(&[]);
+                let k = targets.iter().position(|t| t == v).map_or(0, |k| k + 1);
+                k.to_string()
+            }
+            Expr::Var(t) => {
+                let from = self.cell[*t as usize].expect("a followed temporary");
+                head[cell] = self.vars[from].name.clone();
+                match self.tag[*t as usize] {
+                    Some(k) => self.vars[k].name.clone(),
+                    None => "0".into(),
+                }
+            }
+            _ => unreachable!("a followed pointer is assigned an address or a copy"),
+        };
+        if let Some(t) = self.tag[p as usize] {
+            head[t] = tag;
+        }
+        true
+    }
+
+    /// `p := alloc x` for a followed `p`: a cell of its own; `false` when
+    /// `p` is not followed.
+    fn allocate(
+        &self,
+        p: VarId,
+        x: &Expr,
+        head: &mut [String],
+        fresh: &mut Fresh,
+        body: &Body,
+    ) -> bool {
+        let Some(cell) = self.cell[p as usize] else {
+            return false;
+        };
+        head[cell] = self.expr(body, x, fresh);
+        if let Some(t) = self.tag[p as usize] {
+            head[t] = "0".into();
+        }
+        true
     }
 
     fn names(&self) -> Vec<String> {
@@ -580,6 +710,12 @@ impl State {
             ..Fresh::default()
         };
         match &e.instr {
+            Instr::Alloc(p, x) if self.allocate(*p, x, &mut head, &mut fresh, body) => {}
+            Instr::Assign(Place::Var(p), x) if self.point(*p, x, &mut head) => {}
+            Instr::Assign(Place::Deref(Expr::Var(p)), x) if self.followed.is_followed(*p) => {
+                let value = self.expr(body, x, &mut fresh);
+                self.write_through(*p, &value, &mut head);
+            }
             Instr::Assign(Place::Var(v), x) => {
                 if let Some(k) = self.value[*v as usize] {
                     head[k] = self.expr(body, x, &mut fresh);
@@ -614,8 +750,13 @@ impl State {
             }
             Instr::Enter(locals) => {
                 for &v in locals {
-                    if let Some(k) = self.value[v as usize] {
-                        // A new activation: the value is whatever it is.
+                    // A new activation: the value is whatever it is.
+                    let slots = [
+                        self.value[v as usize],
+                        self.cell[v as usize],
+                        self.tag[v as usize],
+                    ];
+                    for k in slots.into_iter().flatten() {
                         head[k] = fresh.of_sort(&self.vars[k].sort);
                     }
                     if let Some(i) = self.init[v as usize] {
@@ -672,7 +813,11 @@ impl State {
                 let (a, i) = (self.expr(body, a, fresh), self.expr(body, i, fresh));
                 format!("(select {a} {i})")
             }
-            // Local arrays, records, pointers: an unknown integer (a
+            Expr::Load(p) if matches!(**p, Expr::Var(v) if self.followed.is_followed(v)) => {
+                let Expr::Var(v) = **p else { unreachable!() };
+                self.read_through(v)
+            }
+            // Local arrays, records, other pointers: an unknown integer (a
             // pointer compared with `==` is one too), the same for the
             // same read.
             Expr::Index(..) | Expr::Load(_) | Expr::Field(..) => fresh.unknown_of(e),

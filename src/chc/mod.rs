@@ -12,6 +12,7 @@
 //! conditions or the interpreter: a counterexample's candidate inputs are
 //! judged (replayed) by the caller, through [`find_counterexample`].
 
+mod cells;
 mod certificate;
 mod encode;
 mod unroll;

@@ -43,19 +43,49 @@ fn a_violated_assert_has_a_counterexample() {
     assert!(matches!(v, Verdict::Counterexample(_)), "{v:?}");
 }
 
-/// What is read through a pointer or from a local array is unknown to the
-/// encoding: these asserts hold, and are not proved (never the converse).
+/// What is read from a local array, or through a pointer that is copied,
+/// is unknown to the encoding: these asserts hold, and are not proved
+/// (never the converse).
 #[test]
-fn values_behind_pointers_and_in_local_arrays_are_unknown() {
+fn values_in_local_arrays_and_behind_shared_pointers_are_unknown() {
     for src in [
-        "main() { var x, p; x = 1; p = &x; *p = 2; assert(x == 2); return 0; }",
         "main() { var a; a = [1, 2]; a[0] = 5; assert(a[0] == 5); return 0; }",
+        "main() { var p, q; p = alloc 1; q = p; *q = 2; assert(*p == 2); return 0; }",
     ] {
         assert_not_proved(src);
     }
     // An integer property beside them is still proved.
     let src = "main(n) { var x, a; a = [1]; x = 0; while (x < n) { a[0] = x; x = x + 1; } assert(x >= 0); return 0; }";
     assert_proved(src);
+}
+
+/// A pointer that only ever holds its own `alloc` or an integer's
+/// address, and is only dereferenced, has its cell followed
+/// (docs/horn-clauses.md §2): its cell through a loop, and a write through
+/// it into whichever variable it points to.
+#[test]
+fn a_pointer_that_is_only_dereferenced_has_its_cell_followed() {
+    assert_proved("main() { var x, p; x = 1; p = &x; *p = 2; assert(x == 2); return 0; }");
+    assert_proved(
+        "main(n) { var p, i; p = alloc 0; i = 0; while (i < n) { *p = *p + 2; i = i + 1; } assert(*p >= 0); return 0; }",
+    );
+    let either = |claim: &str| {
+        format!(
+            "main(n) {{ var x, y, p; x = 1; y = 2; p = alloc 3; \
+             if (n > 0) {{ p = &x; }} else {{ p = &y; }} *p = 7; assert({claim}); return 0; }}"
+        )
+    };
+    assert_proved(&either("x + y >= 8"));
+    // x + y is 9 when p = &x, 8 when p = &y.
+    assert_not_proved(&either("x + y == 9"));
+    // Copied, the cell is shared: the write through q is not followed.
+    assert_not_proved(
+        "main() { var p, q; p = alloc 1; q = p; *q = 2; assert(*p == 1); return 0; }",
+    );
+    // Passed to a function, it may be written there.
+    assert_not_proved(
+        "set(q) { *q = 5; return 0; } main() { var p, r; p = alloc 1; r = set(p); assert(*p == 1); return 0; }",
+    );
 }
 
 /// A wrong invariant, put in place of the solver's, fails its checks.
