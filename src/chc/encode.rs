@@ -13,7 +13,7 @@ use super::cells::Followed;
 use crate::ir::{self, BinOp, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
 use crate::smt::smtlib;
 use crate::syntax::ast::UnOp;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 /// A slot of the state the predicates range over.
@@ -278,38 +278,32 @@ impl Rule {
 
     /// `self` then `next` (whose `from` is `self`'s `to`): `next`'s guards
     /// and arguments read the state `self` leaves, bound by a `let`.
-    fn then(&self, next: &Rule, names: &[String]) -> Rule {
+    fn then(&self, next: &Rule, names: &[String], slot_of: &HashMap<&str, usize>) -> Rule {
         // Only the slots `self` changes are bound; a slot read as it is
         // becomes `self`'s value directly.
-        let binds: Vec<(&String, String)> = names
+        let binds: Vec<(&String, &String)> = names
             .iter()
             .zip(&self.args)
             .filter(|(n, a)| n != a)
-            .map(|(n, a)| (n, format!("({n} {a})")))
             .collect();
         let after = |text: &String| {
-            if let Some(k) = names.iter().position(|n| n == text) {
-                return self.args[k].clone();
-            }
-            // Only the slots the text reads: binding all of them made the
-            // text grow with every composed step (a straight run of
-            // assignments before a loop).
-            let read: Vec<&str> = (binds.iter())
-                .filter(|(n, _)| mentions(text, n))
-                .map(|(_, bind)| bind.as_str())
-                .collect();
-            if read.is_empty() {
+            if let Some(&k) = slot_of.get(text.as_str()) {
+                self.args[k].clone()
+            } else if binds.is_empty() {
                 text.clone()
             } else {
-                format!("(let ({}) {text})", read.join(" "))
+                let binds: Vec<String> =
+                    (binds.iter()).map(|(n, a)| format!("({n} {a})")).collect();
+                format!("(let ({}) {text})", binds.join(" "))
             }
         };
         let mut vars = self.vars.clone();
-        for v in &next.vars {
-            if !vars.contains(v) {
-                vars.push(v.clone());
-            }
-        }
+        let known: HashSet<&str> = self.vars.iter().map(|(n, _)| n.as_str()).collect();
+        vars.extend(
+            (next.vars.iter())
+                .filter(|(n, _)| !known.contains(n.as_str()))
+                .cloned(),
+        );
         let mut guards = self.guards.clone();
         guards.extend(next.guards.iter().map(after));
         Rule {
@@ -323,11 +317,6 @@ impl Rule {
     }
 }
 
-/// Whether the SMT-LIB text reads the symbol `name`.
-fn mentions(text: &str, name: &str) -> bool {
-    (text.split(|c: char| c == '(' || c == ')' || c.is_whitespace())).any(|token| token == name)
-}
-
 /// The most text the composed clauses may have: a program whose blocks
 /// hold too many paths is refused rather than sent.
 const MAX_CLAUSE_TEXT: usize = 4 << 20;
@@ -339,6 +328,9 @@ fn eliminate(
     keep: &BTreeSet<NodeId>,
     names: &[String],
 ) -> Result<Vec<Rule>, String> {
+    let slot_of: HashMap<&str, usize> = (names.iter().enumerate())
+        .map(|(k, n)| (n.as_str(), k))
+        .collect();
     let mut nodes: Vec<NodeId> = rules.iter().filter_map(|r| r.to).collect();
     nodes.sort_unstable();
     nodes.dedup();
@@ -350,7 +342,8 @@ fn eliminate(
             rest.into_iter().partition(|r| r.from == Some(node));
         for i in &ins {
             for o in &outs {
-                rest.push(i.then(o, names));
+                crate::deadline::tick();
+                rest.push(i.then(o, names, &slot_of));
             }
         }
         let size: usize = rest
