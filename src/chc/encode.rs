@@ -276,6 +276,11 @@ impl Rule {
         }
     }
 
+    /// The length of its guards' and arguments' text.
+    fn text_len(&self) -> usize {
+        self.guards.iter().chain(&self.args).map(String::len).sum()
+    }
+
     /// `self` then `next` (whose `from` is `self`'s `to`): `next`'s guards
     /// and arguments read the state `self` leaves, bound by a `let`.
     fn then(&self, next: &Rule, names: &[String], slot_of: &HashMap<&str, usize>) -> Rule {
@@ -288,13 +293,20 @@ impl Rule {
             .collect();
         let after = |text: &String| {
             if let Some(&k) = slot_of.get(text.as_str()) {
-                self.args[k].clone()
-            } else if binds.is_empty() {
+                return self.args[k].clone();
+            }
+            // Only the slots the text reads: binding all of them made the
+            // text grow with every composed step (a straight run of
+            // assignments before a loop).
+            let read = symbols(text);
+            let used: Vec<String> = (binds.iter())
+                .filter(|(n, _)| read.contains(n.as_str()))
+                .map(|(n, a)| format!("({n} {a})"))
+                .collect();
+            if used.is_empty() {
                 text.clone()
             } else {
-                let binds: Vec<String> =
-                    (binds.iter()).map(|(n, a)| format!("({n} {a})")).collect();
-                format!("(let ({}) {text})", binds.join(" "))
+                format!("(let ({}) {text})", used.join(" "))
             }
         };
         let mut vars = self.vars.clone();
@@ -317,6 +329,13 @@ impl Rule {
     }
 }
 
+/// The symbols an SMT-LIB text mentions.
+fn symbols(text: &str) -> HashSet<&str> {
+    (text.split(|c: char| c == '(' || c == ')' || c.is_whitespace()))
+        .filter(|token| !token.is_empty())
+        .collect()
+}
+
 /// The most text the composed clauses may have: a program whose blocks
 /// hold too many paths is refused rather than sent.
 const MAX_CLAUSE_TEXT: usize = 4 << 20;
@@ -334,32 +353,29 @@ fn eliminate(
     let mut nodes: Vec<NodeId> = rules.iter().filter_map(|r| r.to).collect();
     nodes.sort_unstable();
     nodes.dedup();
+    // The clauses' text, kept up to date: summing it anew at every vertex
+    // took longer than the composition itself on large programs.
+    let mut size: usize = rules.iter().map(Rule::text_len).sum();
     for node in nodes.into_iter().filter(|n| !keep.contains(n)) {
         crate::deadline::tick();
         let (ins, rest): (Vec<Rule>, Vec<Rule>) =
             rules.into_iter().partition(|r| r.to == Some(node));
         let (outs, mut rest): (Vec<Rule>, Vec<Rule>) =
             rest.into_iter().partition(|r| r.from == Some(node));
+        size -= ins.iter().chain(&outs).map(Rule::text_len).sum::<usize>();
         for i in &ins {
             for o in &outs {
                 crate::deadline::tick();
-                rest.push(i.then(o, names, &slot_of));
+                let composed = i.then(o, names, &slot_of);
+                size += composed.text_len();
+                if size > MAX_CLAUSE_TEXT {
+                    return Err(
+                        "unsupported: too many paths between loop headers for the Horn encoding"
+                            .into(),
+                    );
+                }
+                rest.push(composed);
             }
-        }
-        let size: usize = rest
-            .iter()
-            .map(|r| {
-                r.guards
-                    .iter()
-                    .chain(&r.args)
-                    .map(String::len)
-                    .sum::<usize>()
-            })
-            .sum();
-        if size > MAX_CLAUSE_TEXT {
-            return Err(
-                "unsupported: too many paths between loop headers for the Horn encoding".into(),
-            );
         }
         rules = rest;
     }

@@ -217,3 +217,19 @@ fn the_same_read_twice_in_one_instruction_is_one_value() {
         assert_not_proved(src);
     }
 }
+
+/// A long straight run of assignments before a loop (the generator's
+/// initial assignments) composes into clauses that bind only what each
+/// value reads: binding every changed slot made the text grow past its
+/// limit, and the program was refused.
+#[test]
+fn a_long_run_of_assignments_before_a_loop_is_encoded() {
+    let n = 120;
+    let vars: Vec<String> = (1..=n).map(|i| format!("v{i}")).collect();
+    let inits: String = (1..=n).map(|i| format!("v{i} = {i}; ")).collect();
+    let src = format!(
+        "main() {{ var x, {}; {inits} x = v1; while (x < v2 + v{n}) {{ x = x + v1; }} assert(x <= v2 + v{n}); return 0; }}",
+        vars.join(", ")
+    );
+    assert_proved(&src);
+}
