@@ -17,8 +17,9 @@
 //! such a copy, right after it, is followed too, and the copy hands its
 //! slots on.
 
-use crate::ir::{self, Body, CmpOp, Cond, Expr, Instr, Place, VarId, VarKind};
+use crate::ir::{self, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
 use crate::types::Type;
+use std::collections::HashMap;
 
 /// The followed pointers of the clauses' edges.
 #[derive(Clone, Debug, Default)]
@@ -67,43 +68,58 @@ fn is_candidate(body: &Body, v: VarId) -> bool {
 
 /// The copies `p := t` of a temporary `t` defined by one `alloc` on the
 /// edge just before, into the node with no other way in, where `t` is
-/// used nowhere else: `(t, p)`.
+/// used nowhere else: `(t, p)`. One pass counts, per variable, the
+/// instructions that define and read it and, per vertex, the edges in.
 fn handed_on_temps(edges: &[&ir::Edge], candidates: &[Option<Vec<VarId>>]) -> Vec<(VarId, VarId)> {
+    let n = candidates.len();
+    let (mut defs, mut uses) = (vec![0u32; n], vec![0u32; n]);
+    let mut into: HashMap<NodeId, (u32, usize)> = HashMap::new();
+    for (k, e) in edges.iter().enumerate() {
+        if let Some(v) = defined(&e.instr) {
+            defs[v as usize] += 1;
+        }
+        for v in vars_read(&e.instr) {
+            uses[v as usize] += 1;
+        }
+        let entry = into.entry(e.to).or_insert((0, k));
+        entry.0 += 1;
+    }
+    let followed = |v: VarId| candidates[v as usize].is_some();
+    let only_edge_into = |node: NodeId| match into.get(&node) {
+        Some(&(1, k)) => Some(edges[k]),
+        _ => None,
+    };
     let mut out = Vec::new();
     for copy in edges {
         let Instr::Assign(Place::Var(p), Expr::Var(t)) = &copy.instr else {
             continue;
         };
-        if candidates[*p as usize].is_none() || candidates[*t as usize].is_none() {
-            continue;
-        }
-        let into: Vec<&&ir::Edge> = edges.iter().filter(|e| e.to == copy.from).collect();
-        let right_after_alloc =
-            matches!(into.as_slice(), [e] if matches!(&e.instr, Instr::Alloc(a, _) if a == t));
-        let defs = edges.iter().filter(|e| defines(&e.instr, *t)).count();
-        let uses = edges.iter().filter(|e| reads_var(&e.instr, *t)).count();
-        if right_after_alloc && defs == 1 && uses == 1 {
+        let right_after_alloc = only_edge_into(copy.from)
+            .is_some_and(|e| matches!(&e.instr, Instr::Alloc(a, _) if a == t));
+        let once = defs[*t as usize] == 1 && uses[*t as usize] == 1;
+        if followed(*p) && followed(*t) && right_after_alloc && once {
             out.push((*t, *p));
         }
     }
     out
 }
 
-fn defines(i: &Instr, v: VarId) -> bool {
+/// The variable an instruction defines, if any.
+fn defined(i: &Instr) -> Option<VarId> {
     match i {
-        Instr::Assign(Place::Var(w), _) | Instr::Alloc(w, _) => *w == v,
-        Instr::Call { dst, .. } => *dst == v,
-        _ => false,
+        Instr::Assign(Place::Var(w), _) | Instr::Alloc(w, _) => Some(*w),
+        Instr::Call { dst, .. } => Some(*dst),
+        _ => None,
     }
 }
 
-/// Whether an instruction reads `v` anywhere.
-fn reads_var(i: &Instr, v: VarId) -> bool {
-    let mut found = false;
+/// The variables an instruction reads anywhere, each once.
+fn vars_read(i: &Instr) -> Vec<VarId> {
+    let mut out = Vec::new();
     let mut see = |e: &Expr| {
         e.walk(&mut |x| {
-            if matches!(x, Expr::Var(w) | Expr::AddrOf(w) if *w == v) {
-                found = true;
+            if let Expr::Var(w) | Expr::AddrOf(w) = x {
+                out.push(*w);
             }
         })
     };
@@ -117,7 +133,9 @@ fn reads_var(i: &Instr, v: VarId) -> bool {
         Instr::Assume(c) | Instr::Assert(c, _) => cond_exprs(c, &mut see),
         Instr::Enter(_) | Instr::Skip => {}
     }
-    found
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 fn cond_exprs(c: &Cond, f: &mut impl FnMut(&Expr)) {

@@ -292,9 +292,8 @@ fn decide_together(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
             }
         }
         together::Together::Reachable(t, w, method) => {
-            let i = s.targets.iter().position(|x| *x == t);
-            if let Some(i) = i {
-                slots[i] = Some(report(&t, Verdict::Reachable(w), &method));
+            if let Some(j) = targets.iter().position(|x| *x == t) {
+                slots[open[j]] = Some(report(&t, Verdict::Reachable(w), &method));
             }
         }
         together::Together::Undecided(_) => {}
@@ -606,22 +605,30 @@ fn run_engine(
     if opts.portfolio_priorities {
         lower_this_threads_priority(engine.portfolio_niceness());
     }
+    guarded(deadline, stop.clone(), || {
+        decide(db, file, t, &one, deadline)
+    })
+    .unwrap_or_else(|why| (Verdict::Unknown(why), None, None))
+}
+
+/// `f` on a thread of a race, under `deadline` and the race's `stop`: its
+/// timeout, a result another thread was computing and abandoned (salsa
+/// then cancels the waiters), or a defect becomes the reason it gives.
+fn guarded<T>(deadline: Instant, stop: deadline::Stop, f: impl FnOnce() -> T) -> Result<T, String> {
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        deadline::run_in(deadline, Some(stop.clone()), || {
-            decide(db, file, t, &one, deadline)
-        })
+        deadline::run_in(deadline, Some(stop), f)
     }));
     match attempt {
-        Ok(Ok(decision)) => decision,
-        Ok(Err(timeout)) => timed_out(timeout.phase),
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(timeout)) => Err(format!("timeout: {}", timeout.phase)),
         Err(p) if p.downcast_ref::<salsa::Cancelled>().is_some() => {
-            let why = "stopped while waiting for a result another engine was computing";
-            (Verdict::Unknown(why.into()), None, None)
+            Err("stopped while waiting for a result another engine was computing".into())
         }
         Err(p) => {
             let msg = crate::interp::panic_message(p.as_ref());
-            let why = format!("internal error: {msg} (please report it with the program)");
-            (Verdict::Unknown(why), None, None)
+            Err(format!(
+                "internal error: {msg} (please report it with the program)"
+            ))
         }
     }
 }

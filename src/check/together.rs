@@ -16,7 +16,7 @@
 
 use super::model::InputModel;
 use super::{
-    CheckOptions, Replayer, contenders, engine_options, explore_options, undecided_reason,
+    CheckOptions, Replayer, contenders, engine_options, explore_options, guarded, undecided_reason,
 };
 use crate::chc;
 use crate::db::{self, Database, SourceFile, Target};
@@ -41,6 +41,16 @@ pub enum Together {
     Undecided(String),
 }
 
+/// What every way is asked: every one of `targets`, before `deadline`.
+#[derive(Clone, Copy)]
+struct Question<'a> {
+    db: &'a Database,
+    file: SourceFile,
+    targets: &'a [Target],
+    opts: &'a CheckOptions,
+    deadline: Instant,
+}
+
 /// The ways of deciding every target at once, each on a thread of its own.
 #[derive(Clone, Copy, Debug)]
 enum Way {
@@ -60,18 +70,11 @@ impl Way {
         }
     }
 
-    fn decide(
-        self,
-        db: &Database,
-        file: SourceFile,
-        targets: &[Target],
-        opts: &CheckOptions,
-        deadline: Instant,
-    ) -> Together {
+    fn decide(self, q: Question) -> Together {
         match self {
-            Way::HornClauses => by_horn_clauses(db, file, targets, deadline),
-            Way::WholeProgram => by_exploring(db, file, targets, opts, deadline),
-            Way::OneCondition => by_one_condition(db, file, targets, opts, deadline),
+            Way::HornClauses => by_horn_clauses(q),
+            Way::WholeProgram => by_exploring(q),
+            Way::OneCondition => by_one_condition(q),
         }
     }
 }
@@ -95,7 +98,15 @@ pub fn decide(
             std::thread::Builder::new()
                 .stack_size(256 << 20)
                 .spawn_scoped(scope, move || {
-                    let answer = run_way(way, &db, file, targets, opts, deadline, stop);
+                    let q = Question {
+                        db: &db,
+                        file,
+                        targets,
+                        opts,
+                        deadline,
+                    };
+                    let answer = guarded(deadline, stop, || way.decide(q))
+                        .unwrap_or_else(Together::Undecided);
                     let _ = tx.send((way, answer));
                 })
                 .expect("spawning a thread for a way of deciding");
@@ -115,48 +126,14 @@ pub fn decide(
     })
 }
 
-/// One way under the race's switch; its timeout, a computation another
-/// way abandoned, or a defect is its reason.
-fn run_way(
-    way: Way,
-    db: &Database,
-    file: SourceFile,
-    targets: &[Target],
-    opts: &CheckOptions,
-    deadline: Instant,
-    stop: deadline::Stop,
-) -> Together {
-    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        deadline::run_in(deadline, Some(stop), || {
-            way.decide(db, file, targets, opts, deadline)
-        })
-    }));
-    match attempt {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(timeout)) => Together::Undecided(format!("timeout: {}", timeout.phase)),
-        Err(p) if p.downcast_ref::<salsa::Cancelled>().is_some() => {
-            Together::Undecided("stopped while waiting for a shared result".into())
-        }
-        Err(p) => {
-            let msg = crate::interp::panic_message(p.as_ref());
-            Together::Undecided(format!("internal error: {msg} (please report it)"))
-        }
-    }
-}
-
-/// One checked invariant of the Horn clauses for reaching any of
-/// `targets` proves them all; a counterexample proves nothing here.
-fn by_horn_clauses(
-    db: &Database,
-    file: SourceFile,
-    targets: &[Target],
-    deadline: Instant,
-) -> Together {
-    let Some(prog) = db::program(db, file).as_ref() else {
+/// One checked invariant of the Horn clauses for reaching any of the
+/// targets proves them all; a counterexample proves nothing here.
+fn by_horn_clauses(q: Question) -> Together {
+    let Some(prog) = db::program(q.db, q.file).as_ref() else {
         return Together::Undecided("the program has no main".into());
     };
-    let nodes = error_vertices(prog, targets);
-    match chc::decide(&prog.body, &nodes, deadline).0 {
+    let nodes = error_vertices(prog, q.targets);
+    match chc::decide(&prog.body, &nodes, q.deadline).0 {
         chc::Verdict::Unreachable(_) => Together::Unreachable("chc-every-target".into()),
         chc::Verdict::Counterexample(_) => {
             Together::Undecided("the clauses have a counterexample (not replayed here)".into())
@@ -168,28 +145,22 @@ fn by_horn_clauses(
 /// The executor over the whole program, as `apc explore` with subsumption
 /// and loop summaries: its first error, or every target proved when every
 /// path ended without one.
-fn by_exploring(
-    db: &Database,
-    file: SourceFile,
-    targets: &[Target],
-    opts: &CheckOptions,
-    deadline: Instant,
-) -> Together {
-    let Some(mut o) = explore_options(opts, deadline) else {
+fn by_exploring(q: Question) -> Together {
+    let Some(mut o) = explore_options(q.opts, q.deadline) else {
         return Together::Undecided("too little time".into());
     };
     o.strategy = Strategy::Tree;
     o.subsumption = Some(AtChecks::Conjoin);
     o.summarization = true;
     o.invariants_from_true = true;
-    o.second_opinion = opts.solvers.get(1).cloned();
+    o.second_opinion = q.opts.solvers.get(1).cloned();
     o.stop_at_first_error = true;
     let _p = deadline::phase("exploring");
-    let report = match explore::explore(db, file, &o) {
+    let report = match explore::explore(q.db, q.file, &o) {
         Ok(r) => r,
         Err(e) => return Together::Undecided(e),
     };
-    if let Some(e) = report.errors.iter().find(|e| targets.contains(&e.target)) {
+    if let Some(e) = report.errors.iter().find(|e| q.targets.contains(&e.target)) {
         let method = "explore-whole-program".to_string();
         return Together::Reachable(e.target.clone(), e.witness.clone(), method);
     }
@@ -200,16 +171,17 @@ fn by_exploring(
     }
 }
 
-/// One condition for reaching any of `targets`, raced before `deadline`;
-/// each model is replayed, and a run that hits one of the targets is a
-/// witness for it.
-fn by_one_condition(
-    db: &Database,
-    file: SourceFile,
-    targets: &[Target],
-    opts: &CheckOptions,
-    deadline: Instant,
-) -> Together {
+/// One condition for reaching any of the targets, raced before the
+/// deadline; each model is replayed, and a run that hits one of the
+/// targets is a witness for it.
+fn by_one_condition(q: Question) -> Together {
+    let Question {
+        db,
+        file,
+        targets,
+        opts,
+        deadline,
+    } = q;
     let decided = deadline::run(deadline, || {
         let prog = db::program(db, file).as_ref()?;
         let nodes = error_vertices(prog, targets);
@@ -285,8 +257,15 @@ mod tests {
         let z3 = smt::default_z3().expect("z3 (solvers/install.sh)");
         let opts = CheckOptions::new(vec![z3], Duration::from_secs(20));
         let deadline = Instant::now() + opts.timeout;
+        let q = Question {
+            db: &db,
+            file,
+            targets: &targets,
+            opts: &opts,
+            deadline,
+        };
         match way {
-            Some(way) => way.decide(&db, file, &targets, &opts, deadline),
+            Some(way) => way.decide(q),
             None => decide(&db, file, &targets, &opts, deadline),
         }
     }
