@@ -219,3 +219,22 @@ fn cfg_dot_is_valid_graphviz() {
         );
     }
 }
+
+/// The BenchExec task definitions (tests/benchexec/tasks) are those
+/// `gen_tasks.py` writes from the corpus: a program added without them
+/// fails here, not in a BenchExec run.
+#[test]
+fn the_benchexec_task_definitions_are_up_to_date() {
+    let script = programs_dir().join("../benchexec/gen_tasks.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .args(["--apc", env!("CARGO_BIN_EXE_apc"), "--check"])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}{}run: python3 tests/benchexec/gen_tasks.py",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
