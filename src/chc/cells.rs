@@ -30,10 +30,11 @@ pub(super) struct Followed {
 }
 
 impl Followed {
-    pub(super) fn of(body: &Body, edges: &[&ir::Edge]) -> Followed {
+    /// The followed pointers among those `kept` (`slice`).
+    pub(super) fn of(body: &Body, edges: &[&ir::Edge], kept: &[bool]) -> Followed {
         let n = body.vars.len();
         let mut targets: Vec<Option<Vec<VarId>>> = (0..n as VarId)
-            .map(|v| is_candidate(body, v).then(Vec::new))
+            .map(|v| (kept[v as usize] && is_candidate(body, v)).then(Vec::new))
             .collect();
         let mut spoiled = vec![false; n];
         let handed_on = handed_on_temps(edges, &targets);

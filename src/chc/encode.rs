@@ -10,6 +10,8 @@
 //! (see `State`). So an invariant of the clauses is one of the program.
 
 use super::cells::Followed;
+use super::dead;
+use super::slice;
 use crate::ir::{self, BinOp, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
 use crate::smt::smtlib;
 use crate::syntax::ast::UnOp;
@@ -61,6 +63,21 @@ pub enum Arithmetic {
     /// the runs more, so their checked invariant is still a proof
     /// (docs/horn-clauses.md §2).
     Linear,
+}
+
+/// How the clauses read `input`, which lowering makes `$in[$ic]` with
+/// `$ic` counted up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// From the input stream `$in`, an SMT array, at the counter `$ic`:
+    /// both are state, so that a counterexample's first state says what
+    /// the run read (`unroll`).
+    Stream,
+    /// Each read an unknown value. As no index of the stream is read
+    /// twice, the runs are the same; the predicates lose an array and a
+    /// counter, which is what Spacer's invariants are spared: with the
+    /// array it may leave `∃` in them (docs/horn-clauses.md §2).
+    Unknown,
 }
 
 impl Encoding {
@@ -175,15 +192,16 @@ pub fn predicate_name(node: NodeId) -> String {
 /// target's copies: one per inlined call site, and those in callees cut by
 /// recursion), or why the program cannot be encoded.
 pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
-    encode_as(body, errors, Arithmetic::Exact)
+    encode_as(body, errors, Arithmetic::Exact, Inputs::Stream)
 }
 
 /// [`encode`], with products and quotients of unknowns read as
-/// `arithmetic` says.
+/// `arithmetic` says, and `input` as `inputs` says.
 pub fn encode_as(
     body: &Body,
     errors: &[NodeId],
     arithmetic: Arithmetic,
+    inputs: Inputs,
 ) -> Result<Encoding, String> {
     let relevant = between(body, body.entry, errors);
     if !errors.iter().any(|e| relevant[*e as usize]) {
@@ -201,7 +219,7 @@ pub fn encode_as(
         .iter()
         .filter(|e| relevant[e.from as usize] && relevant[e.to as usize])
         .collect();
-    let state = State::of(body, &edges, arithmetic);
+    let state = State::of(body, &edges, arithmetic, inputs);
     let mut rules = vec![state.entry_rule(body.entry)];
     for e in &edges {
         rules.push(state.edge_rule(body, e));
@@ -226,12 +244,15 @@ pub fn encode_as(
         .filter(|h| relevant[*h as usize])
         .collect();
     let mut rules = eliminate(rules, &headers, &state.names())?;
+    let live = dead::forget_dead(&mut rules, &state.decls());
     // A block whose guard is `false` cannot run: it holds under any
     // invariant, and a query made of such blocks only is no query.
     rules.retain(|r| !r.guards.iter().any(|g| g == "false"));
-    let clauses = rules.iter().map(|r| r.clause(&state)).collect();
+    let state_vars = dead::drop_unread_slots(&mut rules, &state.vars, &live);
+    let names: Vec<String> = state_vars.iter().map(|v| v.name.clone()).collect();
+    let clauses = rules.iter().map(|r| r.clause(&names)).collect();
     Ok(Encoding {
-        state: state.vars.clone(),
+        state: state_vars,
         predicates: headers.into_iter().collect(),
         clauses,
         rules,
@@ -252,10 +273,10 @@ pub(super) struct Rule {
 }
 
 impl Rule {
-    fn clause(&self, state: &State) -> Clause {
+    fn clause(&self, names: &[String]) -> Clause {
         let mut parts: Vec<String> = self
             .from
-            .map(|f| Encoding::app(f, &state.names()))
+            .map(|f| Encoding::app(f, names))
             .into_iter()
             .collect();
         parts.extend(self.guards.iter().cloned());
@@ -475,7 +496,7 @@ impl Fresh {
 impl State {
     /// The variables the edges use that the state holds: integers and
     /// input arrays.
-    fn of(body: &Body, edges: &[&ir::Edge], arithmetic: Arithmetic) -> State {
+    fn of(body: &Body, edges: &[&ir::Edge], arithmetic: Arithmetic, inputs: Inputs) -> State {
         let mut used = BTreeSet::new();
         // Whether a local holds a value is state only where it is asked.
         let mut asked = BTreeSet::new();
@@ -510,7 +531,17 @@ impl State {
             nonlinear: Default::default(),
         };
         let copies = input_copies(body, edges);
-        for &v in &used {
+        let mut kept = slice::influencing(body, edges);
+        if inputs == Inputs::Unknown {
+            // `$in[$ic]` is then an unknown (`expr`), and `$ic` only
+            // counts reads.
+            for name in [ir::INPUT_STREAM, ir::INPUT_COUNTER] {
+                if let Some(v) = body.var_id(name) {
+                    kept[v as usize] = false;
+                }
+            }
+        }
+        for &v in used.iter().filter(|v| kept[**v as usize]) {
             let info = body.var(v);
             let input = info.is_input() || copies[v as usize];
             let sort = match info.ty.array_depth() {
@@ -541,14 +572,14 @@ impl State {
                 }
             });
         }
-        s.follow_cells(body, edges);
+        s.follow_cells(body, edges, &kept);
         s
     }
 
     /// Slots for the cells of the pointers `cells` follows; a pointer to
     /// a variable that is not state is not followed.
-    fn follow_cells(&mut self, body: &Body, edges: &[&ir::Edge]) {
-        let mut followed = Followed::of(body, edges);
+    fn follow_cells(&mut self, body: &Body, edges: &[&ir::Edge], kept: &[bool]) {
+        let mut followed = Followed::of(body, edges, kept);
         for p in 0..body.vars.len() {
             let Some(targets) = &followed.targets[p] else {
                 continue;

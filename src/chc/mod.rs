@@ -14,11 +14,13 @@
 
 mod cells;
 mod certificate;
+mod dead;
 mod encode;
+mod slice;
 mod unroll;
 
 pub use certificate::Certificate;
-use encode::{Arithmetic, encode_as};
+use encode::{Arithmetic, Inputs, encode_as};
 pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
@@ -51,30 +53,26 @@ pub struct Scripts {
     pub unrolling: Option<String>,
 }
 
-/// The solver for Horn queries and the options it is given: the newer Z3
-/// that `solvers/install.sh` puts in `solvers/bin/z3-horn` (or
-/// `$APC_Z3_HORN`) with the options that find invariants with large
-/// constants, or else the `z3` that `apc check` uses, with its defaults.
-/// Looked up once per process.
-pub fn horn_solver() -> Result<(Profile, Vec<String>), String> {
-    static SOLVER: OnceLock<Result<(Profile, Vec<String>), String>> = OnceLock::new();
+/// The solver for Horn queries, and whether it is the newer Z3 that
+/// `solvers/install.sh` puts in `solvers/bin/z3-horn` (or
+/// `$APC_Z3_HORN`), which gets the option sets of [`SPACER_RUNS`]; else
+/// the `z3` that `apc check` uses, with Spacer's defaults. Looked up once
+/// per process.
+pub fn horn_solver() -> Result<(Profile, bool), String> {
+    static SOLVER: OnceLock<Result<(Profile, bool), String>> = OnceLock::new();
     SOLVER.get_or_init(find_horn_solver).clone()
 }
 
-fn find_horn_solver() -> Result<(Profile, Vec<String>), String> {
+fn find_horn_solver() -> Result<(Profile, bool), String> {
     let base = smt::default_z3().ok_or("z3 not found: run solvers/install.sh")?;
     match smt::locate_binary("z3-horn", "APC_Z3_HORN")? {
         Some(path) => {
             let mut p = base;
             p.name = "z3-horn".into();
             p.command = path.to_string_lossy().into_owned();
-            let options = [
-                "(set-option :fp.spacer.global true)",
-                "(set-option :fp.spacer.iuc 0)",
-            ];
-            Ok((p, options.iter().map(|s| s.to_string()).collect()))
+            Ok((p, true))
         }
-        None => Ok((base, vec![])),
+        None => Ok((base, false)),
     }
 }
 
@@ -112,10 +110,20 @@ fn decide_as(
     arithmetic: Arithmetic,
     deadline: Instant,
 ) -> (Verdict, Scripts, bool) {
-    match encode_as(body, errors, arithmetic) {
+    match encode_as(body, errors, arithmetic, Inputs::Unknown) {
         Ok(enc) => {
             let nonlinear = enc.nonlinear;
-            let (verdict, scripts) = solve(enc, deadline);
+            let (verdict, scripts) = match solve(enc, deadline) {
+                // The same runs, with the stream the unrolling reads
+                // inputs from.
+                (Verdict::Counterexample(_), scripts) => {
+                    match encode_as(body, errors, arithmetic, Inputs::Stream) {
+                        Ok(enc) => (Verdict::Counterexample(enc), scripts),
+                        Err(why) => (Verdict::Unknown(why), scripts),
+                    }
+                }
+                decided => decided,
+            };
             (verdict, scripts, nonlinear)
         }
         Err(why) => (Verdict::Unknown(why), Scripts::default(), false),
@@ -126,15 +134,15 @@ fn decide_as(
 /// counterexample.
 fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
     let mut scripts = Scripts::default();
-    let (solver, options) = match horn_solver() {
+    let (solver, newer) = match horn_solver() {
         Ok(s) => s,
         Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
     };
-    let horn = enc.script(&options);
-    scripts.horn = Some(horn.clone());
+    let runs = spacer_runs(&enc, newer);
+    scripts.horn = Some(runs[0].clone());
     // The certificate to check, and why it is not Spacer's (if it is not).
     let (cert, instead_of) = if enc.has_query() {
-        let model = match race_seeds(&solver, &enc, &options, deadline) {
+        let model = match race_runs(&solver, runs, deadline) {
             Answer::Sat(model) => model,
             Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
             Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
@@ -188,29 +196,55 @@ pub fn find_counterexample<W>(
     (found, transcript)
 }
 
-/// Spacer's random seeds raced on the same clauses: its search depends so
-/// much on them that one seed may take ten times another's time on the
-/// same query (docs/horn-clauses.md §6). The first definite answer wins;
-/// the other processes are stopped. Seed i starts i × [`SEED_STAGGER`]
-/// late, so that an easy query costs one process, not three.
-pub const SPACER_SEEDS: [u32; 3] = [0, 1, 2];
+/// Spacer's runs raced on the same clauses: its search depends so much
+/// on its random seed that one seed may take ten times another's time on
+/// the same query, and as much on its options (docs/horn-clauses.md §6).
+/// Each run is `(options, seed)`. The first definite answer wins; the
+/// other processes are stopped. Run i starts i × [`SEED_STAGGER`] late,
+/// so that an easy query costs one process, not three.
+pub const SPACER_RUNS: [(&[&str], u32); 3] = [(FARKAS, 0), (GLOBAL, 0), (FARKAS, 1)];
 
-/// How much later each next seed starts.
+/// Interpolants from plain Farkas lemmas: the fastest on the corpus's
+/// queries and on the generated programs' (§6).
+const FARKAS: &[&str] = &["(set-option :fp.spacer.iuc.arith 0)"];
+
+/// Global guidance: finds invariants with large constants the others do
+/// not, and gives up on others.
+const GLOBAL: &[&str] = &[
+    "(set-option :fp.spacer.global true)",
+    "(set-option :fp.spacer.iuc 0)",
+];
+
+/// How much later each next run starts.
 pub const SEED_STAGGER: Duration = Duration::from_millis(500);
 
-fn race_seeds(solver: &Profile, enc: &Encoding, options: &[String], deadline: Instant) -> Answer {
+/// The scripts of [`SPACER_RUNS`]; for an older Z3, Spacer's defaults with
+/// seeds 0, 1, 2.
+fn spacer_runs(enc: &Encoding, newer: bool) -> Vec<String> {
+    (SPACER_RUNS.iter().enumerate())
+        .map(|(i, &(options, seed))| {
+            let (options, seed) = if newer {
+                (options, seed)
+            } else {
+                (&[][..], i as u32)
+            };
+            let mut run: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+            run.push(format!("(set-option :fp.spacer.random_seed {seed})"));
+            enc.script(&run)
+        })
+        .collect()
+}
+
+fn race_runs(solver: &Profile, scripts: Vec<String>, deadline: Instant) -> Answer {
     let stop = crate::deadline::Stop::nested();
     let (tx, rx) = std::sync::mpsc::channel();
-    // Seeds that ended undecided: the next one need not wait its turn.
+    // Runs that ended undecided: the next one need not wait its turn.
     let ended = &std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for (i, seed) in SPACER_SEEDS.into_iter().enumerate() {
+        for (i, script) in scripts.into_iter().enumerate() {
             let (tx, stop) = (tx.clone(), stop.clone());
             let start = Instant::now() + SEED_STAGGER * i as u32;
             let turn = move || Instant::now() >= start || ended.load(Ordering::SeqCst) >= i;
-            let mut with_seed = options.to_vec();
-            with_seed.push(format!("(set-option :fp.spacer.random_seed {seed})"));
-            let script = enc.script(&with_seed);
             scope.spawn(move || {
                 let answer = crate::deadline::run_in(deadline, Some(stop), || {
                     while !turn() {
@@ -226,7 +260,7 @@ fn race_seeds(solver: &Profile, enc: &Encoding, options: &[String], deadline: In
             });
         }
         drop(tx);
-        let mut last = Answer::Unknown("no seed answered".into());
+        let mut last = Answer::Unknown("no run answered".into());
         for answer in rx {
             if matches!(answer, Answer::Sat(_) | Answer::Unsat) {
                 stop.stop();

@@ -1,5 +1,6 @@
 use super::*;
 use crate::db::{self, Database};
+use crate::ir;
 
 /// The verdict of the Horn engine on the first target of kind `kind` in
 /// `src`'s main.
@@ -232,4 +233,103 @@ fn a_long_run_of_assignments_before_a_loop_is_encoded() {
         vars.join(", ")
     );
     assert_proved(&src);
+}
+
+/// The clauses of `src`'s asserts, with `input` read as `inputs` says.
+fn encoded(src: &str, inputs: Inputs) -> Encoding {
+    let (db, file) = Database::with_file("t.mc", src);
+    let prog = db::program(&db, file).as_ref().expect("main");
+    let nodes: Vec<_> = (prog.body.targets.iter())
+        .filter(|t| t.kind == crate::TargetKind::Assert)
+        .map(|t| t.node)
+        .collect();
+    encode_as(&prog.body, &nodes, Arithmetic::Exact, inputs).expect("encodable")
+}
+
+fn labels(enc: &Encoding) -> Vec<&str> {
+    enc.state.iter().map(|v| v.label.as_str()).collect()
+}
+
+/// Only what may decide a branch is state (docs/horn-clauses.md §2): a
+/// variable that is only output, or only feeds one, is left out, and the
+/// proof still holds; one that reaches the assert through a pointer is
+/// kept, with the pointer's tag (its own cell, never read, is dead).
+#[test]
+fn only_what_may_decide_a_branch_is_state() {
+    let src = "main(n) { var x, y, w, z, p; x = 0; y = 5; z = 0; p = &z; \
+               while (x < n) { x = x + 1; w = y; y = w * 3 + x; *p = x; output y; } \
+               assert(z >= 0); return 0; }";
+    let enc = encoded(src, Inputs::Stream);
+    let state = labels(&enc);
+    for kept in ["x", "z", "n", "tag(p)"] {
+        assert!(state.contains(&kept), "{kept} left out of {state:?}");
+    }
+    for left_out in ["y", "w"] {
+        assert!(!state.contains(&left_out), "{left_out} kept in {state:?}");
+    }
+    assert_proved(src);
+    // The same loop with the assert about y: now y is state (`w` is
+    // too, but dead at the loop's header: `dead`).
+    let about_y = src.replace("assert(z >= 0)", "assert(y >= 5)");
+    let enc = encoded(&about_y, Inputs::Stream);
+    let state = labels(&enc);
+    assert!(state.contains(&"y"), "{state:?}");
+    assert_proved(&about_y);
+}
+
+/// Read as unknowns, the inputs leave no stream and no counter in the
+/// state; a counterexample still comes back with them, so that its
+/// inputs can be found.
+#[test]
+fn inputs_are_unknowns_to_spacer_and_a_stream_to_the_unrolling() {
+    let src = "main() { var x, s; x = 0; s = 0; while (x < 3) { s = s + input; x = x + 1; } \
+               assert(s != 12); return 0; }";
+    let stream = [ir::INPUT_STREAM, ir::INPUT_COUNTER];
+    let enc = encoded(src, Inputs::Unknown);
+    let unknown = labels(&enc);
+    assert!(!unknown.iter().any(|l| stream.contains(l)), "{unknown:?}");
+    assert!(labels(&encoded(src, Inputs::Stream)).contains(&ir::INPUT_STREAM));
+    match verdict(src, crate::TargetKind::Assert) {
+        Verdict::Counterexample(enc) => {
+            assert!(
+                labels(&enc).contains(&ir::INPUT_STREAM),
+                "{:?}",
+                labels(&enc)
+            )
+        }
+        v => panic!("no counterexample: {v:?}"),
+    }
+    assert_proved(&src.replace("s + input", "s + 5"));
+}
+
+/// A slot that every path from a loop header writes before it reads is
+/// dead there: the clauses into the header pass an unknown for it; a slot
+/// dead at every header leaves the state.
+#[test]
+fn a_value_dead_at_a_loop_header_is_not_passed_into_it() {
+    let src = "main(n) { var x, t, w, y; x = 0; t = 7; y = 0; \
+               while (x < n) { t = x + 1; w = t * 2; if (w > 100) { x = x + 2; } x = t; } \
+               t = 5; while (y < t) { y = y + 1; t = t - 1; } assert(y >= 0); return 0; }";
+    let enc = encoded(src, Inputs::Stream);
+    let state = labels(&enc);
+    assert!(!state.contains(&"w"), "{state:?}");
+    let slot = |label: &str| state.iter().position(|l| *l == label).expect(label);
+    let (t, x) = (slot("t"), slot("x"));
+    // Into the first loop's header `t` is an unknown and `x` is passed;
+    // into the second, `t` is passed (and `x`, no longer read, is not).
+    let first = enc
+        .rules
+        .iter()
+        .find(|r| r.from.is_none())
+        .and_then(|r| r.to);
+    for r in enc.rules.iter().filter(|r| r.to.is_some()) {
+        let dead = |k: usize| r.args[k].starts_with("dead.");
+        if r.to == first {
+            assert!(dead(t) && !dead(x), "{:?}", r.args);
+        } else {
+            assert!(!dead(t) && dead(x), "{:?}", r.args);
+        }
+    }
+    assert_eq!(enc.predicates.len(), 2);
+    assert_proved(src);
 }

@@ -694,6 +694,23 @@ fn a_horn_counterexample_becomes_a_replayed_witness() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A Horn counterexample through `input`: Spacer sees each read as an
+/// unknown, the unrolling reads the stream, and the inputs it finds
+/// replay to the division by zero.
+#[test]
+fn a_horn_counterexample_through_input_replays() {
+    let file = program("thesis_5_5.mc");
+    let out = apc(&[
+        "check", &file, "--engine", "chc", "--format", "json", "--target", "14",
+    ]);
+    let t = json(&out)["targets"][0].clone();
+    assert_eq!(t["verdict"], "reachable", "{t}");
+    assert_eq!(t["method"], "chc-counterexample", "{t}");
+    let run = replay(&file, &t["witness"]);
+    assert_eq!(run["error"]["line"], 14, "{run}");
+    assert_eq!(run["error"]["kind"], "div-by-zero", "{run}");
+}
+
 /// The portfolio's first definite answer stops the other engines: with a
 /// `z3` that hangs, the conditions and the executor would wait for it
 /// until the 60 s timeout, but the Horn engine (its own solver) proves the
