@@ -70,6 +70,16 @@ impl Way {
         }
     }
 
+    /// The niceness of the way's thread and solver processes, as in the
+    /// portfolio (`Engine::portfolio_niceness`).
+    fn niceness(self) -> i32 {
+        match self {
+            Way::HornClauses => 0,
+            Way::WholeProgram => 5,
+            Way::OneCondition => 5,
+        }
+    }
+
     fn decide(self, q: Question) -> Together {
         match self {
             Way::HornClauses => by_horn_clauses(q),
@@ -105,6 +115,9 @@ pub fn decide(
                         opts,
                         deadline,
                     };
+                    if opts.portfolio_priorities {
+                        super::lower_this_threads_priority(way.niceness());
+                    }
                     let answer = guarded(deadline, stop, || way.decide(q))
                         .unwrap_or_else(Together::Undecided);
                     let _ = tx.send((way, answer));

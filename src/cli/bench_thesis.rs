@@ -37,7 +37,7 @@ pub struct ThesisArgs {
     /// Only these techniques (repeatable; default all): base, merging, subsumption,
     /// summarisation (the thesis's four, Tree search, stop at the first error),
     /// subsumption+summarisation, guided (each target in turn, the executor guided to
-    /// it), check (the targets the value facts prove; then, until half of the time, one
+    /// it), check (the targets the value facts prove; then, for 70% of the time, one
     /// Horn invariant for every target, the whole program explored and one condition for
     /// every target, racing; then each target with `apc check`'s portfolio).
     #[arg(long, value_name = "NAME")]
