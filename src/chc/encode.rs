@@ -449,6 +449,9 @@ struct State {
     input_arrays: Vec<bool>,
     /// Integer variables whose address is taken.
     address_taken: Vec<VarId>,
+    /// The position of each local array's length (of the array it holds
+    /// now), for its bounds checks.
+    len: Vec<Option<usize>>,
     /// The pointers whose cell is followed (`cells`): the position of
     /// each one's cell value and, when it may hold an address, its tag.
     cell: Vec<Option<usize>>,
@@ -524,6 +527,7 @@ impl State {
             init: vec![None; n],
             input_arrays: vec![false; n],
             address_taken: vec![],
+            len: vec![None; n],
             cell: vec![None; n],
             tag: vec![None; n],
             followed: Followed::default(),
@@ -541,12 +545,22 @@ impl State {
                 }
             }
         }
+        let mut taken = BTreeSet::new();
+        for e in edges {
+            address_taken(&e.instr, &mut |v| {
+                taken.insert(v);
+            });
+        }
         for &v in used.iter().filter(|v| kept[**v as usize]) {
             let info = body.var(v);
             let input = info.is_input() || copies[v as usize];
             let sort = match info.ty.array_depth() {
                 Some(depth) if input => array_sort(depth),
                 _ if info.ty.is_int() => "Int".to_string(),
+                Some(_) if !taken.contains(&v) => {
+                    s.add_length(v, &info.name);
+                    continue;
+                }
                 _ => continue,
             };
             s.input_arrays[v as usize] = input;
@@ -574,6 +588,30 @@ impl State {
         }
         s.follow_cells(body, edges, &kept);
         s
+    }
+
+    /// A slot for the length of the array a local holds: an array's
+    /// length never changes, so only assigning the local changes it.
+    fn add_length(&mut self, v: VarId, name: &str) {
+        self.len[v as usize] = Some(self.vars.len());
+        self.vars.push(StateVar {
+            name: format!("len{v}"),
+            sort: "Int".into(),
+            label: format!("length({name})"),
+        });
+    }
+
+    /// The length of the array `x` evaluates to: a literal's, or a
+    /// tracked local's; an unknown otherwise.
+    fn length_of(&self, x: &Expr, fresh: &mut Fresh) -> String {
+        match x {
+            Expr::Array(xs) => xs.len().to_string(),
+            Expr::Var(w) => match self.len[*w as usize] {
+                Some(k) => self.vars[k].name.clone(),
+                None => fresh.int(),
+            },
+            _ => fresh.int(),
+        }
     }
 
     /// Slots for the cells of the pointers `cells` follows; a pointer to
@@ -733,6 +771,9 @@ impl State {
 
     /// `v` (and whether it is assigned) becomes unknown.
     fn havoc(&self, v: VarId, head: &mut [String], fresh: &mut Fresh) {
+        if let Some(k) = self.len[v as usize] {
+            head[k] = fresh.int();
+        }
         if let Some(k) = self.value[v as usize] {
             head[k] = fresh.of_sort(&self.vars[k].sort);
         }
@@ -757,6 +798,9 @@ impl State {
                 self.write_through(*p, &value, &mut head);
             }
             Instr::Assign(Place::Var(v), x) => {
+                if let Some(k) = self.len[*v as usize] {
+                    head[k] = self.length_of(x, &mut fresh);
+                }
                 if let Some(k) = self.value[*v as usize] {
                     head[k] = self.expr(body, x, &mut fresh);
                     if let Some(i) = self.init[*v as usize] {
@@ -769,8 +813,13 @@ impl State {
                     self.havoc(v, &mut head, &mut fresh);
                 }
             }
+            Instr::Alloc(v, _) => {
+                if let Some(k) = self.len[*v as usize] {
+                    head[k] = fresh.int();
+                }
+            }
             // Into an array or record: not state.
-            Instr::Assign(..) | Instr::Alloc(..) => {}
+            Instr::Assign(..) => {}
             Instr::Call { dst, .. } => {
                 self.havoc(*dst, &mut head, &mut fresh);
                 if let Some(k) = body
@@ -793,6 +842,7 @@ impl State {
                     // A new activation: the value is whatever it is.
                     let slots = [
                         self.value[v as usize],
+                        self.len[v as usize],
                         self.cell[v as usize],
                         self.tag[v as usize],
                     ];
@@ -910,6 +960,20 @@ impl State {
             } if self.is_input_array(array) => {
                 // Input arrays are unbounded: never out of bounds.
                 Some(if *positive { "true" } else { "false" }.into())
+            }
+            Cond::InBounds {
+                array: Expr::Var(a),
+                index,
+                positive,
+            } if self.len[*a as usize].is_some() => {
+                let len = &self.vars[self.len[*a as usize]?].name;
+                let i = self.expr(body, index, fresh);
+                let holds = format!("(and (<= 0 {i}) (< {i} {len}))");
+                Some(if *positive {
+                    holds
+                } else {
+                    format!("(not {holds})")
+                })
             }
             Cond::Initialized { .. } | Cond::InBounds { .. } => None,
         }

@@ -58,7 +58,11 @@ impl Cone {
             Instr::Assign(place, x) => {
                 if self.writes_kept(place) {
                     place.walk_exprs(&mut |e| self.keep_expr(e));
-                    x.walk(&mut |e| self.keep_expr(e));
+                    // A literal's elements are cells, never state; only
+                    // its length is.
+                    if !matches!(x, Expr::Array(_) | Expr::Record(_)) {
+                        x.walk(&mut |e| self.keep_expr(e));
+                    }
                 }
             }
             Instr::Alloc(p, x) => {
@@ -88,12 +92,14 @@ impl Cone {
     }
 
     /// Whether an assignment into `place` may change what is kept: its
-    /// variable is, or it writes through a pointer and memory is.
+    /// variable is, or it writes through a pointer and memory is. The
+    /// cells of local arrays and records are never state (an array's
+    /// length, which may be, does not change with its cells).
     fn writes_kept(&self, place: &Place) -> bool {
         match place {
             Place::Var(v) => self.kept[*v as usize],
             Place::Deref(_) => self.memory,
-            Place::Index(b, _) | Place::Field(b, _) => self.writes_kept(b),
+            Place::Index(..) | Place::Field(..) => false,
         }
     }
 

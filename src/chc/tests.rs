@@ -333,3 +333,24 @@ fn a_value_dead_at_a_loop_header_is_not_passed_into_it() {
     assert_eq!(enc.predicates.len(), 2);
     assert_proved(src);
 }
+
+/// The length of the array a local holds is state for its bounds checks
+/// (docs/horn-clauses.md §2): a copy keeps the length of what it copied,
+/// and a shorter array assigned on the way and replaced again costs no
+/// proof. The cells stay unknown.
+#[test]
+fn a_local_arrays_length_is_state_for_its_bounds_checks() {
+    let program = |read: &str| {
+        format!(
+            "main(n) {{ var a, b, x; a = [1, 2, 3]; while (n > 0) {{ a = [n]; a = [n, n, n, n]; n = n - 1; }} b = a; a = [0]; x = {read}; return x; }}"
+        )
+    };
+    let oob = crate::TargetKind::OutOfBounds;
+    let v = verdict(&program("b[2]"), oob);
+    assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+    // With n <= 0, b holds the three cells.
+    let v = verdict(&program("b[3]"), oob);
+    assert!(matches!(v, Verdict::Counterexample(_)), "{v:?}");
+    let v = verdict(&program("a[1]"), oob);
+    assert!(matches!(v, Verdict::Counterexample(_)), "{v:?}");
+}
