@@ -216,7 +216,7 @@ fn close<'a>(closed: Frame<'a>, stack: &mut [Frame<'a>], bound: &mut HashMap<&'a
 }
 
 /// Parentheses and atoms.
-fn tokens(text: &str) -> impl Iterator<Item = &str> {
+pub(super) fn tokens(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         rest = rest.trim_start();

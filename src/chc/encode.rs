@@ -352,8 +352,8 @@ impl Rule {
 
 /// The symbols an SMT-LIB text mentions.
 fn symbols(text: &str) -> HashSet<&str> {
-    (text.split(|c: char| c == '(' || c == ')' || c.is_whitespace()))
-        .filter(|token| !token.is_empty())
+    (dead::tokens(text))
+        .filter(|token| *token != "(" && *token != ")")
         .collect()
 }
 
@@ -545,10 +545,13 @@ impl State {
                 }
             }
         }
-        let mut taken = BTreeSet::new();
+        // In the order first taken, which the clauses' unknowns follow.
+        let mut taken: Vec<VarId> = Vec::new();
         for e in edges {
             address_taken(&e.instr, &mut |v| {
-                taken.insert(v);
+                if !taken.contains(&v) {
+                    taken.push(v);
+                }
             });
         }
         for &v in used.iter().filter(|v| kept[**v as usize]) {
@@ -579,13 +582,9 @@ impl State {
                 });
             }
         }
-        for e in edges {
-            address_taken(&e.instr, &mut |v| {
-                if s.value[v as usize].is_some() && !s.address_taken.contains(&v) {
-                    s.address_taken.push(v);
-                }
-            });
-        }
+        s.address_taken = (taken.into_iter())
+            .filter(|v| s.value[*v as usize].is_some())
+            .collect();
         s.follow_cells(body, edges, &kept);
         s
     }
@@ -949,11 +948,7 @@ impl State {
                     // Parameters and globals always hold a value.
                     None => "true".into(),
                 };
-                Some(if *positive {
-                    holds
-                } else {
-                    format!("(not {holds})")
-                })
+                Some(signed(holds, *positive))
             }
             Cond::InBounds {
                 array, positive, ..
@@ -968,15 +963,19 @@ impl State {
             } if self.len[*a as usize].is_some() => {
                 let len = &self.vars[self.len[*a as usize]?].name;
                 let i = self.expr(body, index, fresh);
-                let holds = format!("(and (<= 0 {i}) (< {i} {len}))");
-                Some(if *positive {
-                    holds
-                } else {
-                    format!("(not {holds})")
-                })
+                Some(signed(format!("(and (<= 0 {i}) (< {i} {len}))"), *positive))
             }
             Cond::Initialized { .. } | Cond::InBounds { .. } => None,
         }
+    }
+}
+
+/// `holds`, or its negation for a negative condition.
+fn signed(holds: String, positive: bool) -> String {
+    if positive {
+        holds
+    } else {
+        format!("(not {holds})")
     }
 }
 

@@ -2,9 +2,12 @@ use super::*;
 use crate::db::{self, Database};
 use crate::ir;
 
-/// The verdict of the Horn engine on the first target of kind `kind` in
-/// `src`'s main.
-fn verdict(src: &str, kind: crate::TargetKind) -> Verdict {
+/// `f` on `src`'s main and the error vertices of its targets of `kind`.
+fn with_targets<R>(
+    src: &str,
+    kind: crate::TargetKind,
+    f: impl FnOnce(&ir::Body, &[ir::NodeId]) -> R,
+) -> R {
     let (db, file) = Database::with_file("t.mc", src);
     let prog = db::program(&db, file).as_ref().expect("main");
     let nodes: Vec<_> = (prog.body.targets.iter())
@@ -12,7 +15,15 @@ fn verdict(src: &str, kind: crate::TargetKind) -> Verdict {
         .map(|t| t.node)
         .collect();
     assert!(!nodes.is_empty(), "no target");
-    decide(&prog.body, &nodes, Instant::now() + Duration::from_secs(60)).0
+    f(&prog.body, &nodes)
+}
+
+/// The verdict of the Horn engine on the targets of kind `kind` in
+/// `src`'s main.
+fn verdict(src: &str, kind: crate::TargetKind) -> Verdict {
+    with_targets(src, kind, |body, nodes| {
+        decide(body, nodes, Instant::now() + Duration::from_secs(60)).0
+    })
 }
 
 /// The Horn engine proves the asserts of `src` unreachable.
@@ -237,13 +248,9 @@ fn a_long_run_of_assignments_before_a_loop_is_encoded() {
 
 /// The clauses of `src`'s asserts, with `input` read as `inputs` says.
 fn encoded(src: &str, inputs: Inputs) -> Encoding {
-    let (db, file) = Database::with_file("t.mc", src);
-    let prog = db::program(&db, file).as_ref().expect("main");
-    let nodes: Vec<_> = (prog.body.targets.iter())
-        .filter(|t| t.kind == crate::TargetKind::Assert)
-        .map(|t| t.node)
-        .collect();
-    encode_as(&prog.body, &nodes, Arithmetic::Exact, inputs).expect("encodable")
+    with_targets(src, crate::TargetKind::Assert, |body, nodes| {
+        encode_as(body, nodes, Arithmetic::Exact, inputs).expect("encodable")
+    })
 }
 
 fn labels(enc: &Encoding) -> Vec<&str> {
