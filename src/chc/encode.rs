@@ -9,6 +9,7 @@
 //! exact; values in local arrays, records and behind pointers are unknown
 //! (see `State`). So an invariant of the clauses is one of the program.
 
+use super::arrays;
 use super::cells::Followed;
 use super::dead;
 use super::slice;
@@ -52,6 +53,26 @@ pub struct Encoding {
     /// Whether the clauses multiply or divide two unknowns (exact
     /// arithmetic), or left such a product or quotient unknown (linear).
     pub nonlinear: bool,
+    /// Whether the clauses left unknown the cells of an array they could
+    /// follow, which a guard reads ([`Cells::Unknown`]).
+    pub cells_left_unknown: bool,
+}
+
+/// How the clauses read what is not plain integer state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub arithmetic: Arithmetic,
+    pub inputs: Inputs,
+    pub cells: Cells,
+}
+
+impl Reading {
+    /// The most precise reading, with the input stream for unrolling.
+    pub const EXACT: Reading = Reading {
+        arithmetic: Arithmetic::Exact,
+        inputs: Inputs::Stream,
+        cells: Cells::Followed,
+    };
 }
 
 /// How the clauses read a product or a quotient of two unknowns.
@@ -77,6 +98,18 @@ pub enum Inputs {
     /// twice, the runs are the same; the predicates lose an array and a
     /// counter, which is what Spacer's invariants are spared: with the
     /// array it may leave `∃` in them (docs/horn-clauses.md §2).
+    Unknown,
+}
+
+/// How the clauses read the cells of the local arrays that nothing else
+/// reaches (`arrays`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// As state, where a guard reads them.
+    Followed,
+    /// As unknown values: fewer slots, which Spacer often proves faster
+    /// with when the cells do not matter; a counterexample is then
+    /// refined with them (docs/horn-clauses.md §2).
     Unknown,
 }
 
@@ -192,17 +225,12 @@ pub fn predicate_name(node: NodeId) -> String {
 /// target's copies: one per inlined call site, and those in callees cut by
 /// recursion), or why the program cannot be encoded.
 pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
-    encode_as(body, errors, Arithmetic::Exact, Inputs::Stream)
+    encode_as(body, errors, Reading::EXACT)
 }
 
-/// [`encode`], with products and quotients of unknowns read as
-/// `arithmetic` says, and `input` as `inputs` says.
-pub fn encode_as(
-    body: &Body,
-    errors: &[NodeId],
-    arithmetic: Arithmetic,
-    inputs: Inputs,
-) -> Result<Encoding, String> {
+/// [`encode`], with products and quotients of unknowns, `input` and array
+/// cells read as `reading` says.
+pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Encoding, String> {
     let relevant = between(body, body.entry, errors);
     if !errors.iter().any(|e| relevant[*e as usize]) {
         // No path at all: no clause, and every check holds.
@@ -212,14 +240,15 @@ pub fn encode_as(
             clauses: vec![],
             rules: vec![],
             nonlinear: false,
+            cells_left_unknown: false,
         });
     }
     let edges: Vec<&ir::Edge> = body
         .edges
         .iter()
-        .filter(|e| relevant[e.from as usize] && relevant[e.to as usize])
+        .filter(|e| relevant[e.from as usize] && relevant[e.to as usize] && !never_taken(e))
         .collect();
-    let state = State::of(body, &edges, arithmetic, inputs);
+    let state = State::of(body, &edges, reading);
     let mut rules = vec![state.entry_rule(body.entry)];
     for e in &edges {
         rules.push(state.edge_rule(body, e));
@@ -257,6 +286,7 @@ pub fn encode_as(
         clauses,
         rules,
         nonlinear: state.nonlinear.get(),
+        cells_left_unknown: state.cells_left_unknown,
     })
 }
 
@@ -403,11 +433,17 @@ fn eliminate(
     Ok(rules)
 }
 
-/// The vertices on some path from `from` to one of `to`.
+/// Whether no run takes the edge: its guard fails by its form alone.
+fn never_taken(e: &ir::Edge) -> bool {
+    matches!(&e.instr, Instr::Assume(c) if c.never_holds())
+}
+
+/// The vertices on some path from `from` to one of `to` (through edges
+/// that some run may take).
 fn between(body: &Body, from: NodeId, to: &[NodeId]) -> Vec<bool> {
     let n = body.node_count as usize;
     let (mut fwd, mut bwd) = (vec![Vec::new(); n], vec![Vec::new(); n]);
-    for e in &body.edges {
+    for e in body.edges.iter().filter(|e| !never_taken(e)) {
         fwd[e.from as usize].push(e.to);
         bwd[e.to as usize].push(e.from);
     }
@@ -452,12 +488,17 @@ struct State {
     /// The position of each local array's length (of the array it holds
     /// now), for its bounds checks.
     len: Vec<Option<usize>>,
+    /// The cells of each followed local array (`arrays`): the position of
+    /// its first cell, and how many follow.
+    elems: Vec<Option<(usize, usize)>>,
     /// The pointers whose cell is followed (`cells`): the position of
     /// each one's cell value and, when it may hold an address, its tag.
     cell: Vec<Option<usize>>,
     tag: Vec<Option<usize>>,
     followed: Followed,
     arithmetic: Arithmetic,
+    /// Whether `Cells::Unknown` left out cells that `Cells::Followed` keeps.
+    cells_left_unknown: bool,
     /// Set when an edge multiplies or divides two unknowns.
     nonlinear: std::cell::Cell<bool>,
 }
@@ -499,7 +540,12 @@ impl Fresh {
 impl State {
     /// The variables the edges use that the state holds: integers and
     /// input arrays.
-    fn of(body: &Body, edges: &[&ir::Edge], arithmetic: Arithmetic, inputs: Inputs) -> State {
+    fn of(body: &Body, edges: &[&ir::Edge], reading: Reading) -> State {
+        let Reading {
+            arithmetic,
+            inputs,
+            cells,
+        } = reading;
         let mut used = BTreeSet::new();
         // Whether a local holds a value is state only where it is asked.
         let mut asked = BTreeSet::new();
@@ -528,14 +574,20 @@ impl State {
             input_arrays: vec![false; n],
             address_taken: vec![],
             len: vec![None; n],
+            elems: vec![None; n],
             cell: vec![None; n],
             tag: vec![None; n],
             followed: Followed::default(),
             arithmetic,
+            cells_left_unknown: false,
             nonlinear: Default::default(),
         };
         let copies = input_copies(body, edges);
-        let mut kept = slice::influencing(body, edges);
+        let followed_arrays = arrays::followed(body, edges);
+        let slice::Kept {
+            vars: mut kept,
+            cells: kept_cells,
+        } = slice::influencing(body, edges, &followed_arrays, inputs == Inputs::Unknown);
         if inputs == Inputs::Unknown {
             // `$in[$ic]` is then an unknown (`expr`), and `$ic` only
             // counts reads.
@@ -562,6 +614,14 @@ impl State {
                 _ if info.ty.is_int() => "Int".to_string(),
                 Some(_) if !taken.contains(&v) => {
                     s.add_length(v, &info.name);
+                    if let (Some(width), true) =
+                        (followed_arrays[v as usize], kept_cells[v as usize])
+                    {
+                        match cells {
+                            Cells::Followed => s.add_cells(v, &info.name, width),
+                            Cells::Unknown => s.cells_left_unknown = true,
+                        }
+                    }
                     continue;
                 }
                 _ => continue,
@@ -598,6 +658,83 @@ impl State {
             sort: "Int".into(),
             label: format!("length({name})"),
         });
+    }
+
+    /// Slots for the cells of a followed array, `width` of them.
+    fn add_cells(&mut self, v: VarId, name: &str, width: usize) {
+        self.elems[v as usize] = Some((self.vars.len(), width));
+        for k in 0..width {
+            self.vars.push(StateVar {
+                name: format!("elem{v}.{k}"),
+                sort: "Int".into(),
+                label: format!("{name}[{k}]"),
+            });
+        }
+    }
+
+    /// The slots of a followed array's cells.
+    fn cell_slots(&self, a: VarId) -> std::ops::Range<usize> {
+        self.elems[a as usize].map_or(0..0, |(first, width)| first..first + width)
+    }
+
+    /// `a := [x0, …]` for a followed `a`: the literal's values, and any
+    /// value in the cells past its end (a read there is out of bounds).
+    fn assign_literal(
+        &self,
+        body: &Body,
+        a: VarId,
+        xs: &[Expr],
+        head: &mut [String],
+        fresh: &mut Fresh,
+    ) {
+        for (k, slot) in self.cell_slots(a).enumerate() {
+            head[slot] = match xs.get(k) {
+                Some(x) => self.expr(body, x, fresh),
+                None => fresh.int(),
+            };
+        }
+    }
+
+    /// `a[i] := value` for a followed `a`: the cell at `i`, when `i` is
+    /// known, or each cell that `i` may be.
+    fn write_cell(
+        &self,
+        body: &Body,
+        a: VarId,
+        i: &Expr,
+        value: &str,
+        head: &mut [String],
+        fresh: &mut Fresh,
+    ) {
+        let slots = self.cell_slots(a);
+        if let Some(k) = literal_index(i) {
+            if let Some(slot) = slots.clone().nth(k) {
+                head[slot] = value.to_string();
+            }
+            return;
+        }
+        let i = self.expr(body, i, fresh);
+        for (k, slot) in slots.enumerate() {
+            let old = &self.vars[slot].name;
+            head[slot] = format!("(ite (= {i} {k}) {value} {old})");
+        }
+    }
+
+    /// What `a[i]` reads for a followed `a`: its cell at `i`, or any value
+    /// past the cells (out of bounds).
+    fn read_cell(&self, body: &Body, e: &Expr, a: VarId, i: &Expr, fresh: &mut Fresh) -> String {
+        let slots = self.cell_slots(a);
+        if let Some(k) = literal_index(i) {
+            return match slots.clone().nth(k) {
+                Some(slot) => self.vars[slot].name.clone(),
+                None => fresh.unknown_of(e),
+            };
+        }
+        let i = self.expr(body, i, fresh);
+        let past = fresh.unknown_of(e);
+        (slots.enumerate().rev()).fold(past, |rest, (k, slot)| {
+            format!("(ite (= {i} {k}) {} {rest})", self.vars[slot].name)
+        })
     }
 
     /// The length of the array `x` evaluates to: a literal's, or a
@@ -773,6 +910,9 @@ impl State {
         if let Some(k) = self.len[v as usize] {
             head[k] = fresh.int();
         }
+        for k in self.cell_slots(v) {
+            head[k] = fresh.int();
+        }
         if let Some(k) = self.value[v as usize] {
             head[k] = fresh.of_sort(&self.vars[k].sort);
         }
@@ -800,6 +940,9 @@ impl State {
                 if let Some(k) = self.len[*v as usize] {
                     head[k] = self.length_of(x, &mut fresh);
                 }
+                if let Expr::Array(xs) = x {
+                    self.assign_literal(body, *v, xs, &mut head, &mut fresh);
+                }
                 if let Some(k) = self.value[*v as usize] {
                     head[k] = self.expr(body, x, &mut fresh);
                     if let Some(i) = self.init[*v as usize] {
@@ -817,7 +960,14 @@ impl State {
                     head[k] = fresh.int();
                 }
             }
-            // Into an array or record: not state.
+            Instr::Assign(Place::Index(base, i), x) if self.is_followed_array(base) => {
+                let Place::Var(a) = **base else {
+                    unreachable!()
+                };
+                let value = self.expr(body, x, &mut fresh);
+                self.write_cell(body, a, i, &value, &mut head, &mut fresh);
+            }
+            // Into another array or a record: not state.
             Instr::Assign(..) => {}
             Instr::Call { dst, .. } => {
                 self.havoc(*dst, &mut head, &mut fresh);
@@ -845,7 +995,7 @@ impl State {
                         self.cell[v as usize],
                         self.tag[v as usize],
                     ];
-                    for k in slots.into_iter().flatten() {
+                    for k in slots.into_iter().flatten().chain(self.cell_slots(v)) {
                         head[k] = fresh.of_sort(&self.vars[k].sort);
                     }
                     if let Some(i) = self.init[v as usize] {
@@ -902,6 +1052,10 @@ impl State {
                 let (a, i) = (self.expr(body, a, fresh), self.expr(body, i, fresh));
                 format!("(select {a} {i})")
             }
+            Expr::Index(a, i) if matches!(**a, Expr::Var(v) if self.elems[v as usize].is_some()) => {
+                let Expr::Var(a) = **a else { unreachable!() };
+                self.read_cell(body, e, a, i, fresh)
+            }
             Expr::Load(p) if matches!(**p, Expr::Var(v) if self.followed.is_followed(v)) => {
                 let Expr::Var(v) = **p else { unreachable!() };
                 self.read_through(v)
@@ -912,6 +1066,10 @@ impl State {
             Expr::Index(..) | Expr::Load(_) | Expr::Field(..) => fresh.unknown_of(e),
             Expr::Null | Expr::AddrOf(_) | Expr::Record(_) | Expr::Array(_) => fresh.int(),
         }
+    }
+
+    fn is_followed_array(&self, place: &Place) -> bool {
+        matches!(place, Place::Var(a) if self.elems[*a as usize].is_some())
     }
 
     fn is_input_array(&self, e: &Expr) -> bool {
@@ -967,6 +1125,14 @@ impl State {
             }
             Cond::Initialized { .. } | Cond::InBounds { .. } => None,
         }
+    }
+}
+
+/// The index `i` is, when it is a literal in range of a slot.
+fn literal_index(i: &Expr) -> Option<usize> {
+    match i {
+        Expr::Int(n) => usize::try_from(n).ok(),
+        _ => None,
     }
 }
 

@@ -12,6 +12,7 @@
 //! conditions or the interpreter: a counterexample's candidate inputs are
 //! judged (replayed) by the caller, through [`find_counterexample`].
 
+mod arrays;
 mod cells;
 mod certificate;
 mod dead;
@@ -20,7 +21,7 @@ mod slice;
 mod unroll;
 
 pub use certificate::Certificate;
-use encode::{Arithmetic, Inputs, encode_as};
+use encode::{Arithmetic, Cells, Inputs, Reading, encode_as};
 pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
@@ -103,30 +104,53 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
 }
 
 /// [`decide`] on the clauses as `arithmetic` reads them; also whether
-/// they multiply or divide unknowns.
+/// they multiply or divide unknowns. The cells of local arrays are left
+/// unknown first, and followed only when those clauses have a
+/// counterexample: the smaller clauses prove most targets sooner, and
+/// some only (docs/horn-clauses.md §2).
 fn decide_as(
     body: &Body,
     errors: &[NodeId],
     arithmetic: Arithmetic,
     deadline: Instant,
 ) -> (Verdict, Scripts, bool) {
-    match encode_as(body, errors, arithmetic, Inputs::Unknown) {
-        Ok(enc) => {
-            let nonlinear = enc.nonlinear;
-            let (verdict, scripts) = match solve(enc, deadline) {
-                // The same runs, with the stream the unrolling reads
-                // inputs from.
-                (Verdict::Counterexample(_), scripts) => {
-                    match encode_as(body, errors, arithmetic, Inputs::Stream) {
-                        Ok(enc) => (Verdict::Counterexample(enc), scripts),
-                        Err(why) => (Verdict::Unknown(why), scripts),
-                    }
-                }
-                decided => decided,
-            };
-            (verdict, scripts, nonlinear)
+    let mut cells = Cells::Unknown;
+    loop {
+        let reading = Reading {
+            arithmetic,
+            inputs: Inputs::Unknown,
+            cells,
+        };
+        let enc = match encode_as(body, errors, reading) {
+            Ok(enc) => enc,
+            Err(why) => return (Verdict::Unknown(why), Scripts::default(), false),
+        };
+        let (nonlinear, refinable) = (enc.nonlinear, enc.cells_left_unknown);
+        let (verdict, scripts) = solve(enc, deadline);
+        if !matches!(verdict, Verdict::Counterexample(_)) {
+            return (verdict, scripts, nonlinear);
         }
-        Err(why) => (Verdict::Unknown(why), Scripts::default(), false),
+        if refinable && Instant::now() < deadline {
+            cells = Cells::Followed;
+            continue;
+        }
+        // The same runs, with the stream the unrolling reads inputs from.
+        let stream = Reading {
+            inputs: Inputs::Stream,
+            ..Reading::EXACT
+        };
+        let verdict = match encode_as(
+            body,
+            errors,
+            Reading {
+                arithmetic,
+                ..stream
+            },
+        ) {
+            Ok(enc) => Verdict::Counterexample(enc),
+            Err(why) => Verdict::Unknown(why),
+        };
+        return (verdict, scripts, nonlinear);
     }
 }
 
@@ -138,38 +162,88 @@ fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
         Ok(s) => s,
         Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
     };
-    let runs = spacer_runs(&enc, newer);
+    let mut outcome = attempt(&solver, newer, &enc, &[], deadline, &mut scripts);
+    if let Outcome::CheckFailed(why) = &outcome
+        && newer
+        && Instant::now() < deadline
+    {
+        outcome = match attempt(
+            &solver,
+            newer,
+            &enc,
+            NO_EAGER_INLINING,
+            deadline,
+            &mut scripts,
+        ) {
+            Outcome::CheckFailed(again) => {
+                Outcome::CheckFailed(format!("{why}; without eager inlining: {again}"))
+            }
+            other => other,
+        };
+    }
+    let verdict = match outcome {
+        Outcome::Proved(cert) => Verdict::Unreachable(cert),
+        Outcome::Counterexample => Verdict::Counterexample(enc),
+        Outcome::Undecided(why) | Outcome::CheckFailed(why) => {
+            Verdict::Unknown(format!("chc: {why}"))
+        }
+    };
+    (verdict, scripts)
+}
+
+/// What one race of Spacer's runs gave.
+enum Outcome {
+    /// An invariant that passed its checks.
+    Proved(Certificate),
+    Counterexample,
+    Undecided(String),
+    /// An invariant of Spacer's that failed its checks.
+    CheckFailed(String),
+}
+
+/// Z3 5.4's eager inlining of clauses can give back a model that fails its
+/// check: a predicate defined `true` whose successor is `false` (measured
+/// on a generated program; docs/horn-clauses.md). Such a model is sent
+/// again without it.
+const NO_EAGER_INLINING: &[&str] = &["(set-option :fp.xform.inline_eager false)"];
+
+/// Spacer's runs on `enc`, with `extra` options, raced; their invariant
+/// checked.
+fn attempt(
+    solver: &Profile,
+    newer: bool,
+    enc: &Encoding,
+    extra: &[&str],
+    deadline: Instant,
+    scripts: &mut Scripts,
+) -> Outcome {
+    let runs = spacer_runs(enc, newer, extra);
     scripts.horn = Some(runs[0].clone());
     // The certificate to check, and why it is not Spacer's (if it is not).
     let (cert, instead_of) = if enc.has_query() {
-        let model = match race_runs(&solver, runs, deadline) {
+        let model = match race_runs(solver, runs, deadline) {
             Answer::Sat(model) => model,
-            Answer::Unsat => return (Verdict::Counterexample(enc), scripts),
-            Answer::Unknown(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+            Answer::Unsat => return Outcome::Counterexample,
+            Answer::Unknown(why) => return Outcome::Undecided(why),
         };
         // An invariant whose quantifiers Z3 cannot eliminate is not
         // checked; `true` may still do.
-        let eliminate = |d: &str| eliminate_quantifiers(&solver, d, deadline);
-        match Certificate::from_model(&model, &enc, eliminate) {
+        let eliminate = |d: &str| eliminate_quantifiers(solver, d, deadline);
+        match Certificate::from_model(&model, enc, eliminate) {
             Ok(cert) => (cert, None),
-            Err(why) => (Certificate::trivial(&enc), Some(why)),
+            Err(why) => (Certificate::trivial(enc), Some(why)),
         }
     } else {
         // No clause reaches the error: no solver needed to find the invariant.
-        (Certificate::trivial(&enc), None)
+        (Certificate::trivial(enc), None)
     };
-    let checks = cert.checks(&enc);
-    scripts.checks = Some(checks.clone());
-    match (
-        check(&solver, &checks, enc.clauses.len(), deadline),
-        instead_of,
-    ) {
-        (Ok(()), _) => (Verdict::Unreachable(cert), scripts),
-        (Err(_), Some(why)) => {
-            let why = format!("chc: {why}, and `true` is not an invariant");
-            (Verdict::Unknown(why), scripts)
-        }
-        (Err(why), None) => (Verdict::Unknown(format!("chc: {why}")), scripts),
+    let checks = cert.checks(enc);
+    let checked = check(solver, &checks, enc.clauses.len(), deadline);
+    scripts.checks = Some(checks);
+    match (checked, instead_of) {
+        (Ok(()), _) => Outcome::Proved(cert),
+        (Err(_), Some(why)) => Outcome::Undecided(format!("{why}, and `true` is not an invariant")),
+        (Err(why), None) => Outcome::CheckFailed(why),
     }
 }
 
@@ -218,9 +292,9 @@ const GLOBAL: &[&str] = &[
 /// How much later each next run starts.
 pub const SEED_STAGGER: Duration = Duration::from_millis(500);
 
-/// The scripts of [`SPACER_RUNS`]; for an older Z3, Spacer's defaults with
-/// seeds 0, 1, 2.
-fn spacer_runs(enc: &Encoding, newer: bool) -> Vec<String> {
+/// The scripts of [`SPACER_RUNS`], each with `extra` options too; for an
+/// older Z3, Spacer's defaults with seeds 0, 1, 2.
+fn spacer_runs(enc: &Encoding, newer: bool, extra: &[&str]) -> Vec<String> {
     (SPACER_RUNS.iter().enumerate())
         .map(|(i, &(options, seed))| {
             let (options, seed) = if newer {
@@ -228,7 +302,9 @@ fn spacer_runs(enc: &Encoding, newer: bool) -> Vec<String> {
             } else {
                 (&[][..], i as u32)
             };
-            let mut run: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+            let mut run: Vec<String> = (options.iter().chain(extra))
+                .map(|o| o.to_string())
+                .collect();
             run.push(format!("(set-option :fp.spacer.random_seed {seed})"));
             enc.script(&run)
         })

@@ -862,19 +862,23 @@ fn decide_by_horn_clauses(
         chc::Verdict::Unknown(why) => (Verdict::Unknown(why), None, None),
     };
     if let Some(dir) = &opts.dump_queries {
-        let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col)
-            .reporting_to(&opts.dump_failure);
-        for (text, part) in [
-            (&scripts.horn, "chc-z3"),
-            (&scripts.checks, "chc-certificate-z3"),
-            (&scripts.unrolling, "chc-counterexample-z3"),
-        ] {
-            if let Some(text) = text {
-                name.write_part(part, text);
-            }
-        }
+        let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col);
+        dump_horn_scripts(name.reporting_to(&opts.dump_failure), &scripts);
     }
     decision
+}
+
+/// Writes what one Horn decision sent, for `--dump-queries`.
+fn dump_horn_scripts(name: DumpName, scripts: &chc::Scripts) {
+    for (text, part) in [
+        (&scripts.horn, "chc-z3"),
+        (&scripts.checks, "chc-certificate-z3"),
+        (&scripts.unrolling, "chc-counterexample-z3"),
+    ] {
+        if let Some(text) = text {
+            name.write_part(part, text);
+        }
+    }
 }
 
 /// The inputs of a counterexample to the Horn clauses, found by unrolling

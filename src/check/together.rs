@@ -16,7 +16,8 @@
 
 use super::model::InputModel;
 use super::{
-    CheckOptions, Replayer, contenders, engine_options, explore_options, guarded, undecided_reason,
+    CheckOptions, Replayer, contenders, dump_horn_scripts, engine_options, explore_options,
+    guarded, undecided_reason,
 };
 use crate::chc;
 use crate::db::{self, Database, SourceFile, Target};
@@ -24,7 +25,7 @@ use crate::deadline;
 use crate::explore::{self, AtChecks, End, Strategy};
 use crate::interp::Witness;
 use crate::nc::{self, query};
-use crate::smt::{self, RaceOutcome};
+use crate::smt::{self, DumpName, RaceOutcome};
 use crate::term::{TermId, Terms};
 use std::time::Instant;
 
@@ -146,7 +147,12 @@ fn by_horn_clauses(q: Question) -> Together {
         return Together::Undecided("the program has no main".into());
     };
     let nodes = error_vertices(prog, q.targets);
-    match chc::decide(&prog.body, &nodes, q.deadline).0 {
+    let (verdict, scripts) = chc::decide(&prog.body, &nodes, q.deadline);
+    if let Some(dir) = &q.opts.dump_queries {
+        let name = DumpName::every_target(dir, q.file.path(q.db));
+        dump_horn_scripts(name.reporting_to(&q.opts.dump_failure), &scripts);
+    }
+    match verdict {
         chc::Verdict::Unreachable(_) => Together::Unreachable("chc-every-target".into()),
         chc::Verdict::Counterexample(_) => {
             Together::Undecided("the clauses have a counterexample (not replayed here)".into())

@@ -120,6 +120,18 @@ impl CmpOp {
             CmpOp::Ge => CmpOp::Lt,
         }
     }
+    /// Whether `a op b` holds when `a` compares with `b` as `ord` says.
+    pub fn holds(self, ord: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            CmpOp::Eq => ord == Equal,
+            CmpOp::Ne => ord != Equal,
+            CmpOp::Lt => ord == Less,
+            CmpOp::Le => ord != Greater,
+            CmpOp::Gt => ord == Greater,
+            CmpOp::Ge => ord != Less,
+        }
+    }
     pub fn symbol(self) -> &'static str {
         match self {
             CmpOp::Eq => "==",
@@ -155,6 +167,26 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// The value of an expression of literals only (`2 + 5`), if it has
+    /// one (a division by zero has none).
+    pub fn constant(&self) -> Option<BigInt> {
+        match self {
+            Expr::Int(n) => Some(n.clone()),
+            Expr::Unary(UnOp::Neg, a) => Some(-a.constant()?),
+            Expr::Binary(op, a, b) => {
+                let (a, b) = (a.constant()?, b.constant()?);
+                match op {
+                    BinOp::Add => Some(a + b),
+                    BinOp::Sub => Some(a - b),
+                    BinOp::Mul => Some(a * b),
+                    // BigInt's division truncates, as microc's does.
+                    BinOp::Div => (b != BigInt::from(0)).then(|| a / b),
+                }
+            }
+            _ => None,
+        }
+    }
+
     /// Calls `f` on this expression and every subexpression, parents first.
     pub fn walk(&self, f: &mut impl FnMut(&Expr)) {
         f(self);
@@ -211,6 +243,20 @@ pub enum Cond {
 }
 
 impl Cond {
+    /// Whether the condition fails on every run by its form alone: a
+    /// comparison of two literals, or of an expression with itself (the
+    /// generator's `7 != 7`, `x > x`), that does not hold.
+    pub fn never_holds(&self) -> bool {
+        match self {
+            Cond::Cmp(op, a, b) if a == b => !op.holds(std::cmp::Ordering::Equal),
+            Cond::Cmp(op, a, b) => match (a.constant(), b.constant()) {
+                (Some(a), Some(b)) => !op.holds(a.cmp(&b)),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     pub fn negate(&self) -> Cond {
         match self {
             Cond::Cmp(op, a, b) => Cond::Cmp(op.negate(), a.clone(), b.clone()),

@@ -133,3 +133,33 @@ fn long_chains_lower_and_print() {
         let _ = to_dot(&[b], &|_, _| String::new());
     });
 }
+
+/// A guard false by its form alone: literals, or an expression compared
+/// with itself; nothing that depends on a value, and no division by zero.
+#[test]
+fn a_condition_that_never_holds_by_its_form() {
+    let int = |n: i64| Expr::Int(n.into());
+    let x = || Expr::Var(0);
+    let sum = |a: Expr, b: Expr| Expr::Binary(BinOp::Add, Box::new(a), Box::new(b));
+    let never = [
+        Cond::Cmp(CmpOp::Ne, int(7), int(7)),
+        Cond::Cmp(CmpOp::Gt, x(), x()),
+        Cond::Cmp(CmpOp::Lt, sum(int(2), int(5)), int(5)),
+    ];
+    for c in &never {
+        assert!(c.never_holds(), "{c:?}");
+    }
+    let maybe = [
+        Cond::Cmp(CmpOp::Ge, x(), x()),
+        Cond::Cmp(CmpOp::Lt, x(), int(5)),
+        Cond::Cmp(CmpOp::Ge, sum(int(2), int(5)), int(5)),
+        Cond::Cmp(
+            CmpOp::Eq,
+            Expr::Binary(BinOp::Div, Box::new(int(1)), Box::new(int(0))),
+            int(0),
+        ),
+    ];
+    for c in &maybe {
+        assert!(!c.never_holds(), "{c:?}");
+    }
+}

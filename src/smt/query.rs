@@ -150,16 +150,30 @@ impl DumpFailure {
     }
 }
 
+/// The program's file name without its extension.
+fn program_stem(source: &str) -> String {
+    Path::new(source)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 impl DumpName {
     /// For the target at `line:col` of `function` in the program at `source`.
     pub fn new(dir: &Path, source: &str, function: &str, line: u32, col: u32) -> DumpName {
-        let program = Path::new(source)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let program = program_stem(source);
         DumpName {
             dir: dir.to_path_buf(),
             stem: format!("{program}-{function}-{line}-{col}"),
+            failure: DumpFailure::default(),
+        }
+    }
+
+    /// For the query about every target at once of the program at `source`.
+    pub fn every_target(dir: &Path, source: &str) -> DumpName {
+        DumpName {
+            dir: dir.to_path_buf(),
+            stem: format!("{}-every-target", program_stem(source)),
             failure: DumpFailure::default(),
         }
     }
