@@ -13,8 +13,8 @@ use crate::syntax::LineIndex;
 use num_bigint::BigInt;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 /// How a program is analysed: the thesis's four techniques (Tree search,
@@ -79,6 +79,13 @@ impl Technique {
     /// than exploring the program's paths once.
     pub fn per_target(self) -> bool {
         matches!(self, Technique::Guided | Technique::Check)
+    }
+
+    /// Whether the technique's engines race on threads and solver
+    /// processes of their own (`check`'s portfolio), taking every core:
+    /// such a run has the machine to itself, whatever `--jobs` says.
+    pub fn uses_every_core(self) -> bool {
+        self == Technique::Check
     }
 }
 
@@ -154,21 +161,23 @@ fn fnv1a(s: &str) -> u64 {
 }
 
 /// Runs every program of every set under every technique, `jobs`
-/// programs at a time; `done` hears of each run as it ends.
+/// programs at a time (a technique that uses every core alone);
+/// `done` hears of each run as it ends.
 pub fn run(opts: &ThesisOptions, done: &(dyn Fn(&ProgramRun) + Sync)) -> Vec<ProgramRun> {
     let programs: Vec<Generated> = (opts.sets.iter())
         .flat_map(|s| (0..opts.programs_per_set as u64).map(|i| program(s, opts.seed, i)))
         .collect();
     let next = AtomicUsize::new(0);
     let runs = Mutex::new(Vec::new());
+    let cores = RwLock::new(());
     std::thread::scope(|scope| {
         for _ in 0..opts.jobs.clamp(1, programs.len().max(1)) {
-            let (next, runs, programs) = (&next, &runs, &programs);
+            let (next, runs, programs, cores) = (&next, &runs, &programs, &cores);
             std::thread::Builder::new()
                 .stack_size(256 << 20)
                 .spawn_scoped(scope, move || {
                     while let Some(p) = programs.get(next.fetch_add(1, Ordering::SeqCst)) {
-                        let ran = run_program(p, opts, done);
+                        let ran = run_program(p, opts, cores, done);
                         runs.lock().unwrap_or_else(|e| e.into_inner()).extend(ran);
                     }
                 })
@@ -249,11 +258,17 @@ impl<'p> Subject<'p> {
 fn run_program(
     p: &Generated,
     opts: &ThesisOptions,
+    cores: &RwLock<()>,
     done: &(dyn Fn(&ProgramRun) + Sync),
 ) -> Vec<ProgramRun> {
-    let subject = Subject::load(p);
+    let subject = {
+        let _turn = Turn::take(cores, false);
+        Subject::load(p)
+    };
     let mut runs: Vec<(ProgramRun, Vec<Target>)> = (opts.techniques.iter())
         .map(|t| {
+            // Taken before the run's clock starts: the wait is not its time.
+            let _turn = Turn::take(cores, t.uses_every_core());
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 analyse(&subject, *t, opts)
             }))
@@ -267,7 +282,10 @@ fn run_program(
         .collect();
     // What a random run hits, or another technique's replayed error hits,
     // is reachable.
-    let mut hit = random_hits(&subject, opts.random_runs);
+    let mut hit = {
+        let _turn = Turn::take(cores, false);
+        random_hits(&subject, opts.random_runs)
+    };
     for (run, _) in &runs {
         if let Some(e) = run.error.as_ref().filter(|e| e.replay.is_ok()) {
             hit.push(e.target.clone());
@@ -280,6 +298,22 @@ fn run_program(
             .collect();
     }
     runs.into_iter().map(|(r, _)| r).collect()
+}
+
+/// A worker's share of the machine, held while it works: all of it, or a
+/// job's. Everything a worker does takes one, so that a run alone is.
+struct Turn<'a> {
+    _alone: Option<RwLockWriteGuard<'a, ()>>,
+    _shared: Option<RwLockReadGuard<'a, ()>>,
+}
+
+impl<'a> Turn<'a> {
+    fn take(cores: &'a RwLock<()>, alone: bool) -> Turn<'a> {
+        Turn {
+            _alone: alone.then(|| cores.write().unwrap_or_else(|e| e.into_inner())),
+            _shared: (!alone).then(|| cores.read().unwrap_or_else(|e| e.into_inner())),
+        }
+    }
 }
 
 /// The run and the targets it claims unreachable.

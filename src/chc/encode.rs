@@ -6,8 +6,9 @@
 //! resolution; the query "an error vertex is reached" has head `false`.
 //!
 //! The encoding over-approximates the runs: integers and input arrays are
-//! exact; values in local arrays, records and behind pointers are unknown
-//! (see `State`). So an invariant of the clauses is one of the program.
+//! exact; values in shared local arrays, records and behind most pointers
+//! are unknown (see `State`). So an invariant of the clauses is one of the
+//! program.
 
 use super::arrays;
 use super::cells::Followed;
@@ -469,12 +470,13 @@ fn between(body: &Body, from: NodeId, to: &[NodeId]) -> Vec<bool> {
 
 /// The program state as predicate arguments.
 ///
-/// Integers and input arrays are state; pointers, records and local arrays
-/// are not (yet): what is read from them is an unknown value, a write
-/// through a pointer may change every integer whose address is taken, and
-/// a call left by recursion may change what it can reach. That
-/// over-approximates every run, so an invariant stays a proof; it only
-/// proves less.
+/// Integers and input arrays are state, and so are a local array's length,
+/// the cells of a pointer or a local array that nothing else reaches
+/// (`cells`, `arrays`). Other pointers, records and arrays are not: what is
+/// read from them is an unknown value, a write through a pointer may
+/// change every integer whose address is taken, and a call left by
+/// recursion may change what it can reach. That over-approximates every
+/// run, so an invariant stays a proof; it only proves less.
 struct State {
     vars: Vec<StateVar>,
     /// The position of each variable's value in `vars`, by variable.

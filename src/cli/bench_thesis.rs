@@ -25,7 +25,8 @@ pub struct ThesisArgs {
     pub timeout: Duration,
     /// Programs analysed in parallel, each with its own solver processes (default: one
     /// per core). A program's time is its own wall-clock time either way; with more jobs
-    /// than cores, the programs share them and time out sooner.
+    /// than cores, the programs share them and time out sooner. `check`, whose engines
+    /// race on every core, runs one program at a time whatever this says.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: Option<u32>,
     /// The generator's seed (program i of a set is the same on every machine).
