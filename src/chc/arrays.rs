@@ -106,21 +106,28 @@ fn place_uses(place: &Place, spoiled: &mut [bool]) {
 
 /// Marks every variable `e` uses other than by indexing it directly.
 fn uses(e: &Expr, spoiled: &mut [bool]) {
+    as_values(e, &mut |v| spoiled[v as usize] = true);
+}
+
+/// Calls `f` with every variable an expression uses as a value: all but
+/// an array read at an index (`a[i]` reads `a`'s element, it does not pass
+/// `a` on).
+pub(super) fn as_values(e: &Expr, f: &mut impl FnMut(VarId)) {
     match e {
+        Expr::Var(v) | Expr::AddrOf(v) => f(*v),
         Expr::Index(a, i) => {
             if !matches!(**a, Expr::Var(_)) {
-                uses(a, spoiled);
+                as_values(a, f);
             }
-            uses(i, spoiled);
+            as_values(i, f);
         }
-        Expr::Var(v) | Expr::AddrOf(v) => spoiled[*v as usize] = true,
-        Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => uses(a, spoiled),
+        Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => as_values(a, f),
         Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
-            uses(a, spoiled);
-            uses(b, spoiled);
+            as_values(a, f);
+            as_values(b, f);
         }
-        Expr::Array(xs) => xs.iter().for_each(|x| uses(x, spoiled)),
-        Expr::Record(fs) => fs.iter().for_each(|(_, x)| uses(x, spoiled)),
+        Expr::Array(xs) => xs.iter().for_each(|x| as_values(x, f)),
+        Expr::Record(fs) => fs.iter().for_each(|(_, x)| as_values(x, f)),
         Expr::Int(_) | Expr::Null => {}
     }
 }

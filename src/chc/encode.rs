@@ -1168,7 +1168,8 @@ fn input_copies(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
     // and the variables some instruction writes into, stores or passes on.
     let mut from: Vec<(VarId, VarId)> = Vec::new();
     let mut spoiled: Vec<VarId> = Vec::new();
-    let values = |x: &Expr, spoiled: &mut Vec<VarId>| as_values(x, &mut |v| spoiled.push(v));
+    let values =
+        |x: &Expr, spoiled: &mut Vec<VarId>| arrays::as_values(x, &mut |v| spoiled.push(v));
     for e in edges {
         match &e.instr {
             Instr::Assign(Place::Var(c), Expr::Var(a)) if copy[*c as usize] => from.push((*c, *a)),
@@ -1221,29 +1222,6 @@ fn input_copies(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
         if copy == before {
             return copy;
         }
-    }
-}
-
-/// Calls `f` with every variable an expression uses as a value: all but
-/// an array read at an index (`a[i]` reads `a`'s element, it does not pass
-/// `a` on).
-fn as_values(e: &Expr, f: &mut impl FnMut(VarId)) {
-    match e {
-        Expr::Var(v) | Expr::AddrOf(v) => f(*v),
-        Expr::Index(a, i) => {
-            if !matches!(**a, Expr::Var(_)) {
-                as_values(a, f);
-            }
-            as_values(i, f);
-        }
-        Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => as_values(a, f),
-        Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
-            as_values(a, f);
-            as_values(b, f);
-        }
-        Expr::Array(xs) => xs.iter().for_each(|x| as_values(x, f)),
-        Expr::Record(fs) => fs.iter().for_each(|(_, x)| as_values(x, f)),
-        Expr::Int(_) | Expr::Null => {}
     }
 }
 
