@@ -666,8 +666,10 @@ fn the_horn_engine_never_proves_a_target_a_run_hits() {
     horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0001));
 }
 
-/// The same with pointers, records and arrays, whose reads the clauses
-/// leave unknown (the same read twice in one instruction being one value).
+/// The same with pointers, records and arrays: the clauses follow the
+/// cells nothing else reaches (a pointer's own cell, a local array only
+/// ever assigned literals and only indexed) and leave other reads unknown
+/// (the same read twice in one instruction being one value).
 #[test]
 fn the_horn_engine_never_proves_a_target_a_run_hits_with_memory() {
     let n = env_or("SOUNDNESS_CHC_MEMORY_PROGRAMS", 20);
