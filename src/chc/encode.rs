@@ -232,7 +232,8 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
 /// [`encode`], with products and quotients of unknowns, `input` and array
 /// cells read as `reading` says.
 pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Encoding, String> {
-    let relevant = between(body, body.entry, errors);
+    let takeable: Vec<bool> = body.edges.iter().map(|e| !never_taken(e)).collect();
+    let relevant = between(body, &takeable, errors);
     if !errors.iter().any(|e| relevant[*e as usize]) {
         // No path at all: no clause, and every check holds.
         return Ok(Encoding {
@@ -244,10 +245,9 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
             cells_left_unknown: false,
         });
     }
-    let edges: Vec<&ir::Edge> = body
-        .edges
-        .iter()
-        .filter(|e| relevant[e.from as usize] && relevant[e.to as usize] && !never_taken(e))
+    let edges: Vec<&ir::Edge> = (body.edges.iter().zip(&takeable))
+        .filter(|(e, takeable)| **takeable && relevant[e.from as usize] && relevant[e.to as usize])
+        .map(|(e, _)| e)
         .collect();
     let state = State::of(body, &edges, reading);
     let mut rules = vec![state.entry_rule(body.entry)];
@@ -439,12 +439,12 @@ fn never_taken(e: &ir::Edge) -> bool {
     matches!(&e.instr, Instr::Assume(c) if c.never_holds())
 }
 
-/// The vertices on some path from `from` to one of `to` (through edges
-/// that some run may take).
-fn between(body: &Body, from: NodeId, to: &[NodeId]) -> Vec<bool> {
+/// The vertices on some path from the entry to one of `to`, through the
+/// edges `takeable` marks.
+fn between(body: &Body, takeable: &[bool], to: &[NodeId]) -> Vec<bool> {
     let n = body.node_count as usize;
     let (mut fwd, mut bwd) = (vec![Vec::new(); n], vec![Vec::new(); n]);
-    for e in body.edges.iter().filter(|e| !never_taken(e)) {
+    for (e, _) in body.edges.iter().zip(takeable).filter(|(_, t)| **t) {
         fwd[e.from as usize].push(e.to);
         bwd[e.to as usize].push(e.from);
     }
@@ -464,7 +464,7 @@ fn between(body: &Body, from: NodeId, to: &[NodeId]) -> Vec<bool> {
         }
         seen
     };
-    let (a, b) = (reach(&[from], &fwd), reach(to, &bwd));
+    let (a, b) = (reach(&[body.entry], &fwd), reach(to, &bwd));
     a.iter().zip(&b).map(|(x, y)| *x && *y).collect()
 }
 
@@ -679,6 +679,13 @@ impl State {
         self.elems[a as usize].map_or(0..0, |(first, width)| first..first + width)
     }
 
+    /// The slot of a followed array's cell at index `k`, if it has one.
+    fn cell_slot(&self, a: VarId, k: usize) -> Option<usize> {
+        self.elems[a as usize]
+            .filter(|(_, width)| k < *width)
+            .map(|(first, _)| first + k)
+    }
+
     /// `a := [x0, …]` for a followed `a`: the literal's values, and any
     /// value in the cells past its end (a read there is out of bounds).
     fn assign_literal(
@@ -708,15 +715,14 @@ impl State {
         head: &mut [String],
         fresh: &mut Fresh,
     ) {
-        let slots = self.cell_slots(a);
         if let Some(k) = literal_index(i) {
-            if let Some(slot) = slots.clone().nth(k) {
+            if let Some(slot) = self.cell_slot(a, k) {
                 head[slot] = value.to_string();
             }
             return;
         }
         let i = self.expr(body, i, fresh);
-        for (k, slot) in slots.enumerate() {
+        for (k, slot) in self.cell_slots(a).enumerate() {
             let old = &self.vars[slot].name;
             head[slot] = format!("(ite (= {i} {k}) {value} {old})");
         }
@@ -725,16 +731,15 @@ impl State {
     /// What `a[i]` reads for a followed `a`: its cell at `i`, or any value
     /// past the cells (out of bounds).
     fn read_cell(&self, body: &Body, e: &Expr, a: VarId, i: &Expr, fresh: &mut Fresh) -> String {
-        let slots = self.cell_slots(a);
         if let Some(k) = literal_index(i) {
-            return match slots.clone().nth(k) {
+            return match self.cell_slot(a, k) {
                 Some(slot) => self.vars[slot].name.clone(),
                 None => fresh.unknown_of(e),
             };
         }
         let i = self.expr(body, i, fresh);
         let past = fresh.unknown_of(e);
-        (slots.enumerate().rev()).fold(past, |rest, (k, slot)| {
+        (self.cell_slots(a).enumerate().rev()).fold(past, |rest, (k, slot)| {
             format!("(ite (= {i} {k}) {} {rest})", self.vars[slot].name)
         })
     }

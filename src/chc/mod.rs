@@ -136,17 +136,11 @@ fn decide_as(
         }
         // The same runs, with the stream the unrolling reads inputs from.
         let stream = Reading {
+            arithmetic,
             inputs: Inputs::Stream,
-            ..Reading::EXACT
+            cells: Cells::Followed,
         };
-        let verdict = match encode_as(
-            body,
-            errors,
-            Reading {
-                arithmetic,
-                ..stream
-            },
-        ) {
+        let verdict = match encode_as(body, errors, stream) {
             Ok(enc) => Verdict::Counterexample(enc),
             Err(why) => Verdict::Unknown(why),
         };

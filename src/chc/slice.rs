@@ -122,9 +122,7 @@ impl Cone<'_> {
     }
 
     fn keep_cond(&mut self, c: &Cond) {
-        if let Cond::Cmp(_, a, b) = c
-            && (absorbing_term(a, &self.free).is_some() || absorbing_term(b, &self.free).is_some())
-        {
+        if has_free_term(c, &|v| self.free[v as usize]) {
             return;
         }
         if let Cond::Initialized { place, .. } = c
@@ -197,7 +195,7 @@ impl Cone<'_> {
 /// compared, once per comparison and all at one branch point (a condition
 /// and its negation), as a term of a sum. Whatever values the rest of such
 /// a comparison takes, some input makes it hold and another makes it fail.
-pub(super) fn free_inputs(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
+fn free_inputs(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
     let mut free: Vec<bool> = (0..body.vars.len() as VarId)
         .map(|v| body.var(v).kind == VarKind::Temp && body.var(v).ty.is_int())
         .collect();
@@ -233,7 +231,7 @@ pub(super) fn free_inputs(body: &Body, edges: &[&ir::Edge]) -> Vec<bool> {
                         Some(first) => first == c || *first == c.negate(),
                     };
                     branch[t as usize].get_or_insert(c);
-                    if !(once && same_branch && is_term_of_a_side(c, t, &candidates)) {
+                    if !(once && same_branch && has_free_term(c, &|v| v == t)) {
                         free[t as usize] = false;
                     }
                 }
@@ -248,21 +246,19 @@ fn is_input_stream(body: &Body, e: &Expr) -> bool {
     matches!(e, Expr::Var(v) if body.var(*v).name == ir::INPUT_STREAM)
 }
 
-/// Whether `t` is a term of a sum on one side of the comparison `c`.
-fn is_term_of_a_side(c: &Cond, t: VarId, candidates: &[bool]) -> bool {
-    let only_t: Vec<bool> = (0..candidates.len()).map(|v| v == t as usize).collect();
-    matches!(c, Cond::Cmp(_, a, b)
-        if absorbing_term(a, &only_t).is_some() || absorbing_term(b, &only_t).is_some())
+/// Whether one side of the comparison `c` has a variable that `is_free`
+/// says as a term of a sum.
+fn has_free_term(c: &Cond, is_free: &impl Fn(VarId) -> bool) -> bool {
+    matches!(c, Cond::Cmp(_, a, b) if is_term(a, is_free) || is_term(b, is_free))
 }
 
-/// A free temporary that `e` adds or subtracts as one of its terms.
-fn absorbing_term(e: &Expr, free: &[bool]) -> Option<VarId> {
+/// Whether `e` adds or subtracts a variable that `is_free` says as one of
+/// its terms.
+fn is_term(e: &Expr, is_free: &impl Fn(VarId) -> bool) -> bool {
     match e {
-        Expr::Var(t) if free[*t as usize] => Some(*t),
-        Expr::Binary(BinOp::Add | BinOp::Sub, a, b) => {
-            absorbing_term(a, free).or_else(|| absorbing_term(b, free))
-        }
-        Expr::Unary(UnOp::Neg, a) => absorbing_term(a, free),
-        _ => None,
+        Expr::Var(t) => is_free(*t),
+        Expr::Binary(BinOp::Add | BinOp::Sub, a, b) => is_term(a, is_free) || is_term(b, is_free),
+        Expr::Unary(UnOp::Neg, a) => is_term(a, is_free),
+        _ => false,
     }
 }
