@@ -70,7 +70,28 @@ impl Drop for Warm {
     }
 }
 
-type SpawnRequest = (CommandLine, Sender<Result<Warm, String>>);
+/// What the spawner starts: a command line, at the niceness of the thread
+/// that asks. The spawner's own niceness is that of the thread that
+/// started it, so a portfolio engine's lowered priority (which its own
+/// solver processes inherit) must be passed on to the processes started
+/// for it here (docs/portfolio.md §3).
+#[derive(Clone, PartialEq)]
+struct Launch {
+    line: CommandLine,
+    niceness: i32,
+}
+
+impl Launch {
+    /// `line` at this thread's niceness.
+    fn here(line: &CommandLine) -> Launch {
+        Launch {
+            line: line.clone(),
+            niceness: super::process::this_threads_niceness(),
+        }
+    }
+}
+
+type SpawnRequest = (Launch, Sender<Result<Warm, String>>);
 
 /// The thread that forks every warm solver; it lives as long as apc.
 fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
@@ -80,8 +101,8 @@ fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
         std::thread::Builder::new()
             .name("apc-solver-spawner".into())
             .spawn(move || {
-                for (line, reply) in rx {
-                    let _ = reply.send(spawn(&line));
+                for (launch, reply) in rx {
+                    let _ = reply.send(spawn(&launch));
                 }
             })
             .expect("spawning the solver-spawner thread");
@@ -89,8 +110,9 @@ fn spawner() -> &'static Mutex<Sender<SpawnRequest>> {
     })
 }
 
-fn spawn((command, args): &CommandLine) -> Result<Warm, String> {
-    let mut child = super::process::spawn(command, command, args)?;
+fn spawn(launch: &Launch) -> Result<Warm, String> {
+    let (command, args) = &launch.line;
+    let mut child = super::process::spawn_at(command, command, args, launch.niceness)?;
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     // Every script of the session runs under this logic (scripts are
     // stripped of theirs), in a `push`/`pop` scope of its own.
@@ -114,18 +136,18 @@ fn spawn((command, args): &CommandLine) -> Result<Warm, String> {
     })
 }
 
-/// Asks the spawner thread for a process for `line`.
-fn request(line: &CommandLine) -> Result<Receiver<Result<Warm, String>>, String> {
+/// Asks the spawner thread for a process for `launch`.
+fn request(launch: &Launch) -> Result<Receiver<Result<Warm, String>>, String> {
     let (tx, rx) = mpsc::channel();
     spawner()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .send((line.clone(), tx))
+        .send((launch.clone(), tx))
         .map_err(|_| "the solver-spawner thread is gone".to_string())?;
     Ok(rx)
 }
 
-type Spare = (CommandLine, Receiver<Result<Warm, String>>);
+type Spare = (Launch, Receiver<Result<Warm, String>>);
 
 /// A process started ahead for the next engine run's first script (one
 /// at a time; a helper that takes it starts the next).
@@ -134,27 +156,28 @@ fn spare() -> &'static Mutex<Option<Spare>> {
     &SPARE
 }
 
-/// Starts a process for `line` ahead, unless one is waiting already.
-fn prepare(line: &CommandLine) {
+/// Starts a process for `launch` ahead, unless one is waiting already.
+fn prepare(launch: &Launch) {
     let mut slot = spare().lock().unwrap_or_else(|e| e.into_inner());
-    if !matches!(&*slot, Some((l, _)) if l == line) {
-        *slot = request(line).ok().map(|rx| (line.clone(), rx));
+    if !matches!(&*slot, Some((l, _)) if l == launch) {
+        *slot = request(launch).ok().map(|rx| (launch.clone(), rx));
     }
 }
 
 /// A warmed-up process for `line`: the one started ahead if it is for
 /// `line` and alive, a new one otherwise; within `limit`.
 fn start(line: &CommandLine, limit: Duration) -> Result<Warm, String> {
+    let launch = Launch::here(line);
     let taken = spare().lock().unwrap_or_else(|e| e.into_inner()).take();
     // The next one starts now, not once this one is warm: building
     // MatrIR's condition, the second helper waited 4–5 ms for its process.
-    prepare(line);
+    prepare(&launch);
     let ahead = taken
-        .filter(|(l, _)| l == line)
+        .filter(|(l, _)| *l == launch)
         .and_then(|(_, rx)| warmed_up(rx, limit).ok());
     match ahead {
         Some(warm) => Ok(warm),
-        None => warmed_up(request(line)?, limit),
+        None => warmed_up(request(&launch)?, limit),
     }
 }
 
@@ -204,7 +227,7 @@ impl Helper {
             .as_ref()
             .map_or_else(Default::default, |p| p.command_line(timeout));
         if profile.is_some() {
-            prepare(&command);
+            prepare(&Launch::here(&command));
         }
         Helper {
             profile,
@@ -218,7 +241,7 @@ impl Helper {
     /// Starts the process of a helper on `profile` ahead, so that the next
     /// helper's first script does not wait for it.
     pub fn start_ahead(profile: &Profile, timeout: Duration) {
-        prepare(&profile.command_line(timeout));
+        prepare(&Launch::here(&profile.command_line(timeout)));
     }
 
     /// Stops the process started ahead, if any, when apc is done: left to

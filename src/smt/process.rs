@@ -93,18 +93,87 @@ fn tool(name: &str, args: &[&str]) -> Option<PathBuf> {
 /// stdin and stdout, in a process group of its own. The kernel sends the
 /// watchdog SIGTERM when the thread that started it ends.
 pub(super) fn spawn(name: &str, command: &str, args: &[String]) -> Result<Child, String> {
+    spawn_at(name, command, args, this_threads_niceness())
+}
+
+/// The niceness of the calling thread (on Linux a thread's own, inherited
+/// by the threads and processes it starts).
+pub(super) fn this_threads_niceness() -> i32 {
+    // SAFETY: a plain syscall about this thread. `getpriority` may return
+    // -1 as a value; errno is not needed, as the call cannot fail here.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+}
+
+/// [`spawn`], the solver at `niceness` (which a thread at another one,
+/// such as the spawner of warm processes, passes on). Lowering the
+/// priority always works; raising it back may not, and then it stays.
+pub(super) fn spawn_at(
+    name: &str,
+    command: &str,
+    args: &[String],
+    niceness: i32,
+) -> Result<Child, String> {
+    let lower_by = niceness - this_threads_niceness();
+    let mut cmd = match (setpriv(), nice_by(lower_by)) {
+        (Some(setpriv), Some(nice)) => spawned(&setpriv, &nice),
+        _ => forked(niceness),
+    };
+    cmd.arg(command)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start {name}: {e} (run solvers/install.sh)"))
+}
+
+/// The watchdog started without a fork of apc: the standard library uses
+/// `posix_spawn` (no page tables copied) when no code runs between fork
+/// and exec. A fork of a process with 1.8 GB resident took 65 ms, during
+/// which apc's other threads cannot allocate (docs/portfolio.md §3). So
+/// the steps run as programs instead: its own group (`posix_spawn`'s),
+/// `setpriv` for the parent-death signal, `nice` to lower its priority.
+/// The watchdog checks first that apc is still its parent.
+fn spawned(setpriv: &std::path::Path, nice: &[String]) -> Command {
+    use std::os::unix::process::CommandExt;
+    let apc = std::process::id();
+    let mut cmd = Command::new(setpriv);
+    cmd.args(["--pdeathsig", "TERM", "--"])
+        .args(nice)
+        .args(["/bin/sh", "-c"])
+        .arg(format!(r#"[ "$PPID" = {apc} ] || exit 1; {}"#, watchdog()))
+        .arg("apc-solver")
+        .process_group(0);
+    cmd
+}
+
+/// The command line prefix that lowers a program's priority by `by` (none
+/// when it need not); `None` if it must and `nice` cannot be found.
+fn nice_by(by: i32) -> Option<Vec<String>> {
+    if by <= 0 {
+        return Some(vec![]);
+    }
+    static NICE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let nice = NICE.get_or_init(|| tool("nice", &["/bin/true"])).as_ref()?;
+    Some(vec![
+        nice.to_string_lossy().into_owned(),
+        "-n".into(),
+        by.to_string(),
+    ])
+}
+
+/// The watchdog started by a fork, each step a syscall in the child
+/// (without util-linux's `setpriv`).
+fn forked(niceness: i32) -> Command {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(watchdog())
-        .arg("apc-solver")
-        .arg(command)
-        .args(args);
+    cmd.arg("-c").arg(watchdog()).arg("apc-solver");
     let apc = std::process::id();
     // SAFETY: only async-signal-safe syscalls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             libc::setpgid(0, 0);
+            libc::setpriority(libc::PRIO_PROCESS, 0, niceness);
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
             // apc may have ended between the fork and the request: then
             // no signal will come, and the solver would outlive it.
@@ -114,11 +183,7 @@ pub(super) fn spawn(name: &str, command: &str, args: &[String]) -> Result<Child,
             Ok(())
         });
     }
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start {name}: {e} (run solvers/install.sh)"))
+    cmd
 }
 
 /// Kills the process group led by `pid` (the watchdog, the solver and
@@ -157,4 +222,42 @@ pub(super) fn await_exit(pid: i32) {
 pub(super) fn stop(child: &mut Child) {
     kill_group(child.id() as i32);
     let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    const PROBE: [&str; 2] = ["-c", "cut -d' ' -f19 /proc/self/stat"];
+
+    /// The niceness a program started by `cmd` runs at, as the kernel
+    /// reports it (field 19 of `/proc/self/stat`).
+    fn niceness_of(mut cmd: Command) -> i32 {
+        let mut child = (cmd.arg("/bin/sh").args(PROBE))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let _ = child.wait();
+        out.trim().parse().unwrap()
+    }
+
+    #[test]
+    fn a_solver_starts_at_the_niceness_it_is_asked_for() {
+        let here = this_threads_niceness();
+        let (setpriv, nice) = (setpriv().unwrap(), nice_by(3).unwrap());
+        assert_eq!(niceness_of(spawned(&setpriv, &[])), here);
+        assert_eq!(niceness_of(spawned(&setpriv, &nice)), here + 3);
+        assert_eq!(niceness_of(forked(here)), here);
+        assert_eq!(niceness_of(forked(here + 3)), here + 3);
+        // This thread's own niceness is untouched.
+        assert_eq!(this_threads_niceness(), here);
+    }
 }
