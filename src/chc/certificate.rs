@@ -5,6 +5,7 @@
 //! invariant a proof.
 
 use super::encode::{Encoding, predicate_name};
+use crate::ir::NodeId;
 use std::fmt::Write;
 
 /// The solver's definitions of the predicates, as `define-fun`s.
@@ -61,6 +62,15 @@ impl Certificate {
             .map(|&p| format!("(define-fun {} ({params}) Bool true)", predicate_name(p)))
             .collect();
         Certificate { definitions }
+    }
+
+    /// `p` defined `true`: what a clause into it needs, whatever it is.
+    pub fn weaken(&mut self, enc: &Encoding, p: NodeId) {
+        if let Some(k) = enc.predicates.iter().position(|&q| q == p) {
+            let params = enc.parameters();
+            self.definitions[k] =
+                format!("(define-fun {} ({params}) Bool true)", predicate_name(p));
+        }
     }
 
     /// One script: the definitions, then per clause the negation of its

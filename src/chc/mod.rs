@@ -231,14 +231,50 @@ fn attempt(
         // No clause reaches the error: no solver needed to find the invariant.
         (Certificate::trivial(enc), None)
     };
-    let checks = cert.checks(enc);
-    let checked = check(solver, &checks, enc.clauses.len(), deadline);
-    scripts.checks = Some(checks);
+    let checked = checked_or_weakened(solver, enc, cert, deadline, scripts);
     match (checked, instead_of) {
-        (Ok(()), _) => Outcome::Proved(cert),
+        (Ok(cert), _) => Outcome::Proved(cert),
         (Err(_), Some(why)) => Outcome::Undecided(format!("{why}, and `true` is not an invariant")),
         (Err(why), None) => Outcome::CheckFailed(why),
     }
+}
+
+/// `cert` if it passes its checks. Where clauses into a predicate fail,
+/// the predicate is weakened to `true` and everything checked again,
+/// until the checks pass or a query's clause fails: Spacer's slicing
+/// sometimes defines `false` a predicate whose invariant is `true`
+/// (docs/horn-clauses.md §2). The checks alone make it a proof.
+fn checked_or_weakened(
+    solver: &Profile,
+    enc: &Encoding,
+    mut cert: Certificate,
+    deadline: Instant,
+    scripts: &mut Scripts,
+) -> Result<Certificate, String> {
+    let mut first_failure = None;
+    for _ in 0..=enc.predicates.len() {
+        let checks = cert.checks(enc);
+        let failed = check(solver, &checks, enc.clauses.len(), deadline);
+        scripts.checks = Some(checks);
+        let failed = match failed {
+            Ok(failed) if failed.is_empty() => return Ok(cert),
+            Ok(failed) => failed,
+            Err(why) => return Err(first_failure.unwrap_or(why)),
+        };
+        let (k, answer) = &failed[0];
+        first_failure.get_or_insert(format!(
+            "the invariant failed its check on clause {k} ({answer:?}): not a proof"
+        ));
+        let heads: Option<Vec<NodeId>> = failed.iter().map(|(k, _)| enc.rules[*k].to).collect();
+        match heads {
+            Some(heads) if Instant::now() < deadline => {
+                heads.into_iter().for_each(|p| cert.weaken(enc, p));
+            }
+            // A query's clause failed: no weakening can mend that.
+            _ => break,
+        }
+    }
+    Err(first_failure.unwrap_or_default())
 }
 
 /// Looks for inputs of a counterexample to `enc` by unrolling its clauses
@@ -355,16 +391,24 @@ fn eliminate_quantifiers(
     certificate::definition_from_goals(definition, &goals)
 }
 
-/// Every clause check must answer `unsat`.
-fn check(solver: &Profile, script: &str, clauses: usize, deadline: Instant) -> Result<(), String> {
+/// The clauses whose check did not answer `unsat`, with their answers
+/// (none: the invariant holds); `Err` if the checks gave too few answers.
+fn check(
+    solver: &Profile,
+    script: &str,
+    clauses: usize,
+    deadline: Instant,
+) -> Result<Vec<(usize, Answer)>, String> {
     let answers = smt::run_batch(solver, script, clauses, left(deadline));
-    match answers.iter().position(|a| *a != Answer::Unsat) {
-        None if answers.len() == clauses => Ok(()),
-        None => Err("the certificate checks gave too few answers".into()),
-        Some(k) => Err(format!(
-            "the invariant failed its check on clause {k} ({:?}): not a proof",
-            answers[k]
-        )),
+    let failed: Vec<(usize, Answer)> = (answers.iter().enumerate())
+        .filter(|(_, a)| **a != Answer::Unsat)
+        .map(|(k, a)| (k, a.clone()))
+        .collect();
+    match failed.first() {
+        None if answers.len() < clauses => {
+            Err("the certificate checks gave too few answers".into())
+        }
+        _ => Ok(failed),
     }
 }
 

@@ -153,7 +153,22 @@ fn a_wrong_certificate_is_caught() {
         enc.clauses.len(),
         Instant::now() + Duration::from_secs(60),
     );
-    assert!(result.is_err(), "a wrong invariant passed: {result:?}");
+    assert!(
+        result.as_ref().is_ok_and(|failed| !failed.is_empty()),
+        "a wrong invariant passed: {result:?}"
+    );
+    // Weakening cannot mend it: the query's clause fails.
+    let weakened = checked_or_weakened(
+        &solver,
+        &enc,
+        cert,
+        Instant::now() + Duration::from_secs(60),
+        &mut Scripts::default(),
+    );
+    assert!(
+        weakened.is_err(),
+        "a wrong invariant was mended: {weakened:?}"
+    );
     // And the solver's own certificate passes.
     let v = decide(
         &prog.body,
@@ -162,6 +177,39 @@ fn a_wrong_certificate_is_caught() {
     )
     .0;
     assert!(matches!(v, Verdict::Unreachable(_)), "{v:?}");
+}
+
+/// A predicate defined `false` where `true` holds (as Spacer's slicing
+/// gave on a generated program) fails its check, and is weakened to
+/// `true`; the rest of the invariant, checked again, is a proof.
+#[test]
+fn a_predicate_wrongly_false_is_weakened_to_true() {
+    let src = "main(n) { var x, y; y = 0; while (y < n) { y = y + 1; } x = 0; while (x < n) { x = x + 1; } assert(x >= 0); return 0; }";
+    let (db, file) = Database::with_file("t.mc", src);
+    let prog = db::program(&db, file).as_ref().expect("main");
+    let t = &prog.body.targets[prog.body.targets.len() - 1];
+    let enc = encode(&prog.body, &[t.node]).expect("encodable");
+    assert_eq!(enc.predicates.len(), 2, "one predicate per loop");
+    let deadline = || Instant::now() + Duration::from_secs(60);
+    let Verdict::Unreachable(mut cert) = decide(&prog.body, &[t.node], deadline()).0 else {
+        panic!("not proved");
+    };
+    // The first loop's header, which nothing after it needs to know about.
+    let first = enc.predicates[0];
+    cert.definitions[0] = format!(
+        "(define-fun {} ({}) Bool false)",
+        encode::predicate_name(first),
+        enc.parameters()
+    );
+    let (solver, _) = horn_solver().expect("a solver for Horn clauses");
+    let failed = check(&solver, &cert.checks(&enc), enc.clauses.len(), deadline());
+    assert!(
+        failed.is_ok_and(|f| !f.is_empty()),
+        "`false` passed its check"
+    );
+    let mended = checked_or_weakened(&solver, &enc, cert, deadline(), &mut Scripts::default())
+        .expect("weakened into an invariant");
+    assert!(mended.definitions[0].ends_with("Bool true)"), "{mended:?}");
 }
 
 /// Division is C's, truncating (`tdiv`, defined in the Horn query and in
