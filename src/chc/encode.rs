@@ -274,11 +274,10 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
         .filter(|h| relevant[*h as usize])
         .collect();
     let mut rules = eliminate(rules, &headers, &state.names())?;
+    let live = dead::forget_dead(&mut rules, &state.decls());
     // A block whose guard is `false` cannot run: it holds under any
     // invariant, and a query made of such blocks only is no query.
     rules.retain(|r| !r.guards.iter().any(|g| g == "false"));
-    let headers = keep_what_leads_to_a_query(&mut rules, headers);
-    let live = dead::forget_dead(&mut rules, &state.decls());
     let state_vars = dead::drop_unread_slots(&mut rules, &state.vars, &live);
     let names: Vec<String> = state_vars.iter().map(|v| v.name.clone()).collect();
     let clauses = rules.iter().map(|r| r.clause(&names)).collect();
@@ -290,31 +289,6 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
         nonlinear: state.nonlinear.get(),
         cells_left_unknown: state.cells_left_unknown,
     })
-}
-
-/// Keeps the rules, and the predicates, from which a query can be
-/// reached through the rules; returns those predicates. Without its
-/// `false` blocks a header may lead nowhere: `true` is then its
-/// invariant, but Spacer 5.4 left such a predicate out and defined it
-/// `false`, a model that fails its check (docs/horn-clauses.md §2).
-fn keep_what_leads_to_a_query(
-    rules: &mut Vec<Rule>,
-    headers: BTreeSet<NodeId>,
-) -> BTreeSet<NodeId> {
-    let mut leads: BTreeSet<NodeId> = BTreeSet::new();
-    loop {
-        let more: Vec<NodeId> = (rules.iter())
-            .filter(|r| r.to.is_none_or(|t| leads.contains(&t)))
-            .filter_map(|r| r.from)
-            .filter(|f| !leads.contains(f))
-            .collect();
-        if more.is_empty() {
-            break;
-        }
-        leads.extend(more);
-    }
-    rules.retain(|r| r.to.is_none_or(|t| leads.contains(&t)));
-    headers.intersection(&leads).copied().collect()
 }
 
 /// A clause under construction: `P_from(x⃗) ∧ guards → P_to(args)`, with

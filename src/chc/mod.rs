@@ -243,7 +243,7 @@ fn attempt(
 /// the predicate is weakened to `true` and everything checked again,
 /// until the checks pass or a query's clause fails: Spacer's slicing
 /// sometimes defines `false` a predicate whose invariant is `true`
-/// (docs/horn-clauses.md §2). The checks alone make it a proof.
+/// (docs/horn-clauses.md, "Weakening"). The checks alone make it a proof.
 fn checked_or_weakened(
     solver: &Profile,
     enc: &Encoding,
