@@ -185,14 +185,14 @@ fn a_wrong_certificate_is_caught() {
 #[test]
 fn a_predicate_wrongly_false_is_weakened_to_true() {
     let src = "main(n) { var x, y; y = 0; while (y < n) { y = y + 1; } x = 0; while (x < n) { x = x + 1; } assert(x >= 0); return 0; }";
-    let (db, file) = Database::with_file("t.mc", src);
-    let prog = db::program(&db, file).as_ref().expect("main");
-    let t = &prog.body.targets[prog.body.targets.len() - 1];
-    let enc = encode(&prog.body, &[t.node]).expect("encodable");
-    assert_eq!(enc.predicates.len(), 2, "one predicate per loop");
     let deadline = || Instant::now() + Duration::from_secs(60);
-    let Verdict::Unreachable(mut cert) = decide(&prog.body, &[t.node], deadline()).0 else {
-        panic!("not proved");
+    let (enc, verdict) = with_targets(src, crate::TargetKind::Assert, |body, nodes| {
+        let enc = encode(body, nodes).expect("encodable");
+        (enc, decide(body, nodes, deadline()).0)
+    });
+    assert_eq!(enc.predicates.len(), 2, "one predicate per loop");
+    let Verdict::Unreachable(mut cert) = verdict else {
+        panic!("not proved: {verdict:?}");
     };
     // The first loop's header, which nothing after it needs to know about.
     let first = enc.predicates[0];
