@@ -48,7 +48,7 @@ impl Certificate {
                     .iter()
                     .find(|d| defined_name(d) == Some(name.as_str()))
                     .cloned()
-                    .unwrap_or_else(|| format!("(define-fun {name} ({params}) Bool false)"))
+                    .unwrap_or_else(|| constant(p, &params, false))
             })
             .collect();
         Ok(Certificate { definitions })
@@ -59,17 +59,19 @@ impl Certificate {
     pub fn trivial(enc: &Encoding) -> Certificate {
         let params = enc.parameters();
         let definitions = (enc.predicates.iter())
-            .map(|&p| format!("(define-fun {} ({params}) Bool true)", predicate_name(p)))
+            .map(|&p| constant(p, &params, true))
             .collect();
         Certificate { definitions }
     }
 
-    /// `p` defined `true`: what a clause into it needs, whatever it is.
-    pub fn weaken(&mut self, enc: &Encoding, p: NodeId) {
-        if let Some(k) = enc.predicates.iter().position(|&q| q == p) {
-            let params = enc.parameters();
-            self.definitions[k] =
-                format!("(define-fun {} ({params}) Bool true)", predicate_name(p));
+    /// Each of `ps` defined `true`: what a clause into it needs, whatever
+    /// it is.
+    pub fn weaken(&mut self, enc: &Encoding, ps: &[NodeId]) {
+        let params = enc.parameters();
+        for (&p, definition) in enc.predicates.iter().zip(&mut self.definitions) {
+            if ps.contains(&p) {
+                *definition = constant(p, &params, true);
+            }
         }
     }
 
@@ -95,6 +97,11 @@ impl Certificate {
         }
         out
     }
+}
+
+/// `p` defined as the constant `value` over the parameters `params`.
+pub fn constant(p: NodeId, params: &str, value: bool) -> String {
+    format!("(define-fun {} ({params}) Bool {value})", predicate_name(p))
 }
 
 fn has_quantifier(definition: &str) -> bool {

@@ -196,11 +196,7 @@ fn a_predicate_wrongly_false_is_weakened_to_true() {
     };
     // The first loop's header, which nothing after it needs to know about.
     let first = enc.predicates[0];
-    cert.definitions[0] = format!(
-        "(define-fun {} ({}) Bool false)",
-        encode::predicate_name(first),
-        enc.parameters()
-    );
+    cert.definitions[0] = certificate::constant(first, &enc.parameters(), false);
     let (solver, _) = horn_solver().expect("a solver for Horn clauses");
     let failed = check(&solver, &cert.checks(&enc), enc.clauses.len(), deadline());
     assert!(
