@@ -1,37 +1,191 @@
-//! The deadline of the work in progress on this thread: one clock that
-//! every phase of a target's work checks (building the condition, loop
-//! summaries, their helper queries, unfolding, simplification, printing,
-//! solving), so that `--timeout` bounds everything a target costs.
+//! The one way work stops: a [`Stop`] token that carries the deadline and
+//! a switch, polled by every engine and by the solver layer; and the one
+//! race, "the first definite answer wins, the others are stopped"
+//! ([`race`]).
 //!
+//! A token is installed on a thread for a piece of work ([`Stop::run`]).
 //! A phase names itself with [`phase`] (a guard: the name holds while it
 //! lives); the code it runs, shared code included (substitution,
 //! simplification, printing), calls [`check`] at its steps, or [`tick`] in
-//! inner loops. Past the deadline they unwind with a [`Timeout`] naming
-//! the current phase, which the caller that set the deadline catches
-//! ([`run`]) and turns into `unknown (timeout: <phase>)`. Unwinding, rather than returning a weaker result,
-//! matters: a salsa query cut short caches nothing, so a later target with
-//! time to spare computes the full result instead of reusing a truncated
-//! one. The payload is raised with `resume_unwind`, which skips the panic
-//! hook: a timeout is not a crash and prints nothing.
+//! inner loops. Once the token is stopped (its deadline passed, or its
+//! switch, or a parent's, thrown) they unwind with a [`Timeout`] naming the
+//! current phase, which [`Stop::run`] catches and returns as an `Err`.
 //!
-//! Without a deadline (the default) every check passes.
+//! Unwinding rather than returning a weaker result matters: a salsa query
+//! cut short caches nothing, so a later target with time to spare computes
+//! the full result instead of reusing a truncated one. The unwinding is
+//! caught where the token was installed, and nowhere else; salsa's own
+//! cancellation (a thread waiting on a result another thread abandoned) is
+//! caught in the same place ([`Ended::Cancelled`]). The payload is raised
+//! with `resume_unwind`, which skips the panic hook: a timeout is not a
+//! crash and prints nothing.
 //!
-//! A [`Stop`] ends the work early, as if its deadline had passed: the
-//! portfolio of `apc check` gives one to each engine racing on a target and
-//! throws it when the first definite answer arrives. Work that spawns
-//! threads hands the switch on ([`current_stop`], [`run_in`]), and work
-//! that waits on a solver process polls it ([`stop_requested`]).
+//! Without a token (the default) every check passes.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+/// The stack of every thread that runs analyses: they recurse over
+/// (bounded) term and expression heights, deeper than 2 MiB allows.
+pub const ANALYSIS_STACK: usize = 256 << 20;
+
+/// A thread builder with the analyses' stack ([`ANALYSIS_STACK`]).
+pub fn analysis_thread() -> std::thread::Builder {
+    std::thread::Builder::new().stack_size(ANALYSIS_STACK)
+}
+
 thread_local! {
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
     static STOP: RefCell<Option<Stop>> = const { RefCell::new(None) };
     static PHASE: Cell<&'static str> = const { Cell::new("the analysis") };
     static TICKS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The cancellation token of a piece of work: a deadline (or none) and a
+/// switch, and the token of the work it is part of. It counts as stopped
+/// once its deadline has passed or its switch, or an ancestor's, is
+/// thrown. Clones share the switch.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(Arc<StopInner>);
+
+#[derive(Debug, Default)]
+struct StopInner {
+    thrown: AtomicBool,
+    /// The earliest of its own deadline and its ancestors'.
+    deadline: Option<Instant>,
+    parent: Option<Stop>,
+}
+
+impl Stop {
+    /// A token of its own: no deadline, no parent.
+    pub fn new() -> Stop {
+        Stop::default()
+    }
+
+    /// A token of its own that stops at `deadline`.
+    pub fn until(deadline: Instant) -> Stop {
+        Stop::new().child(Some(deadline))
+    }
+
+    /// A token stopped with this one, by its own switch, or at `deadline`
+    /// (never later than this one's).
+    pub fn child(&self, deadline: Option<Instant>) -> Stop {
+        let deadline = match (self.deadline(), deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Stop(Arc::new(StopInner {
+            thrown: AtomicBool::new(false),
+            deadline,
+            parent: Some(self.clone()),
+        }))
+    }
+
+    /// A child of this thread's token (a token of its own if there is
+    /// none): for a race of its own inside work that may be stopped as a
+    /// whole.
+    pub fn nested() -> Stop {
+        Stop::nested_until(None)
+    }
+
+    /// [`Stop::nested`] with a deadline of its own as well.
+    pub fn nested_until(deadline: impl Into<Option<Instant>>) -> Stop {
+        current_stop().unwrap_or_default().child(deadline.into())
+    }
+
+    /// Throws the switch: every thread that carries this token, or a child
+    /// of it, stops at its next check.
+    pub fn stop(&self) {
+        self.0.thrown.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the switch of this token or of an ancestor was thrown (the
+    /// deadline aside).
+    pub fn is_thrown(&self) -> bool {
+        self.0.thrown.load(Ordering::SeqCst) || self.0.parent.as_ref().is_some_and(Stop::is_thrown)
+    }
+
+    /// Whether the work should end now: thrown, or past the deadline.
+    pub fn is_stopped(&self) -> bool {
+        self.deadline().is_some_and(|d| Instant::now() >= d) || self.is_thrown()
+    }
+
+    pub fn deadline(&self) -> Option<Instant> {
+        self.0.deadline
+    }
+
+    /// The time left before the deadline (`None`: no deadline).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline()
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// Runs `f` with this token as the thread's (the previous one is
+    /// restored afterwards); `Err` if a phase of `f` stopped at it. Any
+    /// other panic goes on unwinding.
+    pub fn run<T>(&self, f: impl FnOnce() -> T) -> Result<T, Timeout> {
+        let previous = STOP.with(|s| s.replace(Some(self.clone())));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        STOP.with(|s| s.replace(previous));
+        match outcome {
+            Ok(v) => Ok(v),
+            Err(payload) => match payload.downcast::<Timeout>() {
+                Ok(t) => Err(*t),
+                Err(other) => std::panic::resume_unwind(other),
+            },
+        }
+    }
+
+    /// [`Stop::run`], where every way `f` can end early becomes an
+    /// [`Ended`]: the token stopped, salsa cancelled a result `f` waited
+    /// for, or a defect (a panic). The one place those are caught.
+    pub fn guard<T>(&self, f: impl FnOnce() -> T) -> Result<T, Ended> {
+        let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(f)));
+        match attempt {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(timeout)) => Err(Ended::Stopped(timeout.phase)),
+            Err(p) if p.downcast_ref::<salsa::Cancelled>().is_some() => Err(Ended::Cancelled),
+            Err(p) => Err(Ended::Defect(panic_message(p.as_ref()))),
+        }
+    }
+}
+
+/// How guarded work ended without its result ([`Stop::guard`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Its token stopped during this phase.
+    Stopped(&'static str),
+    /// Another thread was computing a result it waited for, and abandoned
+    /// it (salsa then cancels the waiters).
+    Cancelled,
+    /// A defect: the panic's message.
+    Defect(String),
+}
+
+impl Ended {
+    /// The reason a user reads.
+    pub fn reason(&self) -> String {
+        match self {
+            Ended::Stopped(phase) => format!("timeout: {phase}"),
+            Ended::Cancelled => {
+                "stopped while waiting for a result another engine was computing".into()
+            }
+            Ended::Defect(msg) => {
+                format!("internal error: {msg} (please report it with the program)")
+            }
+        }
+    }
+}
+
+/// The message of a panic's payload (empty if it is not text).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
 
 /// The current phase's name while it lives (the previous one after).
@@ -46,7 +200,7 @@ impl Drop for Phase {
 }
 
 /// Names the work that follows (until the guard is dropped), and checks
-/// the deadline on entry.
+/// the token on entry.
 #[must_use = "the phase lasts as long as the guard"]
 pub fn phase(name: &'static str) -> Phase {
     let previous = PHASE.with(|p| p.replace(name));
@@ -54,97 +208,38 @@ pub fn phase(name: &'static str) -> Phase {
     Phase { previous }
 }
 
-/// Why work stopped: the deadline passed during `phase`.
+/// Why work stopped: its token stopped during `phase`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeout {
     pub phase: &'static str,
 }
 
-/// Runs `f` with `deadline` as this thread's deadline (the previous one
-/// is restored afterwards); `Err` if a phase of `f` stopped at it. Any
-/// other panic goes on unwinding.
+/// Runs `f` under a child of this thread's token that stops at `deadline`
+/// as well; `Err` if a phase of `f` stopped.
 pub fn run<T>(deadline: Instant, f: impl FnOnce() -> T) -> Result<T, Timeout> {
-    let previous = DEADLINE.with(|d| d.replace(Some(deadline)));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    DEADLINE.with(|d| d.set(previous));
-    match outcome {
-        Ok(v) => Ok(v),
-        Err(payload) => match payload.downcast::<Timeout>() {
-            Ok(t) => Err(*t),
-            Err(other) => std::panic::resume_unwind(other),
-        },
-    }
+    Stop::nested_until(deadline).run(f)
 }
 
-/// A switch shared by the threads of one piece of work: once thrown, the
-/// deadline of every thread that carries it counts as passed.
-#[derive(Clone, Debug, Default)]
-pub struct Stop(Arc<StopInner>);
-
-#[derive(Debug, Default)]
-struct StopInner {
-    thrown: AtomicBool,
-    /// A switch that also throws this one (a race inside a portfolio).
-    parent: Option<Stop>,
-}
-
-impl Stop {
-    pub fn new() -> Stop {
-        Stop::default()
-    }
-
-    /// A switch thrown by itself or by this thread's current switch: for
-    /// a race of its own inside work that may be stopped as a whole.
-    pub fn nested() -> Stop {
-        Stop(Arc::new(StopInner {
-            thrown: AtomicBool::new(false),
-            parent: current_stop(),
-        }))
-    }
-
-    /// Ends the work of every thread that carries this switch.
-    pub fn stop(&self) {
-        self.0.thrown.store(true, Ordering::SeqCst);
-    }
-
-    pub fn is_stopped(&self) -> bool {
-        self.0.thrown.load(Ordering::SeqCst) || self.0.parent.as_ref().is_some_and(Stop::is_stopped)
-    }
-}
-
-/// [`run`] with `stop` (if any) as this thread's switch as well; the
-/// previous switch is restored afterwards. Threads spawned by work under a
-/// deadline use it to carry on their parent's switch.
-pub fn run_in<T>(
-    deadline: Instant,
-    stop: Option<Stop>,
-    f: impl FnOnce() -> T,
-) -> Result<T, Timeout> {
-    let previous = STOP.with(|s| s.replace(stop));
-    let outcome = run(deadline, f);
-    STOP.with(|s| s.replace(previous));
-    outcome
-}
-
-/// This thread's switch, to hand on to the threads it spawns.
+/// This thread's token, to hand on to the threads it spawns.
 pub fn current_stop() -> Option<Stop> {
     STOP.with(|s| s.borrow().clone())
 }
 
 /// How often work that waits (for a solver, another thread) looks at its
-/// switch and the clock. The portfolio's answer waits for its losers to
-/// end: at 20 ms, the Horn clauses' and the executor's waits held up
-/// MatrIR's verdict by up to 27 ms after it was found.
+/// token. The portfolio's answer waits for its losers to end: at 20 ms,
+/// the Horn clauses' and the executor's waits held up MatrIR's verdict by
+/// up to 27 ms after it was found.
 pub const POLL: Duration = Duration::from_millis(2);
 
-/// Whether this thread's switch was thrown (the work should end now).
+/// Whether this thread's token was stopped by a switch (the deadline
+/// aside): the work should end now.
 pub fn stop_requested() -> bool {
-    STOP.with(|s| s.borrow().as_ref().is_some_and(Stop::is_stopped))
+    STOP.with(|s| s.borrow().as_ref().is_some_and(Stop::is_thrown))
 }
 
-/// This thread's deadline, if one is set.
+/// This thread's deadline, if its token has one.
 pub fn current() -> Option<Instant> {
-    DEADLINE.with(Cell::get)
+    STOP.with(|s| s.borrow().as_ref().and_then(Stop::deadline))
 }
 
 /// The time left before the deadline (`None`: no deadline).
@@ -152,12 +247,12 @@ pub fn remaining() -> Option<Duration> {
     current().map(|d| d.saturating_duration_since(Instant::now()))
 }
 
-/// Whether the deadline has passed (or the switch was thrown).
+/// Whether this thread's token is stopped.
 pub fn passed() -> bool {
-    current().is_some_and(|d| Instant::now() >= d) || stop_requested()
+    STOP.with(|s| s.borrow().as_ref().is_some_and(Stop::is_stopped))
 }
 
-/// Stops the work (unwinds with [`Timeout`]) if the deadline has passed.
+/// Stops the work (unwinds with [`Timeout`]) if the token is stopped.
 pub fn check() {
     if passed() {
         stop();
@@ -182,9 +277,154 @@ pub fn stop() -> ! {
     std::panic::resume_unwind(Box::new(Timeout { phase }))
 }
 
-/// The payload of an unwinding, read as a timeout.
-pub fn timeout_of(payload: &(dyn std::any::Any + Send)) -> Option<Timeout> {
-    payload.downcast_ref::<Timeout>().copied()
+/// One contender of a [`race`]: work that gives an answer.
+pub struct Entrant<'a, T> {
+    /// Starts after the others' head start, or as soon as one of them ends
+    /// without a definite answer (a core is free).
+    pub late: bool,
+    pub run: Box<dyn FnOnce() -> T + Send + 'a>,
+}
+
+impl<'a, T> Entrant<'a, T> {
+    pub fn now(run: impl FnOnce() -> T + Send + 'a) -> Self {
+        Entrant {
+            late: false,
+            run: Box::new(run),
+        }
+    }
+
+    pub fn late(run: impl FnOnce() -> T + Send + 'a) -> Self {
+        Entrant {
+            late: true,
+            run: Box::new(run),
+        }
+    }
+}
+
+/// How a race ended.
+#[derive(Debug)]
+pub enum Finish<T> {
+    /// Entrant `i` gave this definite answer; the others were stopped.
+    Definite(usize, T),
+    /// Every entrant ended without one: their answers (entrant, answer),
+    /// or how each ended early. `timed_out`: the race's token stopped
+    /// first.
+    Undecided {
+        answers: Vec<(usize, Result<T, Ended>)>,
+        timed_out: bool,
+    },
+}
+
+/// The one race: every entrant on a thread of its own (with the analyses'
+/// stack), under a child of this thread's token; the first answer that
+/// `definite` accepts wins, and the child token is thrown, which stops the
+/// others (their phases unwind, their solver processes are killed). Late
+/// entrants wait `head_start`, or until an entrant that started at once
+/// ends undecided. Returns when every thread has ended.
+pub fn race<'a, T: Send>(
+    entrants: Vec<Entrant<'a, T>>,
+    definite: impl Fn(&T) -> bool + Sync,
+    head_start: Duration,
+) -> Finish<T> {
+    let stop = Stop::nested();
+    let late = LateStart::new(head_start, entrants.iter().all(|e| e.late));
+    let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
+    std::thread::scope(|scope| {
+        for (i, entrant) in entrants.into_iter().enumerate() {
+            let (tx, stop, late, definite) = (tx.clone(), stop.clone(), &late, &definite);
+            let spawned = analysis_thread().spawn_scoped(scope, move || {
+                if entrant.late && !late.wait(&stop) {
+                    return;
+                }
+                let answer = stop.guard(entrant.run);
+                // A head entrant that ends undecided frees a core.
+                if !entrant.late && !answer.as_ref().is_ok_and(definite) {
+                    late.release();
+                }
+                let _ = tx.send((i, answer));
+            });
+            // A thread that cannot start sends nothing: undecided.
+            drop(spawned);
+        }
+        drop(tx);
+        let finish = collect(&rx, &stop, &definite);
+        // Stop the losers; the scope then joins their threads.
+        stop.stop();
+        late.release();
+        finish
+    })
+}
+
+/// The race's answers until one is definite, all are in, or the token
+/// stops.
+fn collect<T>(
+    rx: &mpsc::Receiver<(usize, Result<T, Ended>)>,
+    stop: &Stop,
+    definite: &(impl Fn(&T) -> bool + Sync),
+) -> Finish<T> {
+    let mut answers = Vec::new();
+    loop {
+        match rx.recv_timeout(POLL) {
+            Ok((i, Ok(answer))) if definite(&answer) => return Finish::Definite(i, answer),
+            Ok(answer) => answers.push(answer),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Finish::Undecided {
+                    answers,
+                    timed_out: stop.is_stopped(),
+                };
+            }
+            // Out of time, even if some threads have not ended yet (one
+            // stopped while building sends its `Ended` later, or nothing).
+            Err(mpsc::RecvTimeoutError::Timeout) if stop.is_stopped() => {
+                return Finish::Undecided {
+                    answers,
+                    timed_out: true,
+                };
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+/// When the late entrants of a race may start.
+struct LateStart {
+    at: Instant,
+    /// Set once an entrant of the head ends undecided, or the race ends.
+    released: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl LateStart {
+    fn new(head_start: Duration, released: bool) -> LateStart {
+        LateStart {
+            at: Instant::now() + head_start,
+            released: Mutex::new(released),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn release(&self) {
+        *self.released.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits for the late start; `false` if the race ended meanwhile.
+    fn wait(&self, stop: &Stop) -> bool {
+        let mut released = self.released.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if stop.is_stopped() {
+                return false;
+            }
+            let now = Instant::now();
+            if *released || now >= self.at {
+                return true;
+            }
+            let poll = (self.at - now).min(POLL);
+            released = (self.changed.wait_timeout(released, poll))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -199,7 +439,7 @@ mod tests {
             1
         });
         assert_eq!(r, Err(Timeout { phase: "building" }));
-        // Restored: no deadline outside `run`.
+        // Restored: no token outside `run`.
         check();
         assert_eq!(current(), None);
         let later = Instant::now() + Duration::from_secs(60);
@@ -229,11 +469,11 @@ mod tests {
     #[test]
     fn a_thrown_switch_stops_the_work_of_every_thread_that_carries_it() {
         let later = Instant::now() + Duration::from_secs(60);
-        let stop = Stop::new();
+        let stop = Stop::until(later);
         let worker = {
-            let stop = stop.clone();
+            let child = stop.child(None);
             std::thread::spawn(move || {
-                run_in(later, Some(stop), || {
+                child.run(|| {
                     let _p = phase("waiting");
                     loop {
                         check();
@@ -242,11 +482,76 @@ mod tests {
                 })
             })
         };
-        assert!(!stop_requested(), "this thread carries no switch");
+        assert!(!stop_requested(), "this thread carries no token");
         stop.stop();
         let r: Result<(), Timeout> = worker.join().unwrap();
         assert_eq!(r, Err(Timeout { phase: "waiting" }));
-        // Without the switch, the same deadline lets the work go on.
-        assert_eq!(run_in(later, None, || 3), Ok(3));
+        // A token of its own with the same deadline lets the work go on.
+        assert_eq!(Stop::until(later).run(|| 3), Ok(3));
+    }
+
+    #[test]
+    fn a_child_never_outlives_its_parent() {
+        let soon = Instant::now() + Duration::from_secs(1);
+        let later = soon + Duration::from_secs(60);
+        let parent = Stop::until(soon);
+        assert_eq!(parent.child(Some(later)).deadline(), Some(soon));
+        assert_eq!(parent.child(None).deadline(), Some(soon));
+        let earlier = Instant::now();
+        assert_eq!(parent.child(Some(earlier)).deadline(), Some(earlier));
+        assert!(parent.child(Some(earlier)).is_stopped());
+        assert!(!parent.is_stopped());
+    }
+
+    #[test]
+    fn the_first_definite_answer_wins_and_stops_the_others() {
+        let started = Instant::now();
+        let finish = Stop::until(started + Duration::from_secs(60))
+            .run(|| {
+                race(
+                    vec![
+                        Entrant::now(|| {
+                            loop {
+                                let _p = phase("spinning");
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                        }),
+                        Entrant::now(|| 7),
+                        Entrant::late(|| 8),
+                    ],
+                    |&n| n == 7,
+                    Duration::from_secs(30),
+                )
+            })
+            .unwrap();
+        assert!(matches!(finish, Finish::Definite(1, 7)), "{finish:?}");
+        // The spinning entrant was stopped, the late one never waited 30 s.
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn undecided_answers_and_defects_are_each_entrants_reason() {
+        let finish = race(
+            vec![
+                Entrant::now(|| 1),
+                Entrant::now(|| panic!("a defect")),
+                Entrant::late(|| 2),
+            ],
+            |_| false,
+            Duration::from_secs(30),
+        );
+        let Finish::Undecided {
+            mut answers,
+            timed_out,
+        } = finish
+        else {
+            panic!("{finish:?}");
+        };
+        answers.sort_by_key(|(i, _)| *i);
+        assert!(!timed_out);
+        assert_eq!(answers[0], (0, Ok(1)));
+        assert_eq!(answers[1], (1, Err(Ended::Defect("a defect".into()))));
+        // The late entrant started as soon as a head entrant ended.
+        assert_eq!(answers[2], (2, Ok(2)));
     }
 }

@@ -12,6 +12,7 @@ pub mod compact;
 pub mod compositional;
 pub mod db;
 pub mod deadline;
+pub mod engine;
 pub mod explore;
 pub mod generator;
 pub mod interp;
@@ -24,6 +25,7 @@ pub mod syntax;
 pub mod target_kind;
 pub mod term;
 pub mod types;
+pub mod witness;
 
 pub use target_kind::TargetKind;
 

@@ -96,7 +96,7 @@ pub fn explore_row(
         let check_opts = crate::check::CheckOptions::new(vec![solver.clone()], timeout);
         o.guide = Some(explore::Guide {
             goal: target,
-            nc: crate::check::engine_options(&check_opts),
+            nc: crate::nc::engine_options(&check_opts),
         });
     }
     let r = explore::explore(&db, file, &o)?;

@@ -52,7 +52,7 @@ pub fn sweep(
     tick: &dyn Fn(),
 ) -> Result<KSweep, String> {
     let base = check_options(solver, true, timeout);
-    let engine = check::engine_options(&base);
+    let engine = crate::nc::engine_options(&base);
     let (build, l) = timed_build(1, &engine, || b.load())?;
     let t = &l.target;
     // Simplified before the sweep, so that each K times the solving only.
@@ -71,7 +71,7 @@ pub fn sweep(
             k,
             answer: answer(&r.verdict),
             time,
-            method: r.method.unwrap_or_default(),
+            method: r.method.map(|m| m.to_string()).unwrap_or_default(),
             reason: match r.verdict {
                 check::Verdict::Unknown(why) => Some(why),
                 _ => None,

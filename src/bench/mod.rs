@@ -209,7 +209,10 @@ pub fn median(mut xs: Vec<Duration>) -> Duration {
 /// database, this is the solving: queries, solver race, witness replay.
 pub fn solve(l: &Loaded, opts: &CheckOptions) -> (Verdict, String) {
     let r = check::check_target(&l.db, l.file, &l.target, opts);
-    (r.verdict, r.method.unwrap_or_default())
+    (
+        r.verdict,
+        r.method.map(|m| m.to_string()).unwrap_or_default(),
+    )
 }
 
 /// `apc check`'s defaults, on one solver.
@@ -256,7 +259,7 @@ pub fn simplify_row(
     for solver in solvers {
         // Computed once here (per solver: the engine's helper queries use
         // it), so that the runs below time only the solving.
-        let opts = check::engine_options(&check_options(solver, true, timeout));
+        let opts = crate::nc::engine_options(&check_options(solver, true, timeout));
         l.condition(&opts);
         let s = l.simplified(&opts);
         stats.get_or_insert_with(|| s.stats.clone());
@@ -316,7 +319,7 @@ pub const TABLE2_BAR: Duration = Duration::from_millis(100);
 /// The answer of a one-shot query.
 fn answer_of(a: &crate::smt::Answer) -> String {
     match a {
-        crate::smt::Answer::Sat(_) => "sat".into(),
+        crate::smt::Answer::Sat => "sat".into(),
         crate::smt::Answer::Unsat => "unsat".into(),
         crate::smt::Answer::Unknown(_) => "unknown".into(),
     }
@@ -352,7 +355,7 @@ pub fn apc_row(
     tick: &dyn Fn(),
 ) -> Result<ApcRow, String> {
     let race_opts = check_options(solver, false, race_timeout);
-    let opts = check::engine_options(&race_opts);
+    let opts = crate::nc::engine_options(&race_opts);
     let k = check::DEFAULT_K;
     // The last build stays for the measurements below.
     let (build, l) = timed_build(runs, &opts, || b.load())?;
@@ -370,7 +373,7 @@ pub fn apc_row(
     let unfolded_query = script(query::query(Variant::Unfolded(k), &own, phik));
     let alone = |query: &str| {
         let (time, a) = timed(runs, query_timeout, || {
-            answer_of(&crate::smt::run_script(solver, query, query_timeout))
+            answer_of(&crate::smt::run_script(solver, query, query_timeout).answer)
         });
         // A solver's own limit (cvc5's --tlimit-per) answers `unknown`
         // a little before ours: that is a timeout too.
@@ -415,7 +418,7 @@ fn portfolio_time(
     timeout: Duration,
 ) -> Result<(Duration, &'static str, String), String> {
     let opts = CheckOptions {
-        engine: check::Engine::All,
+        engine: check::PORTFOLIO,
         ..CheckOptions::new(vec![solver.clone()], timeout)
     };
     let mut failed = None;

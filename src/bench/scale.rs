@@ -13,7 +13,6 @@
 //! least-squares slope on a log–log scale (1 = linear, 2 = quadratic).
 
 use super::{Loaded, answer, check_options, solve, timed, timed_build};
-use crate::check;
 use crate::smt::Profile;
 use crate::target_kind::TargetKind;
 use std::fmt::Write;
@@ -171,7 +170,7 @@ pub fn measure(
     let name = format!("{}-{n}.mc", family.name());
     let source = family.program(n);
     let check = check_options(solver, true, timeout);
-    let opts = check::engine_options(&check);
+    let opts = crate::nc::engine_options(&check);
     // From the source, a fresh database each run: parsing and lowering
     // count too.
     let (build, l) = timed_build(runs, &opts, || {

@@ -3,7 +3,7 @@
 //! the thesis's techniques and ours, every error replayed by the
 //! interpreter, every proof attacked by random runs (docs/generator.md §4).
 
-use crate::check::{self, CheckOptions, Engine, Target, Verdict, together::Together};
+use crate::check::{self, CheckOptions, Target, Verdict};
 use crate::db::{self, Database, SourceFile};
 use crate::explore::{self, AtChecks, End, Merging, Strategy};
 use crate::generator::{self, ThesisSet};
@@ -405,8 +405,8 @@ fn check_program(
     let deadline = started + opts.timeout;
     let mut co = CheckOptions::new(vec![opts.solver.clone()], opts.timeout);
     co.engine = match technique {
-        Technique::Guided => Engine::Explore,
-        _ => Engine::All,
+        Technique::Guided => "explore",
+        _ => check::PORTFOLIO,
     };
     let (mut unreachable, rest) = match technique {
         Technique::Check => by_value_facts(s),
@@ -454,10 +454,12 @@ fn whole_program_first(
     started: Instant,
 ) -> Option<(Option<ErrorFound>, Vec<Target>)> {
     let until = started + opts.timeout.mul_f64(WHOLE_PROGRAM_SHARE);
-    match check::together::decide(&s.db, s.file, targets, co, until) {
-        Together::Unreachable(_) => Some((None, targets.to_vec())),
-        Together::Reachable(t, w, _) => Some((Some(s.replayed(&t, &w)), vec![])),
-        Together::Undecided(_) => None,
+    let stop = crate::deadline::Stop::until(until);
+    let d = check::together::decide(&s.db, s.file, targets, co, &stop).ok()?;
+    match (d.verdict, d.reached) {
+        (Verdict::Unreachable, _) => Some((None, targets.to_vec())),
+        (Verdict::Reachable(w), Some(t)) => Some((Some(s.replayed(&t, &w)), vec![])),
+        _ => None,
     }
 }
 

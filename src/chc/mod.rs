@@ -6,21 +6,24 @@
 //! - [`encode`]: the inlined flowgraph as clauses, exact or refused;
 //! - [`certificate`]: the invariant Z3 returns, and its checks;
 //! - [`unroll`]: a counterexample's inputs, by unrolling the clauses;
-//! - [`decide`]: proof or counterexample, within a deadline.
+//! - [`decide`]: proof or counterexample, within a deadline;
+//! - [`decider`]: the engine of the contract ([`HornClauses`]): a
+//!   counterexample's candidate inputs judged by a replay.
 //!
-//! Knows the IR and the solver layer; knows nothing of the necessary
-//! conditions or the interpreter: a counterexample's candidate inputs are
-//! judged (replayed) by the caller, through [`find_counterexample`].
+//! Knows the IR, the solver layer and witnesses; nothing of the other
+//! engines.
 
 mod arrays;
 mod cells;
 mod certificate;
 mod dead;
+pub mod decider;
 mod encode;
 mod slice;
 mod unroll;
 
 pub use certificate::Certificate;
+pub use decider::HornClauses;
 use encode::{Arithmetic, Cells, Inputs, Reading, encode_as};
 pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
@@ -28,7 +31,7 @@ pub use unroll::{MAX_STEPS, Search, initial_symbol};
 use crate::ir::{Body, NodeId};
 use crate::smt::{self, Answer, Profile};
 use std::sync::OnceLock;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The Horn engine's answer for one target.
@@ -215,8 +218,9 @@ fn attempt(
     scripts.horn = Some(runs[0].clone());
     // The certificate to check, and why it is not Spacer's (if it is not).
     let (cert, instead_of) = if enc.has_query() {
-        let model = match race_runs(solver, runs, deadline) {
-            Answer::Sat(model) => model,
+        let reply = race_runs(solver, runs, deadline);
+        let model = match reply.answer {
+            Answer::Sat => reply.values,
             Answer::Unsat => return Outcome::Counterexample,
             Answer::Unknown(why) => return Outcome::Undecided(why),
         };
@@ -289,9 +293,7 @@ pub fn find_counterexample<W>(
         Ok((solver, _)) => solver,
         Err(why) => return (Search::NotFound(why), transcript),
     };
-    let cancel = smt::Cancel::new();
-    let _watchdog = cancel.at_deadline(deadline);
-    let found = match smt::Session::start(&solver, &cancel) {
+    let found = match smt::Session::start_until(&solver, Some(deadline)) {
         Ok(mut session) => unroll::search(enc, &mut session, judge, max_models, &mut transcript),
         Err(why) => Search::NotFound(why),
     };
@@ -339,41 +341,52 @@ fn spacer_runs(enc: &Encoding, newer: bool, extra: &[&str]) -> Vec<String> {
         .collect()
 }
 
-fn race_runs(solver: &Profile, scripts: Vec<String>, deadline: Instant) -> Answer {
-    let stop = crate::deadline::Stop::nested();
-    let (tx, rx) = std::sync::mpsc::channel();
+/// Spacer's runs raced, each seed after the one before it by
+/// [`SEED_STAGGER`] (or as soon as as many runs have ended undecided): the
+/// first `sat` or `unsat` wins.
+fn race_runs(solver: &Profile, scripts: Vec<String>, deadline: Instant) -> smt::Reply {
     // Runs that ended undecided: the next one need not wait its turn.
-    let ended = &std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for (i, script) in scripts.into_iter().enumerate() {
-            let (tx, stop) = (tx.clone(), stop.clone());
+    let ended = &AtomicUsize::new(0);
+    let entrants = (scripts.into_iter().enumerate())
+        .map(|(i, script)| {
             let start = Instant::now() + SEED_STAGGER * i as u32;
-            let turn = move || Instant::now() >= start || ended.load(Ordering::SeqCst) >= i;
-            scope.spawn(move || {
-                let answer = crate::deadline::run_in(deadline, Some(stop), || {
-                    while !turn() {
-                        crate::deadline::check();
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    smt::run_script(solver, &script, left(deadline))
-                });
-                ended.fetch_add(1, Ordering::SeqCst);
-                let _ = tx.send(
-                    answer.unwrap_or_else(|t| Answer::Unknown(format!("timeout: {}", t.phase))),
-                );
-            });
-        }
-        drop(tx);
-        let mut last = Answer::Unknown("no run answered".into());
-        for answer in rx {
-            if matches!(answer, Answer::Sat(_) | Answer::Unsat) {
-                stop.stop();
-                return answer;
+            crate::deadline::Entrant::now(move || {
+                let _ended = Ended(ended);
+                while Instant::now() < start && ended.load(Ordering::SeqCst) < i {
+                    crate::deadline::check();
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                smt::run_script(solver, &script, left(deadline))
+            })
+        })
+        .collect();
+    let definite = |r: &smt::Reply| r.answer.is_definite();
+    let race = || crate::deadline::race(entrants, definite, Duration::ZERO);
+    let unknown = |why: String| smt::Reply {
+        answer: Answer::Unknown(why),
+        values: String::new(),
+    };
+    match crate::deadline::run(deadline, race) {
+        Ok(crate::deadline::Finish::Definite(_, reply)) => reply,
+        Ok(crate::deadline::Finish::Undecided { mut answers, .. }) => {
+            answers.sort_by_key(|(i, _)| *i);
+            match answers.pop() {
+                Some((_, Ok(reply))) => reply,
+                Some((_, Err(ended))) => unknown(ended.reason()),
+                None => unknown("no run answered".into()),
             }
-            last = answer;
         }
-        last
-    })
+        Err(t) => unknown(format!("timeout: {}", t.phase)),
+    }
+}
+
+/// Counts a run as ended when it goes, however it goes.
+struct Ended<'a>(&'a AtomicUsize);
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 /// A definition of Spacer's with its quantifiers eliminated by Z3's `qe`

@@ -12,7 +12,7 @@
 
 use super::encode::{Encoding, Rule};
 use crate::ir::{NodeId, VarId};
-use crate::smt::{CheckResult, Judgement, Session};
+use crate::smt::{Answer, Judgement, Session};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -78,9 +78,9 @@ fn deepen<W>(
         ))?;
         for _ in 0..max_models.max(1) {
             match solver.check() {
-                CheckResult::Unsat => break,
-                CheckResult::Unknown(why) => return Err(format!("{why} at depth {depth}")),
-                CheckResult::Sat => {}
+                Answer::Unsat => break,
+                Answer::Unknown(why) => return Err(format!("{why} at depth {depth}")),
+                Answer::Sat => {}
             }
             match judge(solver.session)? {
                 Judgement::Accept(w) => return Ok(Search::Found(w, depth)),
@@ -110,7 +110,7 @@ impl Transcribed<'_> {
         self.session.send(&text)
     }
 
-    fn check(&mut self) -> CheckResult {
+    fn check(&mut self) -> Answer {
         self.transcript.push_str("(check-sat)\n");
         self.session.check()
     }

@@ -6,6 +6,7 @@ use super::{ExitStatus, bad, limits, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, ValueEnum};
 use serde_json::{Map, Value, json};
 use std::path::PathBuf;
@@ -31,34 +32,35 @@ pub enum ModeChoice {
     Unfolded,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum EngineChoice {
-    /// Every engine on parallel threads; the first definite answer wins.
-    All,
-    /// The necessary conditions, then the executor on what they leave undecided.
-    #[value(name = "nc+explore")]
-    NcExplore,
-    Nc,
-    Chc,
-    Explore,
-    /// The executor as a witness search: tree search with lattice merging, no condition.
-    ExploreSearch,
-    /// Compositional symbolic execution (per-function summaries, docs/compositional-se.md).
-    Compositional,
+/// `--engine`'s values: the portfolio, the combination, and every
+/// registered engine, each with its line of help.
+fn engine_parser() -> PossibleValuesParser {
+    let combined = [
+        (
+            check::PORTFOLIO,
+            "every engine on parallel threads; the first definite answer wins",
+        ),
+        (
+            check::NC_THEN_EXPLORE,
+            "the conditions, then the executor on what they leave undecided",
+        ),
+    ];
+    let registered = check::ENGINES.iter().map(|e| (e.name(), e.about()));
+    PossibleValuesParser::new(
+        (combined.into_iter().chain(registered)).map(|(n, h)| PossibleValue::new(n).help(h)),
+    )
 }
 
-impl EngineChoice {
-    fn engine(self) -> check::Engine {
-        match self {
-            EngineChoice::NcExplore => check::Engine::NcThenExplore,
-            EngineChoice::Nc => check::Engine::Nc,
-            EngineChoice::Chc => check::Engine::Chc,
-            EngineChoice::Explore => check::Engine::Explore,
-            EngineChoice::ExploreSearch => check::Engine::ExploreSearch,
-            EngineChoice::All => check::Engine::All,
-            EngineChoice::Compositional => check::Engine::Compositional,
-        }
-    }
+/// `--portfolio`'s values: the registered engines.
+fn portfolio_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(check::ENGINES.iter().map(|e| PossibleValue::new(e.name())))
+}
+
+/// The name `--engine` or `--portfolio` was given, as the registry spells it.
+fn engine_name(given: &str) -> &'static str {
+    (check::engine_choices().into_iter())
+        .find(|n| *n == given)
+        .expect("clap accepts registered names only")
 }
 
 /// `apc check`'s output formats.
@@ -133,8 +135,11 @@ pub struct CheckArgs {
     /// was explored). `compositional`: compositional symbolic execution (per-function
     /// summaries, docs/compositional-se.md; replayed witnesses; `unreachable` when its
     /// run ends with no unknown leaf; programs with only integers, no recursion).
-    #[arg(long, value_enum, default_value_t = EngineChoice::All)]
-    pub engine: EngineChoice,
+    /// `compact`: compact symbolic execution (loop and recursion templates,
+    /// docs/compact-se.md; a replayed witness of an error leaf; `unreachable` when the
+    /// compact tree is complete without one).
+    #[arg(long, default_value = check::PORTFOLIO, value_parser = engine_parser())]
+    pub engine: String,
     /// With `--engine all`: start the engines after the first --portfolio-head ones
     /// this many milliseconds later, if those have not decided by then.
     #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
@@ -146,8 +151,8 @@ pub struct CheckArgs {
     /// With `--engine all`: the engines that race, comma-separated, in the order they
     /// start (default: explore-search,nc,chc,explore,compositional; the compositional
     /// engine only on programs with functions besides main).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "ENGINES")]
-    pub portfolio: Option<Vec<EngineChoice>>,
+    #[arg(long, value_delimiter = ',', value_name = "ENGINES", value_parser = portfolio_parser())]
+    pub portfolio: Option<Vec<String>>,
     /// With `--engine all`: run every engine at the same CPU priority. By default
     /// the conditions and the witness search run at normal priority, the guided
     /// executor and the compositional engine at niceness 5, the Horn clauses at 10:
@@ -232,14 +237,12 @@ pub fn check(a: CheckArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    if a.portfolio.as_ref().is_some_and(|l| {
-        l.is_empty()
-            || l.iter()
-                .any(|e| matches!(e, EngineChoice::All | EngineChoice::NcExplore))
-    }) {
-        return bad(
-            "--portfolio takes engines among nc, chc, explore, explore-search, compositional",
-        );
+    if a.portfolio.as_ref().is_some_and(Vec::is_empty) {
+        let names: Vec<&str> = check::ENGINES.iter().map(|e| e.name()).collect();
+        return bad(&format!(
+            "--portfolio takes engines among {}",
+            names.join(", ")
+        ));
     }
     let batch = a.files.len() > 1 || a.files.iter().any(|p| p.is_dir());
     if batch && !a.target.is_empty() {
@@ -283,11 +286,11 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         counter_inference: !a.no_counter_inference,
         max_models: a.max_models,
         simplify: !a.no_simplify,
-        engine: a.engine.engine(),
+        engine: engine_name(&a.engine),
         portfolio_delay: Duration::from_millis(a.portfolio_delay),
         portfolio_head: a.portfolio_head as usize,
         portfolio: match &a.portfolio {
-            Some(list) => list.iter().map(|e| e.engine()).collect(),
+            Some(list) => list.iter().map(|e| engine_name(e)).collect(),
             None => check::DEFAULT_PORTFOLIO.to_vec(),
         },
         portfolio_priorities: !a.portfolio_equal_priority,
@@ -674,7 +677,7 @@ fn report_json(r: &Report) -> Value {
         "reason": reason,
         "witness": witness,
         "engine": r.engine,
-        "method": r.method,
+        "method": r.method.as_ref().map(ToString::to_string),
         "solver": r.solver,
         "time_ms": ms(r.time),
     })

@@ -1,7 +1,7 @@
 //! `apc compact`: compact symbolic execution (`docs/compact-se.md`; the
 //! contract: `docs/cli.md`).
 
-use super::check::SolverArgs;
+use super::check::{SolverArgs, show_witness, witness_json};
 use super::{ExitStatus, Format, bad, limits, load};
 use crate::compact::{self, Options, print};
 use clap::{Args, ValueEnum};
@@ -71,15 +71,16 @@ pub fn compact(a: CompactArgs) -> ExitCode {
         timeout: Some(a.timeout),
         per_query: a.timeout,
     };
-    let (tree, parts) = match compact::execute(&loaded.db, loaded.file, &a.function, &solver, &opts)
-    {
-        Ok(r) => r,
-        Err(compact::Failure::BadInput(e)) => return bad(&e),
-        Err(compact::Failure::Timeout(e)) => {
-            eprintln!("apc: {e}");
-            return ExitStatus::Undecided.into();
-        }
-    };
+    let (mut tree, parts) =
+        match compact::execute(&loaded.db, loaded.file, &a.function, &solver, &opts) {
+            Ok(r) => r,
+            Err(compact::Failure::BadInput(e)) => return bad(&e),
+            Err(compact::Failure::Timeout(e)) => {
+                eprintln!("apc: {e}");
+                return ExitStatus::Undecided.into();
+            }
+        };
+    let errors = error_witnesses(&loaded, &mut tree, &solver, a.timeout);
     let (cv, cl) = tree.condensed_size();
     let complete = tree.is_complete();
     if a.tree.is_some() {
@@ -92,6 +93,7 @@ pub fn compact(a: CompactArgs) -> ExitCode {
         j["leaves"] = json!(cl);
         j["condensed_vertices"] = json!(cv);
         j["queries"] = json!(tree.queries);
+        j["errors"] = json!(errors.iter().map(error_json).collect::<Vec<_>>());
         j["quantified_queries"] = json!(tree.quantified_queries);
         j["unknown_answers"] = json!(tree.unknown_answers);
         j["parts"] = json!(
@@ -115,6 +117,9 @@ pub fn compact(a: CompactArgs) -> ExitCode {
             }
         }
         out!("{}", print::text(&tree));
+        for e in &errors {
+            outln!("{}", error_line(e));
+        }
         outln!(
             "{} tree: {} vertices, {} leaves; condensed (the figures' granularity): {} vertices; {}; {} solver queries ({} quantified, {} unknown) in {:.2} s",
             if a.classic { "classic" } else { "compact" },
@@ -132,10 +137,84 @@ pub fn compact(a: CompactArgs) -> ExitCode {
             tree.elapsed.as_secs_f64()
         );
     }
-    let status = if complete && tree.unknown_answers == 0 {
+    let status = if errors.iter().any(|e| e.witness.is_ok()) {
+        ExitStatus::Found
+    } else if complete && tree.unknown_answers == 0 && errors.is_empty() {
         ExitStatus::Ok
     } else {
         ExitStatus::Undecided
     };
     status.into()
+}
+
+/// An error leaf of the tree with its replayed witness, or why it has none.
+struct ErrorLeaf {
+    vertex: usize,
+    target: Option<crate::db::Target>,
+    witness: Result<crate::interp::Witness, String>,
+}
+
+/// Every error leaf of the tree, each with a witness from a model of its
+/// path condition that the interpreter replayed to its target.
+fn error_witnesses(
+    loaded: &super::Loaded,
+    tree: &mut compact::Tree,
+    profile: &crate::smt::Profile,
+    timeout: Duration,
+) -> Vec<ErrorLeaf> {
+    let targets = crate::db::targets(&loaded.db, loaded.file);
+    let leaves = compact::witness::error_leaves(tree, &targets);
+    let parsed = crate::db::parse(&loaded.db, loaded.file);
+    let replay =
+        crate::witness::Replayer::new(&parsed.program, loaded.file.text(&loaded.db), &targets);
+    let deadline = std::time::Instant::now() + timeout;
+    let mut solver = compact::solver::Solver::new(profile.clone(), timeout, Some(deadline));
+    let found = compact::witness::witnesses(tree, &leaves, &mut solver, &replay, true);
+    (found.into_iter())
+        .map(|(v, witness)| {
+            let target = compact::witness::target_of(tree, v, &targets).cloned();
+            ErrorLeaf {
+                vertex: v,
+                target,
+                witness,
+            }
+        })
+        .collect()
+}
+
+fn error_line(e: &ErrorLeaf) -> String {
+    let at = match &e.target {
+        Some(t) => format!(
+            "{} at {}:{} in {}",
+            t.kind.as_str(),
+            t.line,
+            t.col,
+            t.function
+        ),
+        None => "an error".into(),
+    };
+    match &e.witness {
+        Ok(w) => format!(
+            "v{}: {at}: reachable with {} (replayed)",
+            e.vertex,
+            show_witness(w)
+        ),
+        Err(why) => format!("v{}: {at}: no witness that replays ({why})", e.vertex),
+    }
+}
+
+fn error_json(e: &ErrorLeaf) -> serde_json::Value {
+    let (witness, reason) = match &e.witness {
+        Ok(w) => (witness_json(w), serde_json::Value::Null),
+        Err(why) => (serde_json::Value::Null, json!(why)),
+    };
+    json!({
+        "vertex": e.vertex,
+        "kind": e.target.as_ref().map(|t| t.kind.as_str()),
+        "function": e.target.as_ref().map(|t| t.function.clone()),
+        "line": e.target.as_ref().map(|t| t.line),
+        "col": e.target.as_ref().map(|t| t.col),
+        "witness": witness,
+        "reason": reason,
+    })
 }

@@ -179,7 +179,7 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
         let check_opts = crate::check::CheckOptions::new(vec![solver], a.timeout);
         opts.guide = Some(explore::Guide {
             goal,
-            nc: crate::check::engine_options(&check_opts),
+            nc: crate::nc::engine_options(&check_opts),
         });
     }
     let bar = super::progress(0, "{spinner} {elapsed} {msg}");

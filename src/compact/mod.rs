@@ -10,11 +10,14 @@
 //! - [`run`]: Algorithm 1 and the tree;
 //! - [`solver`]: satisfiability through the solver layer;
 //! - [`tracked`]: templates as salsa queries per function and part;
-//! - [`print`]: the tree as text, JSON and Graphviz.
+//! - [`print`]: the tree as text, JSON and Graphviz;
+//! - [`witness`]: an error leaf's model as a replayed witness;
+//! - [`decider`]: the engine of the contract ([`Compact`]).
 //!
-//! Knows the front end (through `db`), the IR, terms and the solver layer;
-//! not the other engines, not the command line.
+//! Knows the front end (through `db`), the IR, terms, the solver layer and
+//! witnesses; not the other engines, not the command line.
 
+pub mod decider;
 pub mod exec;
 pub mod multi;
 pub mod print;
@@ -27,6 +30,8 @@ pub mod witness;
 
 #[cfg(test)]
 mod tests;
+
+pub use decider::Compact;
 
 use crate::db::{self, SourceFile};
 use crate::smt::Profile;

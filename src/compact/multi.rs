@@ -10,12 +10,13 @@
 //! functions are determined by the path, not guessed.
 
 use super::exec::{Program, step_edge, symbols};
-use super::solver::{Sat, SatCheck};
+use super::solver::SatCheck;
 use super::state::{PState, Value, apply_value, substitution};
 use super::template::{
     ExitTuple, Outcome, Part, Template, conj, leave_through, refuse_unsupported_cycle,
 };
 use crate::ir::EdgeId;
+use crate::smt::Answer;
 use crate::term::{TermId, Terms, Var, VarKind as TermVar};
 use num_bigint::BigInt;
 
@@ -51,9 +52,9 @@ pub fn derive(
         refuse_unsupported_cycle(body, &one)?;
         if let Some(trip) = run_trip(terms, prog, func, part.entry, cycle, &theta0)? {
             match sat.check(terms, &trip.states.last().expect("a trip").pc) {
-                Sat::Unsat => continue,
-                Sat::Unknown(why) => undecided.push(format!("a cycle: {why}")),
-                Sat::Sat => {}
+                Answer::Unsat => continue,
+                Answer::Unknown(why) => undecided.push(format!("a cycle: {why}")),
+                Answer::Sat => {}
             }
             trips.push(trip);
         }

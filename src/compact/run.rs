@@ -5,10 +5,11 @@
 //! (King's) tree, the baseline.
 
 use super::exec::{Program, classic_successors, is_final, start_memory};
-use super::solver::{Sat, SatCheck, Solver};
+use super::solver::{SatCheck, Solver};
 use super::state::{PState, Record, Value, apply_value, rename_value, rename_vars, substitution};
 use super::template::Template;
 use crate::ir::NodeKind;
+use crate::smt::Answer;
 use crate::term::{Numbered, TermId, Terms, Var, VarKind};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::VecDeque;
@@ -214,9 +215,9 @@ impl Builder {
             if label.is_some() {
                 let query = with_axioms(&self.terms, &state.pc, &self.axioms);
                 match solver.check(&mut self.terms, &query) {
-                    Sat::Unsat => continue,
-                    Sat::Unknown(why) => unknown = Some(why),
-                    Sat::Sat => {}
+                    Answer::Unsat => continue,
+                    Answer::Unknown(why) => unknown = Some(why),
+                    Answer::Sat => {}
                 }
             }
             let id = self.vertices.len();

@@ -7,16 +7,9 @@ use crate::smt::{self, Answer, Profile};
 use crate::term::{TermId, Terms};
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Sat {
-    Sat,
-    Unsat,
-    Unknown(String),
-}
-
 /// Something that answers "is this conjunction satisfiable?".
 pub trait SatCheck {
-    fn check(&mut self, terms: &mut Terms, conjuncts: &[TermId]) -> Sat;
+    fn check(&mut self, terms: &mut Terms, conjuncts: &[TermId]) -> Answer;
 }
 
 /// A solver profile with a per-query limit and a run deadline.
@@ -70,9 +63,10 @@ impl Solver {
             .collect();
         script.push_str(&self.profile.preamble(quantified, &mq.text));
         self.queries += 1;
-        match smt::run_script(&self.profile, &script, self.limit()) {
-            Answer::Sat(values) => {
-                let parsed = smt::reply::int_values(&values)?;
+        let reply = smt::run_script(&self.profile, &script, self.limit());
+        match reply.answer {
+            Answer::Sat => {
+                let parsed = smt::reply::int_values(&reply.values)?;
                 mq.names
                     .iter()
                     .map(|n| {
@@ -105,31 +99,31 @@ impl Solver {
 }
 
 impl SatCheck for Solver {
-    fn check(&mut self, terms: &mut Terms, conjuncts: &[TermId]) -> Sat {
+    fn check(&mut self, terms: &mut Terms, conjuncts: &[TermId]) -> Answer {
         let phi = terms.and(conjuncts.to_vec());
         match terms.as_bool(phi) {
-            Some(true) => return Sat::Sat,
-            Some(false) => return Sat::Unsat,
+            Some(true) => return Answer::Sat,
+            Some(false) => return Answer::Unsat,
             None => {}
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.unknown += 1;
-            return Sat::Unknown("timeout".into());
+            return Answer::Unknown("timeout".into());
         }
         let quantified = terms.has_quantifier(phi);
         let query = smt::smtlib::query(terms, &[phi]);
         let script = self.profile.script(quantified, &query, &[]);
         let started = Instant::now();
-        let answer = smt::run_script(&self.profile, &script, self.limit());
+        let answer = smt::run_script(&self.profile, &script, self.limit()).answer;
         self.time += started.elapsed();
         self.queries += 1;
         self.quantified += u64::from(quantified);
         match answer {
-            Answer::Sat(_) => Sat::Sat,
-            Answer::Unsat => Sat::Unsat,
+            Answer::Sat => Answer::Sat,
+            Answer::Unsat => Answer::Unsat,
             Answer::Unknown(why) => {
                 self.unknown += 1;
-                Sat::Unknown(format!("{} answered unknown ({why})", self.profile.name))
+                Answer::Unknown(format!("{} answered unknown ({why})", self.profile.name))
             }
         }
     }

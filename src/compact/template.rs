@@ -6,9 +6,10 @@
 //! cycle once gives, closed over κ by exact rules only.
 
 use super::exec::{self, Program, step_edge, symbols};
-use super::solver::{Sat, SatCheck};
+use super::solver::SatCheck;
 use super::state::{PState, Value, substitution};
 use crate::ir::{Body, EdgeId, Instr, NodeId, VarKind};
+use crate::smt::Answer;
 use crate::term::{Subst, TermId, Terms, Var, VarKind as TermVar};
 
 /// A program part: one cyclic path with its entry.
@@ -150,9 +151,9 @@ fn derive_inner(
     let trip = states.last().expect("a trip has a state").clone();
     let mut undecided = Vec::new();
     match sat.check(terms, &trip.pc) {
-        Sat::Unsat => return Ok(Outcome::NoCycle),
-        Sat::Unknown(why) => undecided.push(format!("round the cycle: {why}")),
-        Sat::Sat => {}
+        Answer::Unsat => return Ok(Outcome::NoCycle),
+        Answer::Unknown(why) => undecided.push(format!("round the cycle: {why}")),
+        Answer::Sat => {}
     }
     let kappa = terms.new_var(TermVar::Counter, "κ");
     let tau = terms.new_var(TermVar::Bound, "τ");
@@ -249,12 +250,12 @@ pub(super) fn leave_through(
         return Ok(None);
     };
     match sat.check(terms, &out.state.pc) {
-        Sat::Unsat => {
+        Answer::Unsat => {
             dropped.push((id, "no path leaves through it".to_string()));
             return Ok(None);
         }
-        Sat::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
-        Sat::Sat => {}
+        Answer::Unknown(why) => undecided.push(format!("exit e{id}: {why}")),
+        Answer::Sat => {}
     }
     Ok(Some(out))
 }

@@ -166,3 +166,69 @@ pub fn pin(tree: &mut Tree, w: &Witness) -> Vec<TermId> {
     }
     out
 }
+
+/// The windows of input cells a leaf's model is asked for, one after the
+/// other while the replay misses.
+const WINDOWS: [usize; 2] = [8, 64];
+
+/// Each of `leaves` (error leaves) with a replayed witness or why it has
+/// none, in order; after the first witness only if `all`.
+pub fn witnesses(
+    tree: &mut Tree,
+    leaves: &[usize],
+    solver: &mut Solver,
+    replay: &crate::witness::Replayer,
+    all: bool,
+) -> Vec<(usize, Result<Witness, String>)> {
+    let mut out = Vec::new();
+    for &v in leaves {
+        let w = replayed(tree, v, solver, replay);
+        let found = w.is_ok();
+        out.push((v, w));
+        if found && !all {
+            break;
+        }
+    }
+    out
+}
+
+/// A witness for error leaf `v`, from a model of its path condition (the
+/// parameters κ included), that `replay` accepts, shrunk; or why none.
+pub fn replayed(
+    tree: &mut Tree,
+    v: usize,
+    solver: &mut Solver,
+    replay: &crate::witness::Replayer,
+) -> Result<Witness, String> {
+    use crate::witness::Replay;
+    let mut last = String::new();
+    for window in WINDOWS {
+        let s = sample(tree, v, &[], solver, window)?;
+        match replay.hits(&s.witness) {
+            Ok(()) => return Ok(crate::witness::shrunk(s.witness, replay)),
+            Err(why) => last = why,
+        }
+    }
+    Err(last)
+}
+
+/// The error leaves of the tree at the targets asked about, breadth first.
+pub fn error_leaves(tree: &Tree, targets: &[crate::db::Target]) -> Vec<usize> {
+    (0..tree.vertices.len())
+        .filter(|&v| target_of(tree, v, targets).is_some())
+        .collect()
+}
+
+/// The target of `targets` that vertex `v` ends at, if it is an error leaf.
+pub fn target_of<'t>(
+    tree: &Tree,
+    v: usize,
+    targets: &'t [crate::db::Target],
+) -> Option<&'t crate::db::Target> {
+    let vx = &tree.vertices[v];
+    let super::End::Error(id) = vx.end else {
+        return None;
+    };
+    let function = &tree.prog.funcs[vx.state.func].name;
+    (targets.iter()).find(|t| t.id == id && t.function == *function)
+}

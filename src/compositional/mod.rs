@@ -13,12 +13,13 @@
 //! - [`interpret`]: symbolic interpretation (SyInt);
 //! - [`reach`]: Check, globalisation and the interpretations in SMT-LIB;
 //! - [`witness`]: a reached target's witness and its replay;
+//! - [`decider`]: the engine of the contract ([`Compositional`]);
 //! - here: the options, the run loop (Step), its limits and statistics.
 //!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
-//! the interpreter (to replay witnesses). Must not know the other engines
-//! or verdicts (`check` turns an [`Outcome`] into one).
+//! witnesses; not the other engines.
 
+pub mod decider;
 mod interpret;
 mod program;
 mod reach;
@@ -28,13 +29,16 @@ mod witness;
 #[cfg(test)]
 mod tests;
 
+pub use decider::Compositional;
+
 use crate::db::{Database, SourceFile, Target};
 use crate::interp::Witness;
+use crate::smt::Answer;
 use crate::smt::Profile;
 use crate::term::Terms;
 use interpret::Interpreter;
 use program::Subject;
-use reach::{Answer, Reach};
+use reach::Reach;
 pub use state::Stat;
 use state::{Analysis, Leaf};
 use std::time::{Duration, Instant};
@@ -168,10 +172,11 @@ pub fn run(db: &Database, file: SourceFile, opts: &Options) -> Result<Outcome, S
     let mut run = Run::new(&subject, terms, reach);
     let end = run.drive(opts, deadline);
     let mut stats = run.stats;
-    stats.queries = run.reach.queries;
+    let asked = run.reach.stats();
+    stats.queries = asked.checks;
     stats.trivial_checks = run.reach.trivial;
-    stats.solver_time = run.reach.time;
-    stats.smt_bytes = run.reach.sent;
+    stats.solver_time = asked.time;
+    stats.smt_bytes = asked.sent;
     stats.revived = run.analysis.revived;
     stats.invocations = run.analysis.invs.len() as u64;
     stats.elapsed = started.elapsed();
@@ -189,37 +194,6 @@ pub fn run(db: &Database, file: SourceFile, opts: &Options) -> Result<Outcome, S
         leaves,
         invocations,
     })
-}
-
-/// What the engine concludes of one target.
-#[derive(Clone, Debug)]
-pub enum Conclusion {
-    Reachable(Witness),
-    Unreachable,
-    Unknown(String),
-}
-
-/// Runs the engine until `target` is reached or the run ends: reachable
-/// with a replayed witness, unreachable only after a run that terminated
-/// with no unknown leaf (docs/compositional-se.md §11.2).
-pub fn decide(db: &Database, file: SourceFile, target: &Target, mut opts: Options) -> Conclusion {
-    opts.goal = Some(target.clone());
-    let outcome = match run(db, file, &opts) {
-        Ok(o) => o,
-        Err(why) => return Conclusion::Unknown(why),
-    };
-    if let Some(r) = outcome.reached.iter().find(|r| r.target == *target) {
-        return Conclusion::Reachable(r.witness.clone());
-    }
-    match outcome.end {
-        End::Terminated if outcome.stats.replay_failures.is_empty() => Conclusion::Unreachable,
-        End::Terminated => Conclusion::Unknown(format!(
-            "a witness did not replay: {}",
-            outcome.stats.replay_failures.join("; ")
-        )),
-        End::GoalReached => Conclusion::Unknown("the goal was reached without a witness".into()),
-        End::Stopped(why) => Conclusion::Unknown(why),
-    }
 }
 
 fn shown(subject: &Subject, a: &Analysis, terms: &Terms) -> (Vec<ShownLeaf>, Vec<ShownInvocation>) {

@@ -41,7 +41,6 @@ pub(crate) struct Subject {
     pub main_inputs: Vec<MainInput>,
     pub ast: crate::syntax::ast::Program,
     pub source: String,
-    pub lines: crate::syntax::LineIndex,
 }
 
 #[derive(Clone, Debug)]
@@ -107,7 +106,6 @@ impl Subject {
             main_inputs,
             ast: db::parse(db, file).program.clone(),
             source: file.text(db).clone(),
-            lines: crate::syntax::LineIndex::new(file.text(db)),
         })
     }
 

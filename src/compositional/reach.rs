@@ -11,31 +11,18 @@
 use super::program::Subject;
 use super::state::{Analysis, Stat};
 use crate::smt::smtlib;
-use crate::smt::{Cancel, CheckResult, Profile, Session, Watchdog};
+use crate::smt::{Answer, Profile, Warm};
 use crate::term::{Subst, TermId, Terms};
-use std::time::{Duration, Instant};
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Answer {
-    Sat,
-    Unsat,
-    Unknown(String),
-}
+use std::time::Instant;
 
 pub(crate) struct Reach {
-    session: Session,
-    cancel: Cancel,
+    warm: Warm,
     /// The printed interpretation of each function, until it gains a
     /// finished leaf.
     defs: Vec<Option<String>>,
-    pub queries: u64,
     /// Checks answered without the solver: no invocation reaches the
     /// function yet (glob = false).
     pub trivial: u64,
-    pub time: Duration,
-    /// Bytes of SMT-LIB sent.
-    pub sent: u64,
-    _watchdog: Option<Watchdog>,
 }
 
 impl Reach {
@@ -45,8 +32,6 @@ impl Reach {
         terms: &Terms,
         deadline: Option<Instant>,
     ) -> Result<Reach, String> {
-        let cancel = Cancel::new();
-        let mut session = Session::start(profile, &cancel)?;
         // The queries are quantifier-free ite chains: the profile's options
         // for those (solvers/README.md).
         let mut head = profile.options(false).join("\n");
@@ -58,22 +43,21 @@ impl Reach {
         if subject.divides() {
             head.push_str(&smtlib::truncating_division_command());
         }
-        session.send(&head)?;
         Ok(Reach {
-            session,
+            warm: Warm::start(profile, deadline, &head)?,
             defs: vec![None; subject.funcs.len()],
-            queries: 0,
             trivial: 0,
-            time: Duration::ZERO,
-            sent: head.len() as u64,
-            _watchdog: deadline.map(|d| cancel.at_deadline(d)),
-            cancel,
         })
     }
 
     /// Whether the session was stopped (the deadline passed).
     pub(crate) fn cancelled(&self) -> bool {
-        self.cancel.is_cancelled()
+        self.warm.is_stopped()
+    }
+
+    /// What the session was asked.
+    pub(crate) fn stats(&self) -> crate::smt::WarmStats {
+        self.warm.stats
     }
 
     /// Function `f`'s interpretation is out of date (a new finished leaf).
@@ -97,25 +81,16 @@ impl Reach {
             self.trivial += 1;
             return Answer::Unsat;
         }
-        let mut text = String::from("(push 1)\n");
+        self.warm.push();
         for &g in &subject.callee_first {
             if g != subject.main && !a.into[g].is_empty() {
-                text.push_str(self.interpretation(subject, a, terms, g));
+                let defs = self.interpretation(subject, a, terms, g).to_string();
+                self.warm.raw(&defs);
             }
         }
-        text.push_str(&smtlib::scoped_assertion(terms, formula, true));
-        self.sent += text.len() as u64;
-        if let Err(e) = self.session.send(&text) {
-            return Answer::Unknown(e);
-        }
-        let started = Instant::now();
-        let answer = match self.session.check() {
-            CheckResult::Sat => Answer::Sat,
-            CheckResult::Unsat => Answer::Unsat,
-            CheckResult::Unknown(why) => Answer::Unknown(why),
-        };
-        self.time += started.elapsed();
-        self.queries += 1;
+        self.warm
+            .raw(&smtlib::scoped_assertion(terms, formula, true));
+        let answer = self.warm.check();
         if !(keep && answer == Answer::Sat) {
             self.close();
         }
@@ -123,12 +98,12 @@ impl Reach {
     }
 
     pub(crate) fn close(&mut self) {
-        let _ = self.session.send("(pop 1)");
+        self.warm.pop(1);
     }
 
     /// After a kept `sat`: the values of SMT-LIB integer expressions.
     pub(crate) fn values(&mut self, exprs: &[String]) -> Result<Vec<num_bigint::BigInt>, String> {
-        self.session.int_values(exprs)
+        self.warm.values_of(exprs)
     }
 
     /// rc_g, rv_{g,ret}, rv_{g,ic} from g's finished leaves (Fig. 9):

@@ -1,13 +1,14 @@
-//! From the model of a reached error leaf to main's inputs, and their
-//! replay on the interpreter: a target is called reachable only with a
+//! From the model of a reached error leaf to main's inputs, replayed (and
+//! shrunk) by the witness layer: a target is called reachable only with a
 //! witness that runs to it (`docs/compositional-se.md` §11.2).
 
 use super::program::Subject;
 use super::reach::Reach;
 use crate::db::Target;
-use crate::interp::{self, ArgValue, Witness};
+use crate::interp::{ArgValue, Witness};
 use crate::smt::smtlib;
 use crate::term::Terms;
+use crate::witness::{Replay, Replayer};
 
 /// Input-stream and input-array elements asked first, then after a miss.
 const WINDOWS: [usize; 3] = [4, 64, 1024];
@@ -21,60 +22,16 @@ pub(crate) fn replayed(
     terms: &Terms,
     target: &Target,
 ) -> Result<Witness, String> {
+    let replay = Replayer::new(&subject.ast, &subject.source, std::slice::from_ref(target));
     let mut last = String::new();
     for window in WINDOWS {
         let w = witness(subject, reach, terms, window)?;
-        match hits(subject, &w, target) {
-            Ok(()) => return Ok(shrunk(subject, w, target)),
+        match replay.hits(&w) {
+            Ok(()) => return Ok(crate::witness::shrunk(w, &replay)),
             Err(why) => last = why,
         }
     }
     Err(last)
-}
-
-fn hits(subject: &Subject, w: &Witness, target: &Target) -> Result<(), String> {
-    interp::replay_hits(
-        &subject.ast,
-        &subject.source,
-        &subject.lines,
-        w,
-        target.kind,
-        (target.line, target.col),
-    )
-}
-
-/// The witness with each list cut to the shortest of 0, 1, 2, 4, … elements
-/// that still hits (the window's tail is the model's noise).
-fn shrunk(subject: &Subject, mut w: Witness, target: &Target) -> Witness {
-    let cut = |len: usize| {
-        (0..)
-            .map(|k| if k == 0 { 0 } else { 1 << (k - 1) })
-            .take_while(move |n| *n < len)
-    };
-    for n in cut(w.input.len()) {
-        let mut shorter = w.clone();
-        shorter.input.truncate(n);
-        if hits(subject, &shorter, target).is_ok() {
-            w = shorter;
-            break;
-        }
-    }
-    for a in 0..w.args.len() {
-        let ArgValue::List(xs) = &w.args[a].1 else {
-            continue;
-        };
-        for n in cut(xs.len()) {
-            let mut shorter = w.clone();
-            if let ArgValue::List(ys) = &mut shorter.args[a].1 {
-                ys.truncate(n);
-            }
-            if hits(subject, &shorter, target).is_ok() {
-                w = shorter;
-                break;
-            }
-        }
-    }
-    w
 }
 
 fn witness(

@@ -10,9 +10,9 @@
 
 use super::IndexMode;
 use super::exec::Executor;
-use super::solver::Feasibility;
 use super::state::{CellId, InputArray, State, Value};
 use crate::ir::{BinOp, CmpOp, Cond, Expr, Place, VarId};
+use crate::smt::Answer;
 use crate::syntax::ast::UnOp;
 use crate::term::{TermId, Terms};
 use std::sync::Arc;
@@ -250,9 +250,9 @@ impl Executor<'_> {
             let jt = self.terms.int(j);
             let eq = self.terms.eq(i, jt);
             match self.solver.check(&self.terms, &st.pc, eq, false) {
-                Feasibility::Sat => feasible.push((j, eq, *c)),
-                Feasibility::Unsat => {}
-                Feasibility::Unknown(why) => return Err(Halt::Undecided(why)),
+                Answer::Sat => feasible.push((j, eq, *c)),
+                Answer::Unsat => {}
+                Answer::Unknown(why) => return Err(Halt::Undecided(why)),
             }
         }
         if feasible.len() == 1 {

@@ -6,10 +6,11 @@
 
 use super::eval::Halt;
 use super::program::Explored;
-use super::solver::{Feasibility, Solver};
+use super::solver::Solver;
 use super::state::{CellId, Frame, PathCond, State, Value};
 use super::{FoundError, Options, Stats};
 use crate::ir::{self, EdgeId, Instr, NodeKind, VarKind};
+use crate::smt::Answer;
 use crate::term::{TermId, Terms};
 use std::sync::Arc;
 
@@ -400,20 +401,20 @@ impl<'p> Executor<'p> {
             // `assert` (an `assume` of the program is asked like a branch).
             let alone = onward.len() == 1 && cannot_fail;
             let f = if implied || alone {
-                Feasibility::Sat
+                Answer::Sat
             } else {
                 self.feasible(&st, *g)
             };
             match f {
-                Feasibility::Sat => feasible.push((*e, *g, implied || alone)),
-                Feasibility::Unsat => {
+                Answer::Sat => feasible.push((*e, *g, implied || alone)),
+                Answer::Unsat => {
                     first_unsat = k == 0;
                     // Pruned: the solver said so (a constant guard is no branch).
                     if self.terms.as_bool(*g).is_none() {
                         self.stats.pruned += 1;
                     }
                 }
-                Feasibility::Unknown(why) => {
+                Answer::Unknown(why) => {
                     self.stats.undecided_paths += 1;
                     self.stats.note_undecided(why);
                 }
@@ -469,10 +470,10 @@ impl<'p> Executor<'p> {
     }
 
     /// Whether `pc ∧ g` is satisfiable; constants need no solver.
-    pub(crate) fn feasible(&mut self, st: &State, g: TermId) -> Feasibility {
+    pub(crate) fn feasible(&mut self, st: &State, g: TermId) -> Answer {
         match self.terms.as_bool(g) {
-            Some(true) => Feasibility::Sat,
-            Some(false) => Feasibility::Unsat,
+            Some(true) => Answer::Sat,
+            Some(false) => Answer::Unsat,
             None => self.solver.check(&self.terms, &st.pc, g, false),
         }
     }
@@ -491,14 +492,14 @@ impl<'p> Executor<'p> {
             _ => self.solver.check(&self.terms, &st.pc, g, true),
         };
         match f {
-            Feasibility::Unsat => false,
-            Feasibility::Unknown(why) => {
+            Answer::Unsat => false,
+            Answer::Unknown(why) => {
                 self.stats
                     .note_undecided(format!("whether the target can fail: {why}"));
                 self.stats.undecided_paths += 1;
                 false
             }
-            Feasibility::Sat => {
+            Answer::Sat => {
                 let conjuncts: Vec<TermId> = st.pc.conjuncts().into_iter().chain([g]).collect();
                 let witness = self.witness(&conjuncts);
                 self.solver.close();

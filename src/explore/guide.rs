@@ -16,10 +16,10 @@
 
 use super::exec::Executor;
 use super::program::Explored;
-use super::solver::Feasibility;
 use super::state::State;
 use crate::db::{Database, SourceFile, Target};
 use crate::ir::{Instr, NodeId};
+use crate::smt::Answer;
 use crate::term::{TermId, Terms};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -212,15 +212,15 @@ impl Executor<'_> {
             .check_within(&self.terms, &st.pc, c, CHECK_LIMIT);
         let g = self.guidance.as_mut().expect("guided");
         match f {
-            Feasibility::Unsat => {
+            Answer::Unsat => {
                 g.slow = 0;
                 false
             }
-            Feasibility::Sat => {
+            Answer::Sat => {
                 g.slow = 0;
                 true
             }
-            Feasibility::Unknown(_) => {
+            Answer::Unknown(_) => {
                 g.slow += 1;
                 if g.slow >= GIVE_UP_AFTER {
                     g.condition = None;

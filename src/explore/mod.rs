@@ -12,12 +12,15 @@
 //! - [`guide`]: guidance towards one target by its necessary condition;
 //! - [`witness`]: an error's witness and its replay on the interpreter;
 //! - [`summary`]: PDA loop summarisation (`--summarization`);
+//! - [`decider`]: the engines of the contract ([`GuidedExecutor`],
+//!   [`WitnessSearch`]);
 //! - here: the options, the run loop, its limits and statistics.
 //!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
-//! the interpreter (to replay witnesses); of the other engines only `nc`,
-//! for guidance (the goal's necessary condition).
+//! witnesses; of the other engines only `nc`, for guidance (the goal's
+//! necessary condition).
 
+pub mod decider;
 mod eval;
 pub(crate) use eval::{binary, comparison, truth_value, unary};
 mod exec;
@@ -35,6 +38,8 @@ mod witness;
 
 #[cfg(test)]
 mod tests;
+
+pub use decider::{GuidedExecutor, WitnessSearch};
 
 use crate::db::{Database, SourceFile, Target};
 use crate::interp::Witness;

@@ -24,53 +24,32 @@
 
 use super::state::PathCond;
 use super::unary::UnaryChecks;
-use crate::smt::smtlib::Incremental;
-use crate::smt::{Cancel, CheckResult, Profile, Session, Watchdog};
+use crate::smt::{Answer, Profile, Warm};
 use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
 use std::time::{Duration, Instant};
 
-/// The answer to "can this happen?".
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Feasibility {
-    Sat,
-    Unsat,
-    Unknown(String),
-}
-
-/// One solver process and what it has been told.
+/// One warm session and the path condition asserted in it.
 struct Backend {
-    session: Session,
-    printer: Incremental,
+    warm: Warm,
     /// The path-condition nodes asserted, oldest first, one scope each.
     asserted: Vec<u64>,
-    /// The profile's commands that set and lift a per-check time limit.
-    check_limit: Option<(String, String)>,
-    /// The per-check limit in force (`None`: lifted).
-    limit_set: Option<Duration>,
-    _watchdog: Option<Watchdog>,
 }
 
 impl Backend {
     fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Backend, String> {
-        let cancel = Cancel::new();
-        let mut session = Session::start(profile, &cancel)?;
         // Definitions made inside a check's scope (values asked after a
-        // kept `sat`) must outlive its `pop`: the printer remembers them.
-        session.send("(set-option :global-declarations true)\n(set-logic ALL)")?;
+        // kept `sat`) must outlive its `pop`.
+        let head = "(set-option :global-declarations true)\n(set-logic ALL)";
         Ok(Backend {
-            session,
-            printer: Incremental::default(),
+            warm: Warm::start(profile, deadline, head)?,
             asserted: Vec::new(),
-            check_limit: profile.check_limit.clone(),
-            limit_set: None,
-            _watchdog: deadline.map(|d| cancel.at_deadline(d)),
         })
     }
 
     /// Makes the asserted scopes those of `pc`'s conjuncts: pops to the
     /// prefix the asserted ones share with `pc`, pushes the rest.
-    fn assert_pc(&mut self, terms: &Terms, pc: &PathCond, out: &mut String) {
+    fn assert_pc(&mut self, terms: &Terms, pc: &PathCond) {
         // Walk down from the newest conjunct to the first one asserted at
         // its place: node ids are run-wide and a node's parents never
         // change, so everything below it is asserted too.
@@ -85,31 +64,14 @@ impl Backend {
         }
         let shared = cur.map_or(0, |n| n.len);
         if self.asserted.len() > shared {
-            out.push_str(&format!("(pop {})\n", self.asserted.len() - shared));
+            self.warm.pop(self.asserted.len() - shared);
             self.asserted.truncate(shared);
         }
         for n in missing.into_iter().rev() {
-            let c = self.printer.prepare(terms, n.conjunct, out);
-            out.push_str(&format!("(push 1)\n(assert {c})\n"));
+            self.warm.push();
+            self.warm.assert(terms, n.conjunct);
             self.asserted.push(n.id);
         }
-    }
-
-    /// Sets (or lifts) the per-check limit, if the solver has one and it
-    /// differs from the one in force.
-    fn limit(&mut self, limit: Option<Duration>, out: &mut String) {
-        let Some((set, lift)) = &self.check_limit else {
-            return;
-        };
-        if self.limit_set == limit {
-            return;
-        }
-        match limit {
-            Some(l) => out.push_str(&set.replace("{ms}", &l.as_millis().max(1).to_string())),
-            None => out.push_str(lift),
-        }
-        out.push('\n');
-        self.limit_set = limit;
     }
 
     /// `pc ∧ extra` in a scope of its own, left open.
@@ -119,36 +81,20 @@ impl Backend {
         pc: &PathCond,
         extra: TermId,
         limit: Option<Duration>,
-    ) -> Feasibility {
-        let mut text = String::new();
-        self.limit(limit, &mut text);
-        self.assert_pc(terms, pc, &mut text);
-        let e = self.printer.prepare(terms, extra, &mut text);
-        text.push_str(&format!("(push 1)\n(assert {e})"));
-        if let Err(e) = self.session.send(&text) {
-            return Feasibility::Unknown(e);
-        }
-        match self.session.check() {
-            CheckResult::Sat => Feasibility::Sat,
-            CheckResult::Unsat => Feasibility::Unsat,
-            CheckResult::Unknown(why) => Feasibility::Unknown(why),
-        }
+    ) -> Answer {
+        self.warm.limit(limit);
+        self.assert_pc(terms, pc);
+        self.warm.push();
+        self.warm.assert(terms, extra);
+        self.warm.check()
     }
 
     fn close(&mut self) {
-        let _ = self.session.send("(pop 1)");
+        self.warm.pop(1);
     }
 
     fn values(&mut self, terms: &Terms, ts: &[TermId]) -> Result<Vec<BigInt>, String> {
-        let mut text = String::new();
-        let names: Vec<String> = ts
-            .iter()
-            .map(|t| self.printer.prepare(terms, *t, &mut text))
-            .collect();
-        if !text.is_empty() {
-            self.session.send(&text)?;
-        }
-        self.session.int_values(&names)
+        self.warm.values(terms, ts)
     }
 }
 
@@ -222,7 +168,7 @@ impl Solver {
         pc: &PathCond,
         extra: TermId,
         keep: bool,
-    ) -> Feasibility {
+    ) -> Answer {
         self.check_limited(terms, pc, extra, keep, None)
     }
 
@@ -233,7 +179,7 @@ impl Solver {
         extra: TermId,
         keep: bool,
         limit: Option<Duration>,
-    ) -> Feasibility {
+    ) -> Answer {
         // A kept check is asked for values: only the solver has them.
         let local = match &mut self.unary {
             Some(u) if !keep => u.decide(terms, pc.iter(), extra),
@@ -242,11 +188,7 @@ impl Solver {
         if let Some(sat) = local {
             // Counted as a query; its time is the executor's, not the solver's.
             self.queries += 1;
-            return if sat {
-                Feasibility::Sat
-            } else {
-                Feasibility::Unsat
-            };
+            return if sat { Answer::Sat } else { Answer::Unsat };
         }
         let started = Instant::now();
         let first_limit = match (&self.second, limit) {
@@ -256,7 +198,7 @@ impl Solver {
         };
         let mut f = self.first.check(terms, pc, extra, first_limit);
         self.open_in_second = false;
-        if let Feasibility::Unknown(why) = &f
+        if let Answer::Unknown(why) = &f
             && why != "cancelled"
             && let Some(second) = &mut self.second
         {
@@ -267,7 +209,7 @@ impl Solver {
             if let (Ok(b), false) = (backend, past) {
                 let l = limit.map_or(second.limit, |l| l.min(second.limit));
                 let g = b.check(terms, pc, extra, Some(l));
-                if !matches!(g, Feasibility::Unknown(_)) {
+                if !matches!(g, Answer::Unknown(_)) {
                     self.second_opinions += 1;
                     self.first.close();
                     self.open_in_second = true;
@@ -279,7 +221,7 @@ impl Solver {
         }
         self.queries += 1;
         self.time += started.elapsed();
-        if !(keep && f == Feasibility::Sat) {
+        if !(keep && f == Answer::Sat) {
             self.close();
         }
         f
@@ -293,7 +235,7 @@ impl Solver {
         pc: &PathCond,
         extra: TermId,
         limit: Duration,
-    ) -> Feasibility {
+    ) -> Answer {
         self.check_limited(terms, pc, extra, false, Some(limit))
     }
 

@@ -30,9 +30,9 @@
 
 use super::eval::{comparison, int_term};
 use super::exec::Executor;
-use super::solver::Feasibility;
 use super::state::{PathCond, State, Trail, Value};
 use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
+use crate::smt::Answer;
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;
@@ -731,7 +731,7 @@ impl Executor<'_> {
             return false;
         };
         let not_here = self.terms.not(here);
-        matches!(self.feasible(st, not_here), Feasibility::Unsat)
+        matches!(self.feasible(st, not_here), Answer::Unsat)
     }
 
     /// An annotation with the state's values for main's variables, if each
@@ -836,7 +836,7 @@ impl Executor<'_> {
                 None => matches!(
                     self.solver
                         .check(&self.terms, &PathCond::default(), q, false),
-                    Feasibility::Unsat
+                    Answer::Unsat
                 ),
             }
         })

@@ -324,8 +324,9 @@ mod summaries {
 /// paths), negations, non-unit coefficients and the odd conjunct relating
 /// two integers.
 mod local_decisions {
-    use crate::explore::solver::{Feasibility, Solver};
+    use crate::explore::solver::Solver;
     use crate::explore::state::PathCond;
+    use crate::smt::Answer;
     use crate::term::{TermId, Terms, VarKind};
     use num_bigint::BigInt;
 
@@ -414,7 +415,7 @@ mod local_decisions {
             for _ in 0..g.next(4) {
                 let c = g.formula(&mut t, 2);
                 // The executor only runs on under a satisfiable condition.
-                if reference.check(&t, &pc, c, false) == Feasibility::Sat {
+                if reference.check(&t, &pc, c, false) == Answer::Sat {
                     id += 1;
                     pc = pc.and(c, id);
                 }

@@ -1,4 +1,4 @@
-//! Feasibility checks decided without the solver (docs/thesis-executor.md,
+//! Answer checks decided without the solver (docs/thesis-executor.md,
 //! "Solver session"): when the new condition, and every conjunct of the
 //! path condition that may constrain the same integers, is built by `∧` and
 //! `∨` from literals that each bound one integer from above or below, fix

@@ -6,8 +6,9 @@
 use super::FoundError;
 use super::exec::Executor;
 use crate::db::Target;
-use crate::interp::{self, ArgValue, Witness};
+use crate::interp::{ArgValue, Witness};
 use crate::term::{Node, TermId, Var};
+use crate::witness::{Replay, Replayer};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 use std::collections::BTreeMap;
@@ -168,8 +169,8 @@ impl Executor<'_> {
     /// Whether the interpreter, run on `w`, fails at `target`.
     fn replays(&self, w: &Witness, target: &Target) -> Result<(), String> {
         let p = self.prog;
-        let at = (target.line, target.col);
-        interp::replay_hits(&p.ast, &p.source, &p.lines, w, target.kind, at)
+        let replay = Replayer::new(&p.ast, &p.source, std::slice::from_ref(target));
+        replay.hits(w)
     }
 
     /// A guided run stops at its goal (and only there), a search for one

@@ -16,11 +16,16 @@
 //!   topological order with one join per merge point, so φ̂ stays linear in
 //!   the program (one shared set of counters per loop header: ∃ distributes
 //!   over the disjunction of backbones, so this equals the per-backbone φ̂);
-//! - `unfold`: the quantifier-free weakening φ̂^K of ISSTA §4.
+//! - `unfold`: the quantifier-free weakening φ̂^K of ISSTA §4;
+//! - `query`: the queries of a target (φ̂, φ̂^K, the deepening chain);
+//! - `decider`: the engine of the contract ([`Conditions`]): the queries
+//!   raced on the solvers, each model judged by a replay.
 //!
-//! Knows the IR and terms; talks to a solver only for Alg. 8.
+//! Knows the IR, terms, the solver layer and witnesses; not the other
+//! engines.
 
 mod dag;
+pub mod decider;
 mod explain;
 pub mod query;
 pub mod state;
@@ -28,6 +33,7 @@ mod summary;
 pub mod tracked;
 mod unfold;
 
+pub use decider::{Conditions, engine_options};
 pub use explain::render;
 pub use summary::Summary;
 pub use tracked::{

@@ -12,17 +12,7 @@ use crate::smt::{PendingQuery, Query, Variant, smtlib};
 use crate::term::{TermId, Terms};
 use std::sync::{Arc, OnceLock};
 
-/// Which queries run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// φ̂ and φ̂^K (and φ̂^k for small k) in parallel.
-    Race,
-    Quantified,
-    Unfolded,
-}
-
-/// The unfolding bound K of the ISSTA paper, `apc check`'s default.
-pub const DEFAULT_K: u32 = 25;
+pub use crate::engine::{DEFAULT_K, Mode};
 
 /// The small unfolding bounds raced next to K, one after the other (an
 /// iterative deepening): many conditions are decided, or give a replayable

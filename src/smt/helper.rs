@@ -261,11 +261,11 @@ impl Helper {
 
     /// Runs a script ending with `(check-sat)` and possibly `(get-value …)`;
     /// `quantified` when its formula has quantifiers (see `stdout`).
-    pub fn run(&mut self, script: &str, quantified: bool) -> Answer {
+    pub fn run(&mut self, script: &str, quantified: bool) -> super::Reply {
         let out = self.stdout(script, quantified);
         match &self.profile {
-            Some(p) => super::answer(p, out),
-            None => Answer::Unknown("no helper solver".into()),
+            Some(p) => super::reply(p, out),
+            None => super::Reply::without_values(Answer::Unknown("no helper solver".into())),
         }
     }
 

@@ -5,14 +5,17 @@
 //!   can kill;
 //! - [`race`]: contenders (query × solver) in parallel, first definite
 //!   answer wins;
+//! - `incremental`: the one warm incremental session ([`Warm`]: push/pop,
+//!   names defined once), for an engine's many questions in one run;
 //! - [`helper`]: a warm solver process per engine run, for its many small
-//!   helper queries (pruning, counter inference);
+//!   helper scripts (pruning, counter inference), each isolated;
 //! - [`smtlib`]: the SMT-LIB printer of terms (every script apc writes);
 //! - [`query`]: typed queries, their scripts and their dump names;
 //! - [`reply`]: reading integer values in solver answers;
 //! - here: one-shot scripts (a fresh process each, or a warm helper).
 
 pub mod helper;
+mod incremental;
 mod process;
 pub mod profile;
 pub mod query;
@@ -22,20 +25,48 @@ pub mod session;
 pub mod smtlib;
 
 pub use helper::Helper;
+pub use incremental::{Warm, WarmStats};
 pub use profile::{Profile, SolverKind, default_z3, locate, locate_binary};
 pub use query::{DumpFailure, DumpName, PendingQuery, Query, Variant};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
-pub use session::{Cancel, CheckResult, Session, Watchdog};
+pub use session::Session;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+/// The answer to a satisfiability question: the one such type, used by
+/// every engine and every way of asking (one-shot scripts, warm sessions).
+/// `Unknown` is never `Unsat`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
-    /// Satisfiable, with the solver's text after `sat` (e.g. `get-value` output).
-    Sat(String),
+    Sat,
     Unsat,
+    /// `unknown`, or no usable answer, with the reason.
     Unknown(String),
+}
+
+impl Answer {
+    /// `sat` or `unsat`.
+    pub fn is_definite(&self) -> bool {
+        !matches!(self, Answer::Unknown(_))
+    }
+}
+
+/// A one-shot script's answer, with the solver's text after `sat` (the
+/// output of the script's `get-value`s, if any).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reply {
+    pub answer: Answer,
+    pub values: String,
+}
+
+impl Reply {
+    fn without_values(answer: Answer) -> Reply {
+        Reply {
+            answer,
+            values: String::new(),
+        }
+    }
 }
 
 /// When a solver given `timeout` is given up on: its own limit is soft
@@ -111,8 +142,8 @@ fn timed_out(name: &str, timeout: Duration) -> String {
 
 /// Runs `script` in a fresh solver with a timeout (the script should end
 /// with `(check-sat)` and possibly `(get-value …)`).
-pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Answer {
-    answer(profile, run_for_output(profile, script, timeout))
+pub fn run_script(profile: &Profile, script: &str, timeout: Duration) -> Reply {
+    reply(profile, run_for_output(profile, script, timeout))
 }
 
 /// Runs `script` in a fresh solver with a timeout and returns what it
@@ -135,26 +166,33 @@ pub fn run_for_output(
 }
 
 /// The first line is the answer; a `sat`'s further lines are its values.
-fn answer(profile: &Profile, stdout: Result<String, String>) -> Answer {
+fn reply(profile: &Profile, stdout: Result<String, String>) -> Reply {
     let text = match stdout {
         Ok(t) => t,
-        Err(e) => return Answer::Unknown(e),
+        Err(e) => return Reply::without_values(Answer::Unknown(e)),
     };
     let mut lines = text.lines();
-    match lines.next().map(str::trim) {
-        Some("sat") => Answer::Sat(lines.collect::<Vec<_>>().join("\n")),
+    let answer = match lines.next().map(str::trim) {
+        Some("sat") => Answer::Sat,
         Some("unsat") => Answer::Unsat,
         Some(other) => Answer::Unknown(other.to_string()),
         None => Answer::Unknown(format!("no answer from {}", profile.name)),
-    }
+    };
+    let values = match answer {
+        Answer::Sat => lines.collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    };
+    Reply { answer, values }
 }
 
 /// [`run_script`] on the Z3 that `apc check` would use (for tests and
 /// tools; the engine gets its solver from its options).
-pub fn run_z3(script: &str, timeout: Duration) -> Answer {
+pub fn run_z3(script: &str, timeout: Duration) -> Reply {
     match default_z3() {
         Some(p) => run_script(&p, script, timeout),
-        None => Answer::Unknown("z3 not found on PATH: run solvers/install.sh".into()),
+        None => Reply::without_values(Answer::Unknown(
+            "z3 not found on PATH: run solvers/install.sh".into(),
+        )),
     }
 }
 
@@ -179,7 +217,7 @@ fn batch_answers(text: &str, checks: usize) -> Vec<Answer> {
         .map(str::trim)
         .filter(|l| matches!(*l, "sat" | "unsat" | "unknown"))
         .map(|l| match l {
-            "sat" => Answer::Sat(String::new()),
+            "sat" => Answer::Sat,
             "unsat" => Answer::Unsat,
             _ => Answer::Unknown("unknown".into()),
         })
@@ -205,7 +243,7 @@ mod tests {
             "took {:?}",
             start.elapsed()
         );
-        assert!(!matches!(a, Answer::Unsat), "{a:?}");
+        assert!(!matches!(a.answer, Answer::Unsat), "{a:?}");
     }
 
     #[test]
@@ -214,12 +252,10 @@ mod tests {
             "(declare-const x Int)(assert (> x 2))(check-sat)(get-value (x))",
             Duration::from_secs(10),
         );
-        let Answer::Sat(model) = a else {
-            panic!("{a:?}")
-        };
-        assert!(reply::int_values(&model).unwrap()[0].1 > 2.into());
+        assert_eq!(a.answer, Answer::Sat, "{a:?}");
+        assert!(reply::int_values(&a.values).unwrap()[0].1 > 2.into());
         assert_eq!(
-            run_z3("(assert false)(check-sat)", Duration::from_secs(10)),
+            run_z3("(assert false)(check-sat)", Duration::from_secs(10)).answer,
             Answer::Unsat
         );
     }

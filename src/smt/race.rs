@@ -7,10 +7,12 @@
 //! again, a bounded number of times. The race knows nothing of programs:
 //! the judge does.
 
+use super::Answer;
 use super::profile::Profile;
-use super::query::{DumpName, PendingQuery};
-use super::session::{Cancel, CheckResult, Session};
-use std::sync::{Arc, mpsc};
+use super::query::{DumpName, PendingQuery, Variant};
+use super::session::Session;
+use crate::deadline::{Entrant, Finish};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// One query on one solver. The query is built on the contender's own
@@ -34,57 +36,6 @@ pub struct Contender<'a> {
 /// How long the race's late contenders wait for the others at most.
 pub const HEAD_START: Duration = Duration::from_millis(100);
 
-/// When the late contenders of a race may start.
-struct LateStart {
-    at: Instant,
-    /// Set once a contender of the head ends undecided (a core is free).
-    released: std::sync::Mutex<bool>,
-    changed: std::sync::Condvar,
-}
-
-impl LateStart {
-    fn new(contenders: &[Contender<'_>]) -> LateStart {
-        LateStart {
-            at: Instant::now() + HEAD_START,
-            // With no head, nothing to wait for.
-            released: std::sync::Mutex::new(contenders.iter().all(|c| c.late)),
-            changed: std::sync::Condvar::new(),
-        }
-    }
-
-    fn release(&self) {
-        *self.released.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.changed.notify_all();
-    }
-
-    /// Waits for the late start; `false` if the race ended meanwhile.
-    fn wait(&self, cancel: &Cancel) -> bool {
-        let mut released = self.released.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if cancel.is_cancelled() || crate::deadline::stop_requested() {
-                return false;
-            }
-            let now = Instant::now();
-            if *released || now >= self.at {
-                return true;
-            }
-            let poll = (self.at - now).min(crate::deadline::POLL);
-            released = self
-                .changed
-                .wait_timeout(released, poll)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
-impl Contender<'_> {
-    /// What the query is, e.g. `nc-unfolded:k=25`.
-    pub fn method(&self) -> String {
-        self.query.variant.method()
-    }
-}
-
 /// What the judge says of a model.
 pub enum Judgement<W> {
     /// Definite: the race ends with this.
@@ -97,18 +48,18 @@ pub enum Judgement<W> {
 #[derive(Debug)]
 pub enum RaceOutcome<W> {
     Unsat {
-        method: String,
+        variant: Variant,
         solver: String,
     },
     Accepted {
-        method: String,
+        variant: Variant,
         solver: String,
         witness: W,
     },
     /// Every contender finished without a definite answer: their reasons.
-    Undecided(Vec<(String, String, Undecided)>),
+    Undecided(Vec<(Variant, String, Undecided)>),
     /// The deadline passed first; what had ended undecided by then.
-    Timeout(Vec<(String, String, Undecided)>),
+    Timeout(Vec<(Variant, String, Undecided)>),
 }
 
 /// Why a contender ended without a definite answer.
@@ -124,11 +75,12 @@ pub enum Undecided {
 
 enum Message<W> {
     Definite(RaceOutcome<W>),
-    Undecided(String, String, Undecided),
+    Undecided(Variant, String, Undecided),
 }
 
 /// Runs the contenders until one is definite, all are undecided, or the
-/// deadline. `judge` gets the session after `sat` (to ask for values).
+/// deadline (the one race, `deadline::race`). `judge` gets the session
+/// after `sat` (to ask for values).
 pub fn race<W, J>(
     contenders: &[Contender<'_>],
     judge: J,
@@ -139,104 +91,76 @@ where
     W: Send,
     J: Fn(&mut Session) -> Result<Judgement<W>, String> + Sync,
 {
-    let cancel = Cancel::new();
-    let (tx, rx) = mpsc::channel::<Message<W>>();
-    // The race's own switch ends the losers' work that no solver does
-    // (building their queries, replays); a portfolio's switch, which may
-    // end the race early, throws it too.
-    let race_stop = crate::deadline::Stop::nested();
-    let stop = Some(race_stop.clone());
-    let late_start = LateStart::new(contenders);
-    std::thread::scope(|scope| {
-        for c in contenders {
-            let tx = tx.clone();
-            let cancel = cancel.clone();
-            let stop = stop.clone();
-            let judge = &judge;
-            let late_start = &late_start;
-            // The judge builds witnesses and prints terms recursively over
-            // (bounded-height) terms: the analyses' big stack, not 2 MiB.
-            let contender = std::thread::Builder::new().stack_size(256 << 20);
-            // A contender that cannot start drops its sender: undecided.
-            let _ = contender.spawn_scoped(scope, move || {
-                // The judge's replays run within the race's deadline.
-                let _ = crate::deadline::run_in(deadline, stop, || {
-                    let head = !c.late;
-                    if !head && !late_start.wait(&cancel) {
-                        return;
-                    }
-                    // Run the chain until a stage is definite or the last ends.
-                    let mut c = c;
-                    let mut no_witness = None;
-                    let msg = loop {
-                        let m = run_contender(c, judge, max_models, &cancel);
-                        match (&m, &c.then) {
-                            (Message::Undecided(_, _, u), Some(next)) if !cancel.is_cancelled() => {
-                                if matches!(u, Undecided::NoWitness(_)) {
-                                    no_witness = Some(m);
-                                }
-                                c = next;
-                            }
-                            _ => break m,
-                        }
-                    };
-                    // A satisfiable stage without a witness says more than a
-                    // later stage that gave up.
-                    let msg = match (msg, no_witness) {
-                        (Message::Undecided(_, _, Undecided::Solver(_)), Some(nw)) => nw,
-                        (m, _) => m,
-                    };
-                    if head && !matches!(msg, Message::Definite(_)) {
-                        late_start.release();
-                    }
-                    let _ = tx.send(msg);
-                });
-            });
-        }
-        drop(tx);
-        let mut undecided = Vec::new();
-        let outcome = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left.clamp(Duration::from_millis(1), crate::deadline::POLL)) {
-                Ok(Message::Definite(o)) => break o,
-                Ok(Message::Undecided(m, s, u)) => undecided.push((m, s, u)),
-                // Out of time, even if every contender is gone (one stopped
-                // while building its query sends nothing).
-                Err(_) if Instant::now() >= deadline || crate::deadline::stop_requested() => {
-                    break RaceOutcome::Timeout(std::mem::take(&mut undecided));
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    break RaceOutcome::Undecided(std::mem::take(&mut undecided));
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
+    let judge = &judge;
+    let entrants = (contenders.iter())
+        .map(|c| {
+            let chain = move || run_chain(c, judge, max_models);
+            if c.late {
+                Entrant::late(chain)
+            } else {
+                Entrant::now(chain)
             }
-        };
-        // Kill the losers (and everything, on timeout); the scope then
-        // joins their threads, which see end of file at once or unwind
-        // from their query's build.
-        race_stop.stop();
-        cancel.cancel();
-        // Wakes the late contenders still waiting, to see the race is over.
-        late_start.release();
-        outcome
-    })
+        })
+        .collect();
+    let definite = |m: &Message<W>| matches!(m, Message::Definite(_));
+    let race = || crate::deadline::race(entrants, definite, HEAD_START);
+    let (answers, timed_out) = match crate::deadline::run(deadline, race) {
+        Ok(Finish::Definite(_, Message::Definite(outcome))) => return outcome,
+        Ok(Finish::Definite(_, Message::Undecided(..))) => unreachable!("not definite"),
+        Ok(Finish::Undecided { answers, timed_out }) => (answers, timed_out),
+        Err(_) => (Vec::new(), true),
+    };
+    // A contender stopped while building its query says nothing.
+    let undecided: Vec<(Variant, String, Undecided)> = (answers.into_iter())
+        .filter_map(|(_, m)| match m {
+            Ok(Message::Undecided(m, s, u)) => Some((m, s, u)),
+            _ => None,
+        })
+        .collect();
+    if timed_out {
+        RaceOutcome::Timeout(undecided)
+    } else {
+        RaceOutcome::Undecided(undecided)
+    }
 }
 
-fn run_contender<W, J>(
-    c: &Contender<'_>,
-    judge: &J,
-    max_models: usize,
-    cancel: &Cancel,
-) -> Message<W>
+/// One contender's chain, until a stage is definite or the last ends.
+fn run_chain<W, J>(c: &Contender<'_>, judge: &J, max_models: usize) -> Message<W>
 where
     J: Fn(&mut Session) -> Result<Judgement<W>, String>,
 {
-    let undecided = |u: Undecided| Message::Undecided(c.method(), c.profile.name.clone(), u);
+    let mut c = c;
+    let mut no_witness = None;
+    let msg = loop {
+        let m = run_contender(c, judge, max_models);
+        match (&m, &c.then) {
+            (Message::Undecided(_, _, u), Some(next)) if !crate::deadline::passed() => {
+                if matches!(u, Undecided::NoWitness(_)) {
+                    no_witness = Some(m);
+                }
+                c = next;
+            }
+            _ => break m,
+        }
+    };
+    // A satisfiable stage without a witness says more than a later stage
+    // that gave up.
+    match (msg, no_witness) {
+        (Message::Undecided(_, _, Undecided::Solver(_)), Some(nw)) => nw,
+        (m, _) => m,
+    }
+}
+
+fn run_contender<W, J>(c: &Contender<'_>, judge: &J, max_models: usize) -> Message<W>
+where
+    J: Fn(&mut Session) -> Result<Judgement<W>, String>,
+{
+    let undecided = |u: Undecided| Message::Undecided(c.query.variant, c.profile.name.clone(), u);
     let query = match c.query.get() {
         Ok(q) => q,
         Err(why) => return undecided(Undecided::LeftOut(why.to_string())),
     };
-    let mut session = match Session::start(&c.profile, cancel) {
+    let mut session = match Session::start(&c.profile) {
         Ok(s) => s,
         Err(e) => return undecided(Undecided::Solver(e)),
     };
@@ -255,21 +179,21 @@ where
         match session.check() {
             // Unsat once a model is blocked proves nothing: the block
             // speaks of finitely many input values only.
-            CheckResult::Unsat if attempt > 0 => {
+            Answer::Unsat if attempt > 0 => {
                 return undecided(Undecided::NoWitness(last_miss));
             }
-            CheckResult::Unsat if !c.query.variant.refutes() => {
+            Answer::Unsat if !c.query.variant.refutes() => {
                 return undecided(Undecided::Solver(
                     "unsat within its bound, which proves nothing".into(),
                 ));
             }
-            CheckResult::Unsat => {
+            Answer::Unsat => {
                 return Message::Definite(RaceOutcome::Unsat {
-                    method: c.method(),
+                    variant: c.query.variant,
                     solver: c.profile.name.clone(),
                 });
             }
-            CheckResult::Unknown(why) => {
+            Answer::Unknown(why) => {
                 // After a rejected model, `unknown` still means "sat, no witness".
                 return undecided(if attempt == 0 {
                     Undecided::Solver(why)
@@ -277,10 +201,10 @@ where
                     Undecided::NoWitness(last_miss)
                 });
             }
-            CheckResult::Sat => match judge(&mut session) {
+            Answer::Sat => match judge(&mut session) {
                 Ok(Judgement::Accept(w)) => {
                     return Message::Definite(RaceOutcome::Accepted {
-                        method: c.method(),
+                        variant: c.query.variant,
                         solver: c.profile.name.clone(),
                         witness: w,
                     });

@@ -7,103 +7,73 @@
 //! `process`): killing the group, or apc ending (even by SIGKILL), leaves
 //! no solver behind.
 //!
-//! A [`Cancel`] groups the sessions of one race: cancelling it kills each
-//! registered process group, and the blocked reader sees end of file.
+//! A session follows the token of the work that started it
+//! (`deadline::Stop`): when the token stops, its process group is killed,
+//! and the blocked reader sees end of file.
 
+use super::Answer;
 use super::profile::Profile;
 use super::reply::{self, one_line};
+use crate::deadline::Stop;
 use rsmt2::parse::{ExprParser, ValueParser};
 use rsmt2::{SmtConf, SmtRes, SmtStyle, Solver};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The answer to one `check-sat`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum CheckResult {
-    Sat,
-    Unsat,
-    /// `unknown`, or no usable answer, with the reason.
-    Unknown(String),
+/// The live sessions and the tokens they follow; one thread watches them
+/// all while there are any, and kills the process group of each whose
+/// token stops (its deadline passed, or its work's switch thrown), so a
+/// thread blocked in `check-sat` sees end of file.
+static WATCHED: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
+static WATCHER_RUNNING: AtomicBool = AtomicBool::new(false);
+
+struct Watched {
+    id: u64,
+    /// The watchdog's PID, the leader of the solver's process group.
+    pid: i32,
+    stop: Stop,
 }
 
-/// Watches a deadline for [`Cancel::at_deadline`] while it lives.
-pub struct Watchdog {
-    done: Arc<AtomicBool>,
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
+fn watch(id: u64, pid: i32, stop: &Stop) {
+    let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+    if stop.is_stopped() {
+        // Stopped while starting: kill at once.
+        super::process::kill_group(pid);
+    }
+    watched.push(Watched {
+        id,
+        pid,
+        stop: stop.clone(),
+    });
+    if !WATCHER_RUNNING.swap(true, Ordering::SeqCst) {
+        std::thread::spawn(watcher);
     }
 }
 
-/// Cancellation for a group of sessions (one race).
-#[derive(Clone, Default)]
-pub struct Cancel(Arc<CancelInner>);
-
-#[derive(Default)]
-struct CancelInner {
-    cancelled: AtomicBool,
-    /// Live solver processes of the group: (session id, PID).
-    pids: Mutex<Vec<(u64, i32)>>,
-}
-
-impl Cancel {
-    pub fn new() -> Cancel {
-        Cancel::default()
-    }
-
-    /// Kills every process of the group; later sessions are not started.
-    pub fn cancel(&self) {
-        self.0.cancelled.store(true, Ordering::SeqCst);
-        let pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
-        for (_, pid) in pids.iter() {
+/// Kills the groups of the sessions whose token stopped, every
+/// [`crate::deadline::POLL`]; ends when no session is left.
+fn watcher() {
+    loop {
+        std::thread::sleep(crate::deadline::POLL);
+        let watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+        for w in watched.iter().filter(|w| w.stop.is_stopped()) {
             // The PID cannot have been reused: a session unregisters under
             // this lock before its process is reaped (rsmt2 reaps on drop).
-            super::process::kill_group(*pid);
+            super::process::kill_group(w.pid);
+        }
+        if watched.is_empty() {
+            WATCHER_RUNNING.store(false, Ordering::SeqCst);
+            return;
         }
     }
+}
 
-    pub fn is_cancelled(&self) -> bool {
-        self.0.cancelled.load(Ordering::SeqCst)
-    }
-
-    /// Cancels the group at `deadline`, or when the work's switch
-    /// (`deadline::Stop`, taken from this thread) is thrown, unless the
-    /// returned guard is dropped first.
-    pub fn at_deadline(&self, deadline: std::time::Instant) -> Watchdog {
-        let done = Arc::new(AtomicBool::new(false));
-        let (flag, cancel) = (done.clone(), self.clone());
-        let stop = crate::deadline::current_stop();
-        std::thread::spawn(move || {
-            while !flag.load(Ordering::SeqCst) {
-                let now = std::time::Instant::now();
-                if now >= deadline || stop.as_ref().is_some_and(|s| s.is_stopped()) {
-                    cancel.cancel();
-                    return;
-                }
-                std::thread::sleep((deadline - now).min(crate::deadline::POLL));
-            }
-        });
-        Watchdog { done }
-    }
-
-    fn register(&self, id: u64, pid: i32) {
-        let mut pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
-        pids.push((id, pid));
-        if self.is_cancelled() {
-            // Cancelled while starting: kill at once.
-            super::process::kill_group(pid);
-        }
-    }
-
-    fn unregister(&self, id: u64) {
-        let mut pids = self.0.pids.lock().unwrap_or_else(|e| e.into_inner());
-        pids.retain(|(i, _)| *i != id);
-    }
+fn unwatch(id: u64) {
+    let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+    watched.retain(|w| w.id != id);
 }
 
 /// rsmt2's parser hooks: expressions and values are kept as text.
@@ -130,7 +100,7 @@ pub struct Session {
     id: u64,
     /// The watchdog's PID, the leader of the solver's process group.
     pid: i32,
-    cancel: Cancel,
+    stop: Stop,
     pub solver_name: String,
     /// Why the session can no longer be trusted: after a failed check or
     /// `get-value` (an error that a command earlier printed unread, a
@@ -141,9 +111,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts `profile`'s solver in the cancellation group `cancel`.
-    pub fn start(profile: &Profile, cancel: &Cancel) -> Result<Session, String> {
-        if cancel.is_cancelled() {
+    /// Starts `profile`'s solver, following this thread's token.
+    pub fn start(profile: &Profile) -> Result<Session, String> {
+        Session::start_until(profile, None)
+    }
+
+    /// [`Session::start`], stopped at `deadline` as well.
+    pub fn start_until(profile: &Profile, deadline: Option<Instant>) -> Result<Session, String> {
+        let stop = Stop::nested_until(deadline);
+        if stop.is_stopped() {
             return Err("cancelled".into());
         }
         let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
@@ -178,15 +154,20 @@ impl Session {
             std::thread::sleep(Duration::from_millis(1));
         };
         let _ = std::fs::remove_file(&pid_file);
-        cancel.register(id, pid);
+        watch(id, pid, &stop);
         Ok(Session {
             solver: Some(solver),
             id,
             pid,
-            cancel: cancel.clone(),
+            stop,
             solver_name: profile.name.clone(),
             broken: None,
         })
+    }
+
+    /// Whether the session's token stopped (its answers are cut short).
+    pub fn is_stopped(&self) -> bool {
+        self.stop.is_stopped()
     }
 
     fn solver(&mut self) -> &mut Solver<TextParser> {
@@ -207,28 +188,28 @@ impl Session {
 
     /// Why the solver failed: cancelled, or the given error.
     fn failure(&self, error: &str) -> String {
-        if self.cancel.is_cancelled() {
+        if self.stop.is_stopped() {
             "cancelled".into()
         } else {
             format!("{} failed: {}", self.solver_name, one_line(error))
         }
     }
 
-    pub fn check(&mut self) -> CheckResult {
+    pub fn check(&mut self) -> Answer {
         if let Some(why) = &self.broken {
-            return CheckResult::Unknown(why.clone());
+            return Answer::Unknown(why.clone());
         }
         match self.solver().check_sat_or_unk() {
-            Ok(Some(true)) => CheckResult::Sat,
-            Ok(Some(false)) => CheckResult::Unsat,
-            Ok(None) => CheckResult::Unknown(format!("{} answered unknown", self.solver_name)),
+            Ok(Some(true)) => Answer::Sat,
+            Ok(Some(false)) => Answer::Unsat,
+            Ok(None) => Answer::Unknown(format!("{} answered unknown", self.solver_name)),
             Err(e) => {
                 let msg = e
                     .iter()
                     .map(|e| e.to_string())
                     .collect::<Vec<_>>()
                     .join(": ");
-                CheckResult::Unknown(self.break_off(&msg))
+                Answer::Unknown(self.break_off(&msg))
             }
         }
     }
@@ -278,7 +259,7 @@ impl Drop for Session {
         // Unregister first: once rsmt2 reaps the process its PID may be
         // reused. The group goes before rsmt2 reaps the watchdog, so that
         // no child of a wrapper script is left.
-        self.cancel.unregister(self.id);
+        unwatch(self.id);
         super::process::kill_group(self.pid);
         super::process::await_exit(self.pid);
         drop(self.solver.take());
@@ -295,17 +276,17 @@ mod tests {
     #[test]
     fn after_an_error_no_check_reads_another_checks_answer() {
         let z3 = super::super::profile::default_z3().expect("z3 (solvers/install.sh)");
-        let mut s = Session::start(&z3, &Cancel::new()).expect("z3 starts");
+        let mut s = Session::start(&z3).expect("z3 starts");
         s.send("(declare-fun x () Int)\n(assert (> y 0))").unwrap();
         s.send("(push 1)\n(assert (< x 0))\n(assert (> x 0))")
             .unwrap();
         let first = s.check();
-        assert!(matches!(first, CheckResult::Unknown(_)), "{first:?}");
+        assert!(matches!(first, Answer::Unknown(_)), "{first:?}");
         s.send("(pop 1)\n(push 1)\n(assert (> x 0))").unwrap();
         let second = s.check();
         assert_ne!(
             second,
-            CheckResult::Unsat,
+            Answer::Unsat,
             "a satisfiable question read as unsat"
         );
     }

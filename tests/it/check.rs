@@ -767,10 +767,15 @@ fn the_portfolio_decides_with_a_replayed_witness_or_a_proof() {
     let j = json(&out);
     let mut reachable = 0;
     for t in j["targets"].as_array().unwrap() {
-        assert!(
-            ["nc", "chc", "explore"].contains(&t["engine"].as_str().unwrap_or("")),
-            "{t}"
-        );
+        let engines = [
+            "facts",
+            "nc",
+            "chc",
+            "explore",
+            "explore-search",
+            "compositional",
+        ];
+        assert!(engines.contains(&t["engine"].as_str().unwrap_or("")), "{t}");
         if t["verdict"] == "reachable" {
             reachable += 1;
             let run = replay(&file, &t["witness"]);

@@ -73,13 +73,10 @@ fn solve(p: &Prepared, target: u32, ks: &[u32], timeout: Duration) -> Vec<Answer
         "(set-option :smt.mbqi true)\n(set-option :smt.pull_nested_quantifiers true)\n{}",
         apc::smt::smtlib::script(&eng.terms, &[phi])
     );
-    let mut out = vec![run_z3(&quantified, timeout)];
+    let mut out = vec![run_z3(&quantified, timeout).answer];
     for &k in ks {
         let phik = unfold(&mut eng.terms, phi, k).expect("a small unfolding");
-        out.push(run_z3(
-            &apc::smt::smtlib::script(&eng.terms, &[phik]),
-            timeout,
-        ));
+        out.push(run_z3(&apc::smt::smtlib::script(&eng.terms, &[phik]), timeout).answer);
     }
     out
 }
@@ -94,6 +91,7 @@ fn solve_unfolded(p: &Prepared, function: &str, target: u32, k: u32, opts: Optio
         &apc::smt::smtlib::script(&eng.terms, &[phik]),
         Duration::from_secs(20),
     )
+    .answer
 }
 
 fn target_at(p: &Prepared, line: u32) -> u32 {
@@ -140,7 +138,7 @@ fn table2_answers() {
         if sat {
             // Weaker φ̂^K may be SAT where φ̂ is not; SAT must come from some variant.
             assert!(
-                definite.iter().any(|a| matches!(a, Answer::Sat(_))),
+                definite.iter().any(|a| matches!(a, Answer::Sat)),
                 "{name}: expected SAT, got {answers:?}"
             );
             assert!(
@@ -164,7 +162,7 @@ fn table2_hwm() {
     let p = prepare("hwm");
     let t = target_at(&p, 100);
     let answers = solve(&p, t, &[25], Duration::from_secs(120));
-    assert!(matches!(answers[1], Answer::Sat(_)), "{answers:?}");
+    assert!(matches!(answers[1], Answer::Sat), "{answers:?}");
 }
 
 #[test]

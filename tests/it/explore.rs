@@ -221,7 +221,7 @@ fn guided_runs_reach_the_goal_or_prove_it_unreachable() {
         let check_opts = apc::check::CheckOptions::new(vec![z3], Duration::from_secs(20));
         o.guide = Some(explore::Guide {
             goal,
-            nc: apc::check::engine_options(&check_opts),
+            nc: apc::nc::engine_options(&check_opts),
         });
         explore::explore(&db, file, &o).expect("explores")
     };

@@ -78,7 +78,7 @@ fn quantifiers(terms: &Terms, t: TermId, seen: &mut Vec<TermId>) {
 fn valid_equivalence(z3: &Profile, terms: &mut Terms, a: TermId, b: TermId) -> Answer {
     let differ = terms.ne(a, b);
     let script = apc::smt::smtlib::script(terms, &[differ]);
-    run_script(z3, &script, Duration::from_secs(20))
+    run_script(z3, &script, Duration::from_secs(20)).answer
 }
 
 /// Whether `raw` and `simp` (in one store) are proved equivalent.

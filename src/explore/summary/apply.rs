@@ -12,9 +12,9 @@
 
 use super::{Summary, Trace};
 use crate::explore::exec::{Executor, Next, PathEnd};
-use crate::explore::solver::Feasibility;
 use crate::explore::state::{State, Value};
 use crate::ir::{EdgeId, LoopId, NodeKind};
+use crate::smt::Answer;
 use crate::term::{Subst, Var};
 
 impl Executor<'_> {
@@ -128,14 +128,14 @@ impl Executor<'_> {
         }
         let cond = subst.apply(&mut self.terms, t.cond);
         match self.feasible(st, cond) {
-            Feasibility::Sat => {}
-            Feasibility::Unsat => {
+            Answer::Sat => {}
+            Answer::Unsat => {
                 if self.terms.as_bool(cond).is_none() {
                     self.stats.pruned += 1;
                 }
                 return Some(None);
             }
-            Feasibility::Unknown(why) => {
+            Answer::Unknown(why) => {
                 self.stats.undecided_paths += 1;
                 self.stats.note_undecided(why);
                 return None;

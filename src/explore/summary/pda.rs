@@ -21,9 +21,9 @@ use super::classify::{self, Step};
 use super::paths::LoopPath;
 use super::{MAX_PATHS, Symbols};
 use crate::explore::exec::Executor;
-use crate::explore::solver::Feasibility;
 use crate::explore::state::PathCond;
 use crate::ir::EdgeId;
+use crate::smt::Answer;
 use crate::term::TermId;
 use num_bigint::BigInt;
 
@@ -211,11 +211,11 @@ impl Executor<'_> {
             .solver
             .check(&self.terms, &PathCond::default(), f, true)
         {
-            Feasibility::Unsat => return Ok(None),
-            Feasibility::Unknown(why) => {
+            Answer::Unsat => return Ok(None),
+            Answer::Unknown(why) => {
                 return Err(format!("the solver could not decide {what} ({why})"));
             }
-            Feasibility::Sat => {
+            Answer::Sat => {
                 let value = self.solver.values(&self.terms, &[kt]);
                 self.solver.close();
                 value
@@ -245,9 +245,9 @@ impl Executor<'_> {
             .solver
             .check(&self.terms, &PathCond::default(), c, false)
         {
-            Feasibility::Sat => Ok(true),
-            Feasibility::Unsat => Ok(false),
-            Feasibility::Unknown(why) => Err(format!("the solver could not decide {what} ({why})")),
+            Answer::Sat => Ok(true),
+            Answer::Unsat => Ok(false),
+            Answer::Unknown(why) => Err(format!("the solver could not decide {what} ({why})")),
         }
     }
 }

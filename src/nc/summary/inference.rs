@@ -294,11 +294,12 @@ fn check_point(eng: &mut Engine, formula: TermId, vars: &[Var]) -> Point {
     }
     let script = crate::smt::smtlib::model_query(&eng.terms, formula, vars);
     let quantified = eng.terms.has_quantifier(formula);
-    match eng.solver.run(&script.text, quantified) {
+    let reply = eng.solver.run(&script.text, quantified);
+    match reply.answer {
         Answer::Unsat => Point::Unsat,
         Answer::Unknown(_) => Point::Unknown,
-        Answer::Sat(model) => {
-            let values: HashMap<String, BigInt> = crate::smt::reply::int_values(&model)
+        Answer::Sat => {
+            let values: HashMap<String, BigInt> = crate::smt::reply::int_values(&reply.values)
                 .unwrap_or_default()
                 .into_iter()
                 .collect();

@@ -234,7 +234,7 @@ fn guided_to_each(
         let check_opts = CheckOptions::new(vec![z3], Duration::from_secs(5));
         o.guide = Some(explore::Guide {
             goal: goal.clone(),
-            nc: check::engine_options(&check_opts),
+            nc: apc::nc::engine_options(&check_opts),
         });
         let r = explore::explore(db, file, &o).expect("a guided run");
         tally.guided += 1;

@@ -312,7 +312,7 @@ fn check_programs(seed: u64, programs: usize, knobs: &Knobs) -> (usize, usize, u
                 }
             };
             checks += 1;
-            let a = run_z3(&script, Duration::from_secs(10));
+            let a = run_z3(&script, Duration::from_secs(10)).answer;
             if matches!(a, Answer::Unknown(_)) {
                 unknown += 1;
             }
@@ -471,14 +471,13 @@ fn check_verdicts(seed: u64, programs: usize, knobs: &Knobs) -> (VerdictStats, F
     // tests its soundness on generated programs too), with fewer models.
     // `SOUNDNESS_CHECK_ENGINE=nc` for the conditions alone; by default
     // `apc check`'s engine, the portfolio of every engine.
-    let engine = match env_or("SOUNDNESS_CHECK_ENGINE", "all".to_string()).as_str() {
-        "nc" => check::Engine::Nc,
-        "chc" => check::Engine::Chc,
-        "explore" => check::Engine::Explore,
-        "nc+explore" => check::Engine::NcThenExplore,
-        "all" => check::Engine::All,
-        other => panic!("SOUNDNESS_CHECK_ENGINE: nc, chc, explore, nc+explore or all, not {other}"),
-    };
+    let chosen = env_or("SOUNDNESS_CHECK_ENGINE", "all".to_string());
+    let engine = (check::engine_choices().into_iter())
+        .find(|n| *n == chosen)
+        .unwrap_or_else(|| {
+            let names = check::engine_choices().join(", ");
+            panic!("SOUNDNESS_CHECK_ENGINE: one of {names}, not {chosen}")
+        });
     let opts = CheckOptions {
         max_models: 3,
         engine,

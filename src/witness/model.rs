@@ -342,7 +342,7 @@ pub trait Replay {
 /// last cell its run read (`reads`: the same run, so no replay is needed
 /// but one that confirms it), then to the shortest prefix found by
 /// bisection that still replays to the target.
-fn shrink(w: Witness, reads: &InputReads, replay: &impl Replay) -> Witness {
+pub(crate) fn shrink(w: Witness, reads: &InputReads, replay: &impl Replay) -> Witness {
     let mut w = match cut_to_reads(&w, reads) {
         Some(cut) if cut != w && replay.hits(&cut).is_ok() => cut,
         _ => w,

@@ -1,0 +1,136 @@
+//! The executor as engines of the contract:
+//!
+//! - `explore`: guided to the target by its necessary condition, with path
+//!   subsumption and loop summaries: a path to the goal is a replayed
+//!   witness, every path to it explored proves it unreachable. With
+//!   several targets, the whole program explored: its first error is a
+//!   witness, every path ended without one proves them all.
+//! - `explore-search`: a witness search with no condition (tree search,
+//!   lattice merging, stopping at the target): reachable targets behind
+//!   few branches (docs/portfolio.md).
+
+use super::{AtChecks, End, Guide, Merging, Options, Strategy};
+use crate::deadline::{self, Stop};
+use crate::engine::{Decider, Decision, How, Method, Question};
+use std::time::{Duration, Instant};
+
+/// The guided executor (`explore`).
+pub struct GuidedExecutor;
+
+/// The executor as a witness search (`explore-search`).
+pub struct WitnessSearch;
+
+/// Less time left than this: the executor is not tried.
+pub const LEAST_TO_EXPLORE: Duration = Duration::from_millis(50);
+
+impl Decider for GuidedExecutor {
+    fn name(&self) -> &'static str {
+        "explore"
+    }
+
+    fn about(&self) -> &'static str {
+        "the symbolic executor, guided to the target with path subsumption and loop summaries"
+    }
+
+    fn niceness(&self, _q: &Question) -> i32 {
+        5
+    }
+
+    fn takes(&self, _q: &Question) -> bool {
+        true
+    }
+
+    fn decide(&self, q: &Question, stop: &Stop) -> Decision {
+        let Some(mut o) = options(q, stop) else {
+            return Decision::unknown("too little time");
+        };
+        o.subsumption = Some(AtChecks::Conjoin);
+        o.summarization = true;
+        if q.every_target() {
+            o.strategy = Strategy::Tree;
+            o.invariants_from_true = true;
+            o.second_opinion = q.options.solvers.get(1).cloned();
+            o.stop_at_first_error = true;
+        } else {
+            o.guide = Some(Guide {
+                goal: q.target().clone(),
+                nc: crate::nc::engine_options(q.options),
+            });
+        }
+        explored(q, &o, self.name())
+    }
+}
+
+impl Decider for WitnessSearch {
+    fn name(&self) -> &'static str {
+        "explore-search"
+    }
+
+    fn about(&self) -> &'static str {
+        "the symbolic executor as a witness search: tree search with lattice merging, no condition"
+    }
+
+    fn decide(&self, q: &Question, stop: &Stop) -> Decision {
+        let Some(mut o) = options(q, stop) else {
+            return Decision::unknown("too little time");
+        };
+        o.strategy = Strategy::Tree;
+        o.merging = Merging::Lattice;
+        o.stop_at = Some(q.target().clone());
+        explored(q, &o, self.name())
+    }
+}
+
+/// The executor's options for the time left (`None`: no solver, or too
+/// little time).
+fn options(q: &Question, stop: &Stop) -> Option<Options> {
+    let left = (stop.deadline()).map_or(q.options.timeout, |d| {
+        d.saturating_duration_since(Instant::now())
+    });
+    let solver = q.options.solvers.first()?;
+    if left < LEAST_TO_EXPLORE {
+        return None;
+    }
+    let mut o = Options::new(solver.clone());
+    o.timeout = Some(left);
+    o.stop_at_first_error = false;
+    Some(o)
+}
+
+/// An exploration's decision on the question: a replayed witness for a
+/// target asked about, or every path explored.
+fn explored(q: &Question, o: &Options, engine: &'static str) -> Decision {
+    let _p = deadline::phase("exploring");
+    let solver = Some(o.solver.name.clone());
+    let r = match super::explore(q.db, q.file, o) {
+        Ok(r) => r,
+        Err(e) => return Decision::unknown(e),
+    };
+    let method = |how| {
+        let m = Method::new(engine, how);
+        if q.every_target() {
+            m.for_every_target()
+        } else {
+            m
+        }
+    };
+    let mut d = if let Some(e) = r.errors.iter().find(|e| q.targets.contains(&e.target)) {
+        let mut d = Decision::reachable(e.witness.clone(), method(How::PathFound), solver);
+        d.reached = Some(e.target.clone());
+        d
+    } else {
+        match r.end {
+            End::Complete => Decision::unreachable(method(How::EveryPath), solver),
+            End::Incomplete(why) => Decision::unknown(why),
+            End::ErrorFound => Decision::unknown("stopped at another error"),
+        }
+    };
+    d.stats.counts = vec![
+        ("paths", r.stats.paths),
+        ("steps", r.stats.steps),
+        ("queries", r.stats.queries),
+        ("subsumed", r.stats.subsumed),
+        ("states merged", r.stats.states_merged),
+    ];
+    d
+}
