@@ -21,6 +21,7 @@ pub mod memory;
 pub mod nc;
 pub mod simplify;
 pub mod smt;
+pub mod symbolic;
 pub mod syntax;
 pub mod target_kind;
 pub mod term;

@@ -173,8 +173,7 @@ pub fn run(opts: &ThesisOptions, done: &(dyn Fn(&ProgramRun) + Sync)) -> Vec<Pro
     std::thread::scope(|scope| {
         for _ in 0..opts.jobs.clamp(1, programs.len().max(1)) {
             let (next, runs, programs, cores) = (&next, &runs, &programs, &cores);
-            std::thread::Builder::new()
-                .stack_size(256 << 20)
+            crate::deadline::analysis_thread()
                 .spawn_scoped(scope, move || {
                     while let Some(p) = programs.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let ran = run_program(p, opts, cores, done);

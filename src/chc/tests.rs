@@ -1,3 +1,6 @@
+//! Unit tests of the Horn encoding, the certificate checks and the
+//! counterexample unrolling, on real Spacer runs.
+
 use super::*;
 use crate::db::{self, Database};
 use crate::ir;

@@ -160,19 +160,17 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return command_line_error(e),
     };
-    let worker = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || match cli.command {
-            Command::Run(a) => run::run(a),
-            Command::Cfg(a) => cfg::cfg(a),
-            Command::Nc(a) => nc::nc(a),
-            Command::Check(a) => check::check(a),
-            Command::Explore(a) => explore::explore(a),
-            Command::Compact(a) => compact::compact(a),
-            Command::Compositional(a) => compositional::compositional(a),
-            Command::Gen(a) => generate::generate(a),
-            Command::Bench(a) => bench::bench(a),
-        });
+    let worker = crate::deadline::analysis_thread().spawn(move || match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Cfg(a) => cfg::cfg(a),
+        Command::Nc(a) => nc::nc(a),
+        Command::Check(a) => check::check(a),
+        Command::Explore(a) => explore::explore(a),
+        Command::Compact(a) => compact::compact(a),
+        Command::Compositional(a) => compositional::compositional(a),
+        Command::Gen(a) => generate::generate(a),
+        Command::Bench(a) => bench::bench(a),
+    });
     let code = match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {

@@ -9,8 +9,8 @@
 
 use super::state::{PState, Record, Value};
 use crate::db::{self, SourceFile};
-use crate::explore::{binary, comparison, truth_value, unary};
-use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, NodeKind, Place, VarKind};
+use crate::ir::{Body, Cond, EdgeId, Expr, Instr, NodeKind, Place, VarKind};
+use crate::symbolic;
 use crate::term::{TermId, Terms, VarKind as TermVar};
 use crate::types::Type;
 
@@ -257,74 +257,84 @@ fn int_of(v: Value) -> Result<TermId, Stuck> {
     }
 }
 
-/// A pure expression's value.
+/// A pure expression's value (the one translation, `symbolic`, over the
+/// parametrised memory θ).
 pub fn eval(terms: &mut Terms, theta: &[Value], x: &Expr) -> Result<Value, Stuck> {
-    Ok(match x {
-        Expr::Int(n) => Value::Int(terms.int(n.clone())),
-        Expr::Var(v) => match theta[*v as usize] {
-            Value::Unset => return Err("a read of an unassigned variable".into()),
-            v => v,
-        },
-        Expr::Unary(op, a) => {
-            let a = int_of(eval(terms, theta, a)?)?;
-            Value::Int(unary(terms, *op, a))
-        }
-        Expr::Binary(op, a, b) => {
-            let a = int_of(eval(terms, theta, a)?)?;
-            let b = int_of(eval(terms, theta, b)?)?;
-            Value::Int(binary(terms, *op, a, b))
-        }
-        Expr::Cmp(op, a, b) => {
-            let c = compare(terms, theta, *op, a, b)?;
-            Value::Int(truth_value(terms, c))
-        }
-        Expr::Index(a, i) => {
-            let Value::Array { cells, .. } = eval(terms, theta, a)? else {
-                return Err("indexing a non-array (nested arrays are not supported)".into());
-            };
-            let i = int_of(eval(terms, theta, i)?)?;
-            Value::Int(terms.select(cells, vec![i]))
-        }
-        Expr::Array(xs) => {
-            let elems: Vec<TermId> = xs
-                .iter()
-                .map(|x| int_of(eval(terms, theta, x)?))
-                .collect::<Result<_, _>>()?;
-            let j = terms.new_var(TermVar::Bound, "j");
-            let jt = terms.var(j);
-            let mut body = terms.int(0);
-            for (k, v) in elems.iter().enumerate().rev() {
-                let kt = terms.int(k as i64);
-                let at = terms.eq(jt, kt);
-                body = terms.ite(at, *v, body);
-            }
-            let cells = terms.lambda(vec![j], body);
-            let len = terms.int(elems.len() as i64);
-            Value::Array { cells, len }
-        }
-        Expr::Null | Expr::Load(_) | Expr::AddrOf(_) => {
-            return Err("pointers are not supported".into());
-        }
-        Expr::Field(..) | Expr::Record(_) => return Err("records are not supported".into()),
-    })
+    symbolic::value(&mut Theta { terms, theta }, x)
 }
 
-fn compare(
-    terms: &mut Terms,
-    theta: &[Value],
-    op: CmpOp,
-    a: &Expr,
-    b: &Expr,
-) -> Result<TermId, Stuck> {
-    let a = int_of(eval(terms, theta, a)?)?;
-    let b = int_of(eval(terms, theta, b)?)?;
-    Ok(comparison(terms, op, a, b))
+/// θ as the translation reads it.
+struct Theta<'a> {
+    terms: &'a mut Terms,
+    theta: &'a [Value],
+}
+
+impl symbolic::Reads for Theta<'_> {
+    type Value = Value;
+    type Error = Stuck;
+
+    fn terms(&mut self) -> &mut Terms {
+        self.terms
+    }
+
+    fn int_value(&mut self, t: TermId) -> Value {
+        Value::Int(t)
+    }
+
+    fn to_int(&mut self, v: Value) -> Result<TermId, Stuck> {
+        int_of(v)
+    }
+
+    fn var(&mut self, v: u32) -> Result<Value, Stuck> {
+        match self.theta[v as usize] {
+            Value::Unset => Err("a read of an unassigned variable".into()),
+            v => Ok(v),
+        }
+    }
+
+    fn element(&mut self, array: Value, i: TermId) -> Result<Value, Stuck> {
+        let Value::Array { cells, .. } = array else {
+            return Err("indexing a non-array (nested arrays are not supported)".into());
+        };
+        Ok(Value::Int(self.terms.select(cells, vec![i])))
+    }
+
+    fn other(&mut self, x: &Expr) -> Result<Value, Stuck> {
+        match x {
+            Expr::Array(xs) => {
+                let elems: Vec<TermId> = (xs.iter())
+                    .map(|x| symbolic::int(self, x))
+                    .collect::<Result<_, _>>()?;
+                Ok(array_literal(self.terms, &elems))
+            }
+            Expr::Field(..) | Expr::Record(_) => Err("records are not supported".into()),
+            _ => Err("pointers are not supported".into()),
+        }
+    }
+}
+
+/// An array literal: λj. ite(j = 0, e0, ite(j = 1, e1, … 0)), its length.
+fn array_literal(terms: &mut Terms, elems: &[TermId]) -> Value {
+    let j = terms.new_var(TermVar::Bound, "j");
+    let jt = terms.var(j);
+    let mut body = terms.int(0);
+    for (k, v) in elems.iter().enumerate().rev() {
+        let kt = terms.int(k as i64);
+        let at = terms.eq(jt, kt);
+        body = terms.ite(at, *v, body);
+    }
+    let cells = terms.lambda(vec![j], body);
+    let len = terms.int(elems.len() as i64);
+    Value::Array { cells, len }
 }
 
 /// A condition as a Boolean term.
 pub fn cond(terms: &mut Terms, theta: &[Value], c: &Cond) -> Result<TermId, Stuck> {
     let (t, positive) = match c {
-        Cond::Cmp(op, a, b) => (compare(terms, theta, *op, a, b)?, true),
+        Cond::Cmp(op, a, b) => {
+            let mut reads = Theta { terms, theta };
+            (symbolic::compare(&mut reads, *op, a, b)?, true)
+        }
         Cond::Initialized {
             place: Place::Var(v),
             positive,

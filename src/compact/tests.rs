@@ -1,3 +1,6 @@
+//! Unit tests of renaming, the closed forms of templates, the part
+//! detector, and refusals where no exact rule applies.
+
 use super::state::{Value, rename_vars};
 use crate::term::{Terms, VarKind};
 use rustc_hash::FxHashMap as HashMap;

@@ -6,8 +6,8 @@
 
 use super::program::{Function, Subject, input_counter};
 use super::state::{Invocation, Leaf, Stat, Val};
-use crate::explore::{binary, comparison, truth_value, unary};
 use crate::ir::{Cond, Expr, Instr, Place};
+use crate::symbolic;
 use crate::term::{TermId, Terms};
 use std::rc::Rc;
 
@@ -207,69 +207,23 @@ impl Interpreter<'_> {
         Ok(inv)
     }
 
-    fn value(&mut self, func: &Function, cur: &Leaf, v: u32) -> Result<Val, String> {
-        if Some(v) == input_counter(&func.body) {
-            return Ok(Val::Int(cur.ic));
-        }
-        Ok(cur.vals[v as usize])
-    }
-
     fn expr(&mut self, func: &Function, cur: &Leaf, e: &Expr) -> Result<TermId, String> {
-        crate::deadline::tick();
-        Ok(match e {
-            Expr::Int(n) => self.terms.int(n.clone()),
-            Expr::Var(v) => match self.value(func, cur, *v)? {
-                Val::Int(t) => t,
-                Val::Unset => {
-                    let name = &func.body.var(*v).name;
-                    return Err(format!("a read of `{name}` before any write, unchecked"));
-                }
-                Val::Input(_) => return Err("an input array used as a value".into()),
-            },
-            Expr::Unary(op, a) => {
-                let x = self.expr(func, cur, a)?;
-                unary(self.terms, *op, x)
-            }
-            Expr::Binary(op, a, b) => {
-                let (x, y) = (self.expr(func, cur, a)?, self.expr(func, cur, b)?);
-                binary(self.terms, *op, x, y)
-            }
-            Expr::Cmp(op, a, b) => {
-                let (x, y) = (self.expr(func, cur, a)?, self.expr(func, cur, b)?);
-                let c = comparison(self.terms, *op, x, y);
-                truth_value(self.terms, c)
-            }
-            Expr::Index(a, i) => {
-                let Expr::Var(v) = &**a else {
-                    return Err("an element of an array expression".into());
-                };
-                let Val::Input(array) = self.value(func, cur, *v)? else {
-                    return Err("an element of an array that is not an input".into());
-                };
-                let i = self.expr(func, cur, i)?;
-                // As the interpreter reads it: 0 at a negative index.
-                let t = &mut *self.terms;
-                let zero = t.int(0);
-                let nonneg = t.le(zero, i);
-                let a = t.var(array);
-                let sel = t.select(a, vec![i]);
-                t.ite(nonneg, sel, zero)
-            }
-            other => return Err(format!("an expression the engine does not take: {other:?}")),
-        })
+        let terms = &mut *self.terms;
+        symbolic::int(&mut LeafReads { terms, func, cur }, e)
     }
 
     fn cond(&mut self, func: &Function, cur: &Leaf, c: &Cond) -> Result<TermId, String> {
         let (t, positive) = match c {
             Cond::Cmp(op, a, b) => {
-                let (x, y) = (self.expr(func, cur, a)?, self.expr(func, cur, b)?);
-                (comparison(self.terms, *op, x, y), true)
+                let terms = &mut *self.terms;
+                let mut reads = LeafReads { terms, func, cur };
+                (symbolic::compare(&mut reads, *op, a, b)?, true)
             }
             Cond::Initialized {
                 place: Place::Var(v),
                 positive,
             } => {
-                let set = self.value(func, cur, *v)? != Val::Unset;
+                let set = value(func, cur, *v) != Val::Unset;
                 (self.terms.bool(set), *positive)
             }
             // Input arrays are never out of bounds.
@@ -277,5 +231,64 @@ impl Interpreter<'_> {
             other => return Err(format!("a condition the engine does not take: {other:?}")),
         };
         Ok(if positive { t } else { self.terms.not(t) })
+    }
+}
+
+/// A variable's value on a leaf: the input counter is the leaf's `ic`.
+fn value(func: &Function, cur: &Leaf, v: u32) -> Val {
+    if Some(v) == input_counter(&func.body) {
+        return Val::Int(cur.ic);
+    }
+    cur.vals[v as usize]
+}
+
+/// A leaf's values as the translation reads them: integers, and input
+/// arrays read at an index.
+struct LeafReads<'a> {
+    terms: &'a mut Terms,
+    func: &'a Function,
+    cur: &'a Leaf,
+}
+
+impl symbolic::Reads for LeafReads<'_> {
+    type Value = Val;
+    type Error = String;
+
+    fn terms(&mut self) -> &mut Terms {
+        self.terms
+    }
+
+    fn int_value(&mut self, t: TermId) -> Val {
+        Val::Int(t)
+    }
+
+    fn to_int(&mut self, v: Val) -> Result<TermId, String> {
+        match v {
+            Val::Int(t) => Ok(t),
+            Val::Unset => Err("a read before any write, unchecked".into()),
+            Val::Input(_) => Err("an input array used as a value".into()),
+        }
+    }
+
+    fn var(&mut self, v: u32) -> Result<Val, String> {
+        match value(self.func, self.cur, v) {
+            Val::Unset => {
+                let name = &self.func.body.var(v).name;
+                Err(format!("a read of `{name}` before any write, unchecked"))
+            }
+            val => Ok(val),
+        }
+    }
+
+    fn element(&mut self, array: Val, i: TermId) -> Result<Val, String> {
+        let Val::Input(array) = array else {
+            return Err("an element of an array that is not an input".into());
+        };
+        let a = self.terms.var(array);
+        Ok(Val::Int(symbolic::input_element(self.terms, a, i)))
+    }
+
+    fn other(&mut self, e: &Expr) -> Result<Val, String> {
+        Err(format!("an expression the engine does not take: {e:?}"))
     }
 }

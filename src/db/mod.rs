@@ -1,6 +1,6 @@
 //! The salsa database at the centre: the source file is an input; parsing,
 //! types and each function's IR are tracked queries. The analyses own
-//! their queries (`nc::queries` for loop summaries and conditions) and
+//! their queries (`nc::tracked` for loop summaries and conditions) and
 //! build on these.
 //!
 //! Incrementality: a function's AST is stored in a tracked struct keyed by

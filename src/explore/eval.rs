@@ -11,9 +11,9 @@
 use super::IndexMode;
 use super::exec::Executor;
 use super::state::{CellId, InputArray, State, Value};
-use crate::ir::{BinOp, CmpOp, Cond, Expr, Place, VarId};
+use crate::ir::{CmpOp, Cond, Expr, Place, VarId};
 use crate::smt::Answer;
-use crate::syntax::ast::UnOp;
+use crate::symbolic::{self, comparison};
 use crate::term::{TermId, Terms};
 use std::sync::Arc;
 
@@ -29,32 +29,19 @@ pub(crate) enum Halt {
 type Eval<T> = Result<T, Halt>;
 
 impl Executor<'_> {
+    /// An expression's value on `st` (the one translation, `symbolic`).
     pub(crate) fn eval(&mut self, st: &mut State, e: &Expr) -> Eval<Value> {
-        crate::deadline::tick();
+        symbolic::value(&mut OnState { ex: self, st }, e)
+    }
+
+    /// The expressions the translation leaves to the executor's model:
+    /// pointers, loads, fields, and literals of arrays and records.
+    fn eval_other(&mut self, st: &mut State, e: &Expr) -> Eval<Value> {
         Ok(match e {
-            Expr::Int(n) => Value::Int(self.terms.int(n.clone())),
             Expr::Null => Value::Null,
-            Expr::Var(v) => st.read(st.cell_of(*v)).clone(),
-            Expr::Unary(op, a) => {
-                let x = self.int(st, a)?;
-                Value::Int(unary(&mut self.terms, *op, x))
-            }
-            Expr::Binary(op, a, b) => {
-                let (x, y) = (self.int(st, a)?, self.int(st, b)?);
-                Value::Int(binary(&mut self.terms, *op, x, y))
-            }
-            Expr::Cmp(op, a, b) => {
-                let c = self.compare(st, *op, a, b)?;
-                Value::Int(self.truth_value(c))
-            }
             Expr::Load(p) => {
                 let p = self.eval(st, p)?;
                 self.load(st, &p)
-            }
-            Expr::Index(a, i) => {
-                let a = self.eval(st, a)?;
-                let i = self.int(st, i)?;
-                self.element(st, &a, i)?
             }
             Expr::Field(r, f) => {
                 let r = self.eval(st, r)?;
@@ -77,6 +64,7 @@ impl Executor<'_> {
                 }
                 Value::Record(cells.into())
             }
+            other => symbolic::value(&mut OnState { ex: self, st }, other)?,
         })
     }
 
@@ -86,15 +74,13 @@ impl Executor<'_> {
         Ok(v.int(&mut self.terms))
     }
 
-    /// `1` if `c` holds, else `0`.
-    fn truth_value(&mut self, c: TermId) -> TermId {
-        truth_value(&mut self.terms, c)
-    }
-
     /// A condition of the IR as a Boolean term.
     pub(crate) fn cond(&mut self, st: &mut State, c: &Cond) -> Eval<TermId> {
         let (t, positive) = match c {
-            Cond::Cmp(op, a, b) => (self.compare(st, *op, a, b)?, true),
+            Cond::Cmp(op, a, b) => {
+                let on = &mut OnState { ex: self, st };
+                (symbolic::compare(on, *op, a, b)?, true)
+            }
             Cond::Initialized { place, positive } => {
                 let v = self.read_place(st, place)?;
                 (self.initialized(&v), *positive)
@@ -112,17 +98,17 @@ impl Executor<'_> {
         Ok(if positive { t } else { self.terms.not(t) })
     }
 
-    fn compare(&mut self, st: &mut State, op: CmpOp, a: &Expr, b: &Expr) -> Eval<TermId> {
-        let (va, vb) = (self.eval(st, a)?, self.eval(st, b)?);
+    /// Two values compared: pointers by identity, the rest as integers.
+    fn compare_values(&mut self, op: CmpOp, va: Value, vb: Value) -> TermId {
         if is_pointer(&va) || is_pointer(&vb) {
             let eq = self.same_pointer(&va, &vb);
-            return Ok(match op {
+            return match op {
                 CmpOp::Ne => self.terms.not(eq),
                 _ => eq,
-            });
+            };
         }
         let (x, y) = (va.int(&mut self.terms), vb.int(&mut self.terms));
-        Ok(comparison(&mut self.terms, op, x, y))
+        comparison(&mut self.terms, op, x, y)
     }
 
     /// Whether two pointer values (null or cells, possibly `ite`) are equal.
@@ -424,85 +410,62 @@ pub(crate) fn int_term(
     var: &dyn Fn(&mut Terms, VarId) -> Result<TermId, String>,
     array: &dyn Fn(&mut Terms, VarId) -> Option<TermId>,
 ) -> Result<TermId, String> {
-    let term = |t: &mut Terms, x: &Expr| int_term(t, x, var, array);
-    Ok(match e {
-        Expr::Int(n) => t.int(n.clone()),
-        Expr::Var(v) => var(t, *v)?,
-        Expr::Unary(op, a) => {
-            let x = term(t, a)?;
-            unary(t, *op, x)
-        }
-        // A divisor was checked non-zero before.
-        Expr::Binary(op, a, b) => {
-            let (x, y) = (term(t, a)?, term(t, b)?);
-            binary(t, *op, x, y)
-        }
-        Expr::Cmp(op, a, b) => {
-            let (x, y) = (term(t, a)?, term(t, b)?);
-            let c = comparison(t, *op, x, y);
-            truth_value(t, c)
-        }
-        Expr::Index(a, i) => {
-            let Some(a) = (match &**a {
-                Expr::Var(v) => array(t, *v),
-                _ => None,
-            }) else {
-                return Err("an array other than the input".into());
-            };
-            let i = term(t, i)?;
-            let zero = t.int(0);
-            let nonneg = t.le(zero, i);
-            let sel = t.select(a, vec![i]);
-            t.ite(nonneg, sel, zero)
-        }
-        Expr::Null | Expr::Load(_) | Expr::Field(..) | Expr::AddrOf(_) => {
-            return Err("pointers or records".into());
-        }
-        Expr::Array(_) | Expr::Record(_) => return Err("an array or a record built".into()),
-    })
+    symbolic::int(&mut General { t, var, array }, e)
 }
 
-/// An IR unary operator on an integer term (`!x` is `1` when x = 0, else
-/// `0`, as the interpreter computes it). Shared by every executor over the
-/// IR (this one, compact, compositional).
-pub(crate) fn unary(t: &mut Terms, op: UnOp, x: TermId) -> TermId {
-    match op {
-        UnOp::Neg => t.neg(x),
-        UnOp::Not => {
-            let zero = t.int(0);
-            let is_zero = t.eq(x, zero);
-            truth_value(t, is_zero)
+/// A general state: a variable is read when its use is known (as an
+/// integer, or as an input array at an index).
+struct General<'a> {
+    t: &'a mut Terms,
+    var: &'a dyn Fn(&mut Terms, VarId) -> Result<TermId, String>,
+    array: &'a dyn Fn(&mut Terms, VarId) -> Option<TermId>,
+}
+
+/// A value on a general state: a term, or a variable not read yet.
+enum Read {
+    Term(TermId),
+    Var(VarId),
+}
+
+impl symbolic::Reads for General<'_> {
+    type Value = Read;
+    type Error = String;
+
+    fn terms(&mut self) -> &mut Terms {
+        self.t
+    }
+
+    fn int_value(&mut self, t: TermId) -> Read {
+        Read::Term(t)
+    }
+
+    fn to_int(&mut self, v: Read) -> Result<TermId, String> {
+        match v {
+            Read::Term(t) => Ok(t),
+            Read::Var(v) => (self.var)(self.t, v),
         }
     }
-}
 
-/// An IR arithmetic operator on integer terms.
-pub(crate) fn binary(t: &mut Terms, op: BinOp, x: TermId, y: TermId) -> TermId {
-    match op {
-        BinOp::Add => t.add(x, y),
-        BinOp::Sub => t.sub(x, y),
-        BinOp::Mul => t.mul(x, y),
-        BinOp::Div => t.div(x, y),
+    fn var(&mut self, v: VarId) -> Result<Read, String> {
+        Ok(Read::Var(v))
     }
-}
 
-/// An IR comparison as a Boolean term, `x op y` over integer terms
-/// (shared by the summaries and annotations).
-pub(crate) fn comparison(t: &mut Terms, op: CmpOp, x: TermId, y: TermId) -> TermId {
-    match op {
-        CmpOp::Eq => t.eq(x, y),
-        CmpOp::Ne => t.ne(x, y),
-        CmpOp::Lt => t.lt(x, y),
-        CmpOp::Le => t.le(x, y),
-        CmpOp::Gt => t.gt(x, y),
-        CmpOp::Ge => t.ge(x, y),
+    fn element(&mut self, array: Read, index: TermId) -> Result<Read, String> {
+        let a = match array {
+            Read::Var(v) => (self.array)(self.t, v),
+            Read::Term(_) => None,
+        };
+        let a = a.ok_or("an array other than the input")?;
+        Ok(Read::Term(symbolic::input_element(self.t, a, index)))
     }
-}
 
-/// `1` if `c` holds, else `0` (a comparison used as a value).
-pub(crate) fn truth_value(t: &mut Terms, c: TermId) -> TermId {
-    let (one, zero) = (t.int(1), t.int(0));
-    t.ite(c, one, zero)
+    fn other(&mut self, e: &Expr) -> Result<Read, String> {
+        Err(match e {
+            Expr::Array(_) | Expr::Record(_) => "an array or a record built",
+            _ => "pointers or records",
+        }
+        .into())
+    }
 }
 
 fn is_pointer(v: &Value) -> bool {
@@ -510,5 +473,44 @@ fn is_pointer(v: &Value) -> bool {
         Value::Null | Value::Ptr(_) => true,
         Value::Ite(_, a, b) => is_pointer(a) || is_pointer(b),
         _ => false,
+    }
+}
+
+/// A state of the executor as the translation reads it.
+struct OnState<'a, 'p> {
+    ex: &'a mut Executor<'p>,
+    st: &'a mut State,
+}
+
+impl symbolic::Reads for OnState<'_, '_> {
+    type Value = Value;
+    type Error = Halt;
+
+    fn terms(&mut self) -> &mut Terms {
+        &mut self.ex.terms
+    }
+
+    fn int_value(&mut self, t: TermId) -> Value {
+        Value::Int(t)
+    }
+
+    fn to_int(&mut self, v: Value) -> Eval<TermId> {
+        Ok(v.int(&mut self.ex.terms))
+    }
+
+    fn var(&mut self, v: VarId) -> Eval<Value> {
+        Ok(self.st.read(self.st.cell_of(v)).clone())
+    }
+
+    fn element(&mut self, array: Value, index: TermId) -> Eval<Value> {
+        self.ex.element(self.st, &array, index)
+    }
+
+    fn other(&mut self, e: &Expr) -> Eval<Value> {
+        self.ex.eval_other(self.st, e)
+    }
+
+    fn compare(&mut self, op: CmpOp, a: Value, b: Value) -> Eval<TermId> {
+        Ok(self.ex.compare_values(op, a, b))
     }
 }

@@ -22,7 +22,6 @@
 
 pub mod decider;
 mod eval;
-pub(crate) use eval::{binary, comparison, truth_value, unary};
 mod exec;
 mod guide;
 mod merge;

@@ -28,11 +28,12 @@
 //! Annotations live in `main` only: a vertex of a callee would need its
 //! calling context; calls block propagation.
 
-use super::eval::{comparison, int_term};
+use super::eval::int_term;
 use super::exec::Executor;
 use super::state::{PathCond, State, Trail, Value};
 use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
 use crate::smt::Answer;
+use crate::symbolic::comparison;
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::Arc;

@@ -1,3 +1,6 @@
+//! Unit tests of the executor's parts: evaluation, the solver session,
+//! local decisions, merging and subsumption, on small programs.
+
 use super::*;
 use crate::db::{self, Database};
 use crate::syntax::LineIndex;

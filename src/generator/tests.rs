@@ -1,3 +1,6 @@
+//! Unit tests of the generator: determinism, the sets' parameters, and
+//! that every program parses, type-checks and runs.
+
 use super::*;
 use crate::syntax::parser::parse;
 use crate::types::check_program;

@@ -1,3 +1,5 @@
+//! Unit tests of lowering, loops, backbones, inlining and the value facts.
+
 use super::*;
 use crate::syntax::parse;
 use crate::types::check_program;

@@ -18,9 +18,9 @@
 //! pointers or in arrays.
 
 use crate::ir::{self, Body, Cond, Expr, Place, VarId, VarKind};
+use crate::symbolic;
 use crate::term::{Sort, Subst, TermId, Terms, Var, VarKind as TVar};
 use crate::types::Type;
-use num_bigint::BigInt;
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeMap;
 
@@ -124,24 +124,6 @@ impl Slots {
     }
 }
 
-/// The address of a variable: distinct, negative (allocated cells are
-/// positive, null is 0).
-/// Chains of more `+`/`-` operands than this are summed in one go (shorter
-/// ones pairwise, as they always were: the terms, and so the printed
-/// conditions, stay the same).
-const LONG_CHAIN: usize = 16;
-
-/// The number of operands of the `+`/`-` chain on `e`'s left spine.
-fn chain_len(e: &Expr) -> usize {
-    let mut n = 1;
-    let mut cur = e;
-    while let Expr::Binary(ir::BinOp::Add | ir::BinOp::Sub, a, _) = cur {
-        n += 1;
-        cur = a;
-    }
-    n
-}
-
 /// The variables of the inlined frames entered inside a loop.
 fn reentered(body: &Body) -> Vec<VarId> {
     let mut out = Vec::new();
@@ -159,6 +141,8 @@ fn reentered(body: &Body) -> Vec<VarId> {
     out
 }
 
+/// The address of a variable: distinct, negative (allocated cells are
+/// positive, null is 0).
 pub fn address_of(v: VarId) -> i64 {
     -(v as i64) - 1
 }
@@ -231,42 +215,24 @@ impl<'a> Eval<'a> {
         array_arity(&self.body.var(v).ty).is_some()
     }
 
-    /// θ(e) for an integer (or array) valued expression.
+    /// θ(e) for an integer (or array) valued expression (the one
+    /// translation, `symbolic`, over the slots).
     pub fn expr(&self, terms: &mut Terms, st: &State, e: &Expr) -> TermId {
+        let reads = &mut OnSlots {
+            eval: self,
+            terms,
+            st,
+        };
+        match symbolic::value(reads, e) {
+            Ok(t) => t,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The expressions the translation leaves to the slots' model:
+    /// pointers, loads, fields, and literals of arrays and records.
+    fn other(&self, terms: &mut Terms, st: &State, e: &Expr) -> TermId {
         match e {
-            Expr::Int(n) => terms.int(n.clone()),
-            Expr::Var(v) => st.get(Slot::Value(*v)),
-            Expr::Unary(crate::syntax::ast::UnOp::Neg, a) => {
-                let a = self.expr(terms, st, a);
-                terms.neg(a)
-            }
-            Expr::Unary(crate::syntax::ast::UnOp::Not, a) => {
-                let a = self.expr(terms, st, a);
-                let zero = terms.int(0);
-                let c = terms.eq(a, zero);
-                self.bool_to_int(terms, c)
-            }
-            Expr::Binary(ir::BinOp::Add | ir::BinOp::Sub, ..) if chain_len(e) > LONG_CHAIN => {
-                self.long_sum(terms, st, e)
-            }
-            Expr::Binary(op, a, b) => {
-                let (a, b) = (self.expr(terms, st, a), self.expr(terms, st, b));
-                match op {
-                    ir::BinOp::Add => terms.add(a, b),
-                    ir::BinOp::Sub => terms.sub(a, b),
-                    ir::BinOp::Mul => terms.mul(a, b),
-                    ir::BinOp::Div => terms.div(a, b),
-                }
-            }
-            Expr::Cmp(op, a, b) => {
-                let c = self.cmp(terms, st, *op, a, b);
-                self.bool_to_int(terms, c)
-            }
-            Expr::Index(a, i) => {
-                let arr = self.expr(terms, st, a);
-                let i = self.expr(terms, st, i);
-                self.index(terms, arr, i)
-            }
             Expr::Null => terms.int(0),
             // A frame entered again in a loop has new cells each time:
             // its variables' addresses are not one constant.
@@ -279,68 +245,50 @@ impl<'a> Eval<'a> {
             Expr::Field(r, f) => self.field_of(terms, st, r, f),
             // A record value as a whole is only used through its fields.
             Expr::Record(_) => terms.star(),
-            Expr::Array(elems) => {
-                // λx. ite(x = 0, e0, ite(x = 1, e1, … 0)); rows of a nested
-                // literal are λs applied to the remaining arguments y⃗.
-                let vals: Vec<TermId> = elems.iter().map(|el| self.expr(terms, st, el)).collect();
-                let row_arity = match vals.first().map(|v| terms.sort(*v)) {
-                    None | Some(Sort::Int) => 0,
-                    Some(Sort::Array(m)) => m,
-                    Some(_) => return terms.star(),
-                };
-                if vals.iter().any(|v| {
-                    let sort = terms.sort(*v);
-                    sort != if row_arity == 0 {
-                        Sort::Int
-                    } else {
-                        Sort::Array(row_arity)
-                    }
-                }) {
-                    return terms.star();
-                }
-                let x = terms.new_var(TVar::Bound, "x");
-                let xt = terms.var(x);
-                let ys: Vec<Var> = (0..row_arity)
-                    .map(|_| terms.new_var(TVar::Bound, "y"))
-                    .collect();
-                let yts: Vec<TermId> = ys.iter().map(|y| terms.var(*y)).collect();
-                let mut body = terms.int(0);
-                for (k, v) in vals.into_iter().enumerate().rev() {
-                    let cell = if row_arity == 0 {
-                        v
-                    } else {
-                        terms.select(v, yts.clone())
-                    };
-                    let kt = terms.int(k as i64);
-                    let c = terms.eq(xt, kt);
-                    body = terms.ite(c, cell, body);
-                }
-                let mut params = vec![x];
-                params.extend(ys);
-                terms.lambda(params, body)
-            }
+            Expr::Array(elems) => self.array_literal(terms, st, elems),
+            other => self.expr(terms, st, other),
         }
     }
 
-    /// A long chain `a ± b ± …` as one sum: built pairwise, every prefix
-    /// of a chain of n distinct terms is a sum of its own (n² work and
-    /// memory: 10,000 operands took 4–5 GB).
-    fn long_sum(&self, terms: &mut Terms, st: &State, e: &Expr) -> TermId {
-        let mut summands = Vec::new();
-        let mut cur = e;
-        while let Expr::Binary(op @ (ir::BinOp::Add | ir::BinOp::Sub), a, b) = cur {
-            let sign = if *op == ir::BinOp::Add { 1 } else { -1 };
-            summands.push((BigInt::from(sign), &**b));
-            cur = a;
+    /// λx. ite(x = 0, e0, ite(x = 1, e1, … 0)); rows of a nested literal
+    /// are λs applied to the remaining arguments y⃗.
+    fn array_literal(&self, terms: &mut Terms, st: &State, elems: &[Expr]) -> TermId {
+        let vals: Vec<TermId> = elems.iter().map(|el| self.expr(terms, st, el)).collect();
+        let row_arity = match vals.first().map(|v| terms.sort(*v)) {
+            None | Some(Sort::Int) => 0,
+            Some(Sort::Array(m)) => m,
+            Some(_) => return terms.star(),
+        };
+        if vals.iter().any(|v| {
+            let sort = terms.sort(*v);
+            sort != if row_arity == 0 {
+                Sort::Int
+            } else {
+                Sort::Array(row_arity)
+            }
+        }) {
+            return terms.star();
         }
-        summands.push((BigInt::from(1), cur));
-        summands.reverse();
-        let mut parts = Vec::with_capacity(summands.len());
-        for (k, x) in summands {
-            crate::deadline::tick();
-            parts.push((k, self.expr(terms, st, x)));
+        let x = terms.new_var(TVar::Bound, "x");
+        let xt = terms.var(x);
+        let ys: Vec<Var> = (0..row_arity)
+            .map(|_| terms.new_var(TVar::Bound, "y"))
+            .collect();
+        let yts: Vec<TermId> = ys.iter().map(|y| terms.var(*y)).collect();
+        let mut body = terms.int(0);
+        for (k, v) in vals.into_iter().enumerate().rev() {
+            let cell = if row_arity == 0 {
+                v
+            } else {
+                terms.select(v, yts.clone())
+            };
+            let kt = terms.int(k as i64);
+            let c = terms.eq(xt, kt);
+            body = terms.ite(c, cell, body);
         }
-        terms.sum(BigInt::from(0), parts)
+        let mut params = vec![x];
+        params.extend(ys);
+        terms.lambda(params, body)
     }
 
     /// The cell a pointer points to: the variable it is the address of, or
@@ -401,23 +349,15 @@ impl<'a> Eval<'a> {
         }
     }
 
-    fn bool_to_int(&self, terms: &mut Terms, c: TermId) -> TermId {
-        let (one, zero) = (terms.int(1), terms.int(0));
-        terms.ite(c, one, zero)
-    }
-
     fn cmp(&self, terms: &mut Terms, st: &State, op: ir::CmpOp, a: &Expr, b: &Expr) -> TermId {
-        let (a, b) = (self.expr(terms, st, a), self.expr(terms, st, b));
-        if terms.sort(a) != Sort::Int || terms.sort(b) != Sort::Int {
-            return terms.fresh_bool();
-        }
-        match op {
-            ir::CmpOp::Eq => terms.eq(a, b),
-            ir::CmpOp::Ne => terms.ne(a, b),
-            ir::CmpOp::Lt => terms.lt(a, b),
-            ir::CmpOp::Le => terms.le(a, b),
-            ir::CmpOp::Gt => terms.gt(a, b),
-            ir::CmpOp::Ge => terms.ge(a, b),
+        let reads = &mut OnSlots {
+            eval: self,
+            terms,
+            st,
+        };
+        match symbolic::compare(reads, op, a, b) {
+            Ok(t) => t,
+            Err(never) => match never {},
         }
     }
 
@@ -838,5 +778,51 @@ pub fn placeholder(n: u8, k: u8) -> String {
         "x".to_string()
     } else {
         format!("x{}", k + 1)
+    }
+}
+
+/// A state of the slots as the translation reads it. Nothing fails: what
+/// the model cannot say is ⋆.
+struct OnSlots<'a, 'e> {
+    eval: &'a Eval<'e>,
+    terms: &'a mut Terms,
+    st: &'a State,
+}
+
+impl symbolic::Reads for OnSlots<'_, '_> {
+    type Value = TermId;
+    type Error = std::convert::Infallible;
+
+    fn terms(&mut self) -> &mut Terms {
+        self.terms
+    }
+
+    fn int_value(&mut self, t: TermId) -> TermId {
+        t
+    }
+
+    fn to_int(&mut self, t: TermId) -> Result<TermId, Self::Error> {
+        Ok(t)
+    }
+
+    fn var(&mut self, v: VarId) -> Result<TermId, Self::Error> {
+        Ok(self.st.get(Slot::Value(v)))
+    }
+
+    fn element(&mut self, array: TermId, i: TermId) -> Result<TermId, Self::Error> {
+        Ok(self.eval.index(self.terms, array, i))
+    }
+
+    fn other(&mut self, e: &Expr) -> Result<TermId, Self::Error> {
+        Ok(self.eval.other(self.terms, self.st, e))
+    }
+
+    /// A comparison of values that are not integers (⋆ arrays) is a fresh
+    /// Boolean: ⋆ with its polarity kept.
+    fn compare(&mut self, op: ir::CmpOp, a: TermId, b: TermId) -> Result<TermId, Self::Error> {
+        if self.terms.sort(a) != Sort::Int || self.terms.sort(b) != Sort::Int {
+            return Ok(self.terms.fresh_bool());
+        }
+        Ok(symbolic::comparison(self.terms, op, a, b))
     }
 }

@@ -1,3 +1,6 @@
+//! Unit tests of the necessary conditions against the papers' examples,
+//! with the answers of a real solver.
+
 use super::*;
 use crate::db::Database;
 use crate::smt::{Answer, run_z3};

@@ -1,3 +1,5 @@
+//! Unit tests of the e-graph's rules, each stating its intent.
+
 use super::lang::{ConstFold, Graph, Lang};
 use super::*;
 use crate::term::{Node, Var, VarKind};

@@ -76,8 +76,7 @@ pub const MAX_EXPR_HEIGHT: u32 = MAX_CHAIN_OPERANDS + 2_000;
 #[cfg(test)]
 pub(crate) fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .stack_size(256 << 20)
+        crate::deadline::analysis_thread()
             .spawn_scoped(scope, f)
             .expect("spawning a big-stack test thread")
             .join()

@@ -1,3 +1,5 @@
+//! Unit tests of hash-consing, the smart constructors and substitution.
+
 use super::*;
 
 fn setup() -> (Terms, TermId, TermId, Var) {

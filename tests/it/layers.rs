@@ -232,3 +232,126 @@ fn the_checker_catches_an_upward_import() {
     let names: Vec<String> = named_layers(&code).into_iter().map(|(_, n)| n).collect();
     assert_eq!(names, ["smt", "db", "nc", "check"]);
 }
+
+/// The names a layer defines: its files and folders, and every item,
+/// field, variant and `use` alias its code declares (a coarse index: a
+/// name is known if it is defined anywhere in the layer).
+fn defined_names(layer: &str) -> BTreeSet<String> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    let dir = src.join(layer);
+    if dir.is_dir() {
+        rust_files(&dir, &mut files);
+    } else {
+        files.push(src.join(format!("{layer}.rs")));
+    }
+    let mut names = BTreeSet::new();
+    for f in files {
+        let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned());
+        names.extend(stem);
+        if let Some(parent) = f.parent().and_then(|p| p.file_name()) {
+            names.insert(parent.to_string_lossy().into_owned());
+        }
+        let code = code_only(&std::fs::read_to_string(&f).expect("a source file"));
+        let words: Vec<&str> = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '!'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for pair in words.windows(2) {
+            let keyword = matches!(
+                pair[0],
+                "fn" | "struct" | "enum" | "trait" | "type" | "const" | "static" | "mod" | "as"
+            );
+            if keyword || pair[0] == "macro_rules!" {
+                names.insert(pair[1].to_string());
+            }
+        }
+        // Fields, variants and re-exported names: any `name:` or `Name,`
+        // would be too coarse; a `pub` declaration's next word is enough,
+        // with variants taken from enum bodies by their capital.
+        for w in &words {
+            if w.chars().next().is_some_and(char::is_uppercase) {
+                names.insert(w.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Every `layer::name::…` path in backticks in `text`, whose first segment
+/// is a layer of the crate.
+fn layer_paths(text: &str, layers: &BTreeSet<String>) -> Vec<Vec<String>> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.contains("::") && !s.contains(' '))
+        .map(|s| {
+            s.trim_end_matches("()")
+                .split("::")
+                .map(|p| {
+                    p.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+                .collect::<Vec<String>>()
+        })
+        .filter(|segs| segs.len() > 1 && layers.contains(&segs[0]))
+        .collect()
+}
+
+/// The backticked `layer::…` paths of `text` that name nothing the layer
+/// defines.
+fn stale_paths(text: &str, index: &mut BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let layers = modules();
+    let mut out = Vec::new();
+    for segs in layer_paths(text, &layers) {
+        let names = index
+            .entry(segs[0].clone())
+            .or_insert_with(|| defined_names(&segs[0]));
+        if let Some(missing) = segs[1..]
+            .iter()
+            .find(|s| !s.is_empty() && !names.contains(*s))
+        {
+            out.push(format!("`{}` ({missing} is not defined)", segs.join("::")));
+        }
+    }
+    out
+}
+
+/// Module heads and ARCHITECTURE.md name only what exists: a renamed or
+/// removed module, type or function leaves no stale description behind.
+#[test]
+fn module_heads_and_the_map_name_only_what_exists() {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut index = BTreeMap::new();
+    let mut stale = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("a source file");
+        let head: String = (text.lines())
+            .take_while(|l| l.starts_with("//!"))
+            .map(|l| format!("{}\n", l.trim_start_matches("//!")))
+            .collect();
+        if head.is_empty() {
+            stale.push(format!("{}: no `//!` head", f.display()));
+        }
+        for s in stale_paths(&head, &mut index) {
+            stale.push(format!("{}: {s}", f.display()));
+        }
+    }
+    let map = std::fs::read_to_string(root().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    for s in stale_paths(&map, &mut index) {
+        stale.push(format!("ARCHITECTURE.md: {s}"));
+    }
+    assert!(stale.is_empty(), "stale names:\n{}", stale.join("\n"));
+}
+
+#[test]
+fn the_name_check_catches_a_stale_path() {
+    let mut index = BTreeMap::new();
+    let found = stale_paths("see `nc::queries` and `check::ENGINES`", &mut index);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("queries"), "{found:?}");
+}

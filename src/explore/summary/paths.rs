@@ -14,9 +14,10 @@
 
 use super::classify::conjuncts;
 use super::{MAX_PATHS, Symbols, traces};
-use crate::explore::eval::{comparison, int_term};
+use crate::explore::eval::int_term;
 use crate::explore::exec::Executor;
 use crate::ir::{Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
+use crate::symbolic::comparison;
 use crate::term::{TermId, Terms};
 
 /// One path through the loop, run once from the entry symbols.
