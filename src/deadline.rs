@@ -220,6 +220,12 @@ pub fn run<T>(deadline: Instant, f: impl FnOnce() -> T) -> Result<T, Timeout> {
     Stop::nested_until(deadline).run(f)
 }
 
+/// [`run`] with a deadline or none (then under this thread's token as it
+/// is).
+pub fn run_until<T>(deadline: Option<Instant>, f: impl FnOnce() -> T) -> Result<T, Timeout> {
+    Stop::nested_until(deadline).run(f)
+}
+
 /// This thread's token, to hand on to the threads it spawns.
 pub fn current_stop() -> Option<Stop> {
     STOP.with(|s| s.borrow().clone())
@@ -307,8 +313,8 @@ pub enum Finish<T> {
     /// Entrant `i` gave this definite answer; the others were stopped.
     Definite(usize, T),
     /// Every entrant ended without one: their answers (entrant, answer),
-    /// or how each ended early. `timed_out`: the race's token stopped
-    /// first.
+    /// or how each ended early (an entrant that never started says
+    /// nothing). `timed_out`: the race's token stopped first.
     Undecided {
         answers: Vec<(usize, Result<T, Ended>)>,
         timed_out: bool,
@@ -347,10 +353,15 @@ pub fn race<'a, T: Send>(
             drop(spawned);
         }
         drop(tx);
-        let finish = collect(&rx, &stop, &definite);
+        let mut finish = collect(&rx, &stop, &definite);
         // Stop the losers; the scope then joins their threads.
         stop.stop();
         late.release();
+        if let Finish::Undecided { answers, .. } = &mut finish {
+            // Out of time: the entrants stop at once and say how far they
+            // got (the scope would wait for them anyway).
+            answers.extend(rx.iter());
+        }
         finish
     })
 }
@@ -553,5 +564,44 @@ mod tests {
         assert_eq!(answers[1], (1, Err(Ended::Defect("a defect".into()))));
         // The late entrant started as soon as a head entrant ended.
         assert_eq!(answers[2], (2, Ok(2)));
+    }
+
+    #[test]
+    fn out_of_time_every_started_entrant_says_where_it_stopped() {
+        let soon = Instant::now() + Duration::from_millis(50);
+        let spin = |name: &'static str| {
+            move || loop {
+                let _p = phase(name);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
+        let finish = Stop::until(soon)
+            .run(|| {
+                race(
+                    vec![
+                        Entrant::now(spin("building")),
+                        Entrant::now(spin("solving")),
+                    ],
+                    |_: &()| true,
+                    Duration::ZERO,
+                )
+            })
+            .unwrap();
+        let Finish::Undecided {
+            mut answers,
+            timed_out,
+        } = finish
+        else {
+            panic!("{finish:?}");
+        };
+        answers.sort_by_key(|(i, _)| *i);
+        assert!(timed_out);
+        assert_eq!(
+            answers,
+            [
+                (0, Err(Ended::Stopped("building"))),
+                (1, Err(Ended::Stopped("solving")))
+            ]
+        );
     }
 }

@@ -149,8 +149,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub portfolio_head: u64,
     /// With `--engine all`: the engines that race, comma-separated, in the order they
-    /// start (default: explore-search,nc,chc,explore,compositional; the compositional
-    /// engine only on programs with functions besides main).
+    /// start (default: explore-search,nc,chc,explore,compositional,compact; the
+    /// compositional engine only on programs with functions besides main).
     #[arg(long, value_delimiter = ',', value_name = "ENGINES", value_parser = portfolio_parser())]
     pub portfolio: Option<Vec<String>>,
     /// With `--engine all`: run every engine at the same CPU priority. By default

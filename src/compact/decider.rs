@@ -29,8 +29,11 @@ impl Decider for Compact {
         "compact symbolic execution: loop and recursion templates; a complete tree is a proof"
     }
 
+    /// Last among the engines: it decides few targets the others leave
+    /// (docs/portfolio.md §3), and its template derivation competes with
+    /// the conditions for the cores.
     fn niceness(&self, _q: &Question) -> i32 {
-        5
+        10
     }
 
     fn takes(&self, _q: &Question) -> bool {

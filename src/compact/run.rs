@@ -165,6 +165,8 @@ impl Builder {
     ) -> Option<String> {
         let mut queue = VecDeque::from([0usize]);
         while let Some(u) = queue.pop_front() {
+            // Work stopped from outside (a portfolio decided) unwinds.
+            crate::deadline::check();
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Some("timeout".to_string());
             }

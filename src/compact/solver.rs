@@ -1,7 +1,9 @@
 //! Satisfiability of path conditions, quantified ones included, through
-//! the solver layer: one script per question (`smt::run_script`), with the
-//! profile's options for quantified queries. A solver `unknown` is never
-//! `unsat`: the caller keeps the branch and says so.
+//! the solver layer: one script per question, answered by a warm helper
+//! process (`smt::Helper`: a scope per quantifier-free script, a reset
+//! and the profile's quantified options per quantified one), so that no
+//! question pays for a process start. A solver `unknown` is never `unsat`:
+//! the caller keeps the branch and says so.
 
 use crate::smt::{self, Answer, Profile};
 use crate::term::{TermId, Terms};
@@ -15,6 +17,7 @@ pub trait SatCheck {
 /// A solver profile with a per-query limit and a run deadline.
 pub struct Solver {
     pub profile: Profile,
+    helper: smt::Helper,
     pub per_query: Duration,
     pub deadline: Option<Instant>,
     pub queries: u64,
@@ -26,6 +29,7 @@ pub struct Solver {
 impl Solver {
     pub fn new(profile: Profile, per_query: Duration, deadline: Option<Instant>) -> Solver {
         Solver {
+            helper: smt::Helper::new(Some(profile.clone()), per_query),
             profile,
             per_query,
             deadline,
@@ -55,15 +59,8 @@ impl Solver {
         let phi = terms.and(all);
         let quantified = terms.has_quantifier(phi);
         let mq = smt::smtlib::model_query(terms, phi, &vars);
-        let mut script: String = self
-            .profile
-            .file_options
-            .iter()
-            .map(|o| format!("{o}\n"))
-            .collect();
-        script.push_str(&self.profile.preamble(quantified, &mq.text));
         self.queries += 1;
-        let reply = smt::run_script(&self.profile, &script, self.limit());
+        let reply = self.ask(quantified, &mq.text);
         match reply.answer {
             Answer::Sat => {
                 let parsed = smt::reply::int_values(&reply.values)?;
@@ -83,17 +80,24 @@ impl Solver {
         }
     }
 
-    fn limit(&self) -> Duration {
-        let deadline = match (self.deadline, crate::deadline::current()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// `query` (with its `check-sat`, and `get-value`s if any) answered by
+    /// the warm helper: a quantified one with the profile's options for
+    /// those. The run's deadline cuts a script short as `unknown`; work
+    /// stopped from outside unwinds.
+    fn ask(&mut self, quantified: bool, query: &str) -> smt::Reply {
+        let script = if quantified {
+            self.profile.preamble(true, query)
+        } else {
+            query.to_string()
         };
-        match deadline {
-            Some(d) => self
-                .per_query
-                .min(d.saturating_duration_since(Instant::now()))
-                .max(Duration::from_millis(1)),
-            None => self.per_query,
+        let helper = &mut self.helper;
+        match crate::deadline::run_until(self.deadline, || helper.run(&script, quantified)) {
+            Ok(reply) => reply,
+            Err(_) if crate::deadline::passed() => crate::deadline::stop(),
+            Err(_) => smt::Reply {
+                answer: Answer::Unknown("timeout".into()),
+                values: String::new(),
+            },
         }
     }
 }
@@ -111,10 +115,10 @@ impl SatCheck for Solver {
             return Answer::Unknown("timeout".into());
         }
         let quantified = terms.has_quantifier(phi);
-        let query = smt::smtlib::query(terms, &[phi]);
-        let script = self.profile.script(quantified, &query, &[]);
+        let mut query = smt::smtlib::query(terms, &[phi]);
+        query.push_str("(check-sat)\n");
         let started = Instant::now();
-        let answer = smt::run_script(&self.profile, &script, self.limit()).answer;
+        let answer = self.ask(quantified, &query).answer;
         self.time += started.elapsed();
         self.queries += 1;
         self.quantified += u64::from(quantified);

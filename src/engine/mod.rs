@@ -129,8 +129,14 @@ pub const DEFAULT_PORTFOLIO_HEAD: usize = 2;
 
 /// The portfolio's engines by default, in the order they start (measured:
 /// docs/portfolio.md §3).
-pub const DEFAULT_PORTFOLIO: [&str; 5] =
-    ["explore-search", "nc", "chc", "explore", "compositional"];
+pub const DEFAULT_PORTFOLIO: [&str; 6] = [
+    "explore-search",
+    "nc",
+    "chc",
+    "explore",
+    "compositional",
+    "compact",
+];
 
 /// The name of the portfolio as an engine choice.
 pub const PORTFOLIO: &str = "all";
