@@ -101,9 +101,9 @@ impl Reach {
         self.warm.pop(1);
     }
 
-    /// After a kept `sat`: the values of SMT-LIB integer expressions.
-    pub(crate) fn values(&mut self, exprs: &[String]) -> Result<Vec<num_bigint::BigInt>, String> {
-        self.warm.values_of(exprs)
+    /// The session, after a kept `sat` (for the values of its model).
+    pub(crate) fn warm(&mut self) -> &mut Warm {
+        &mut self.warm
     }
 
     /// rc_g, rv_{g,ret}, rv_{g,ic} from g's finished leaves (Fig. 9):

@@ -12,7 +12,7 @@
 
 pub mod model;
 
-pub use model::{Access, InputModel, Replay};
+pub use model::{Access, InputModel, Replay, Values};
 
 use crate::db::Target;
 use crate::interp::{ErrorPlace, InputReads, Witness};

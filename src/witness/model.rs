@@ -11,7 +11,7 @@
 use crate::interp::{ArgValue, InputReads, Witness};
 use crate::ir::{Body, INPUT_STREAM};
 use crate::smt::smtlib::{int as smt_int, name as smt_name};
-use crate::smt::{Judgement, Session};
+use crate::smt::{Judgement, Session, Warm};
 use crate::syntax::ast::Program;
 use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
@@ -165,7 +165,7 @@ impl InputModel {
     /// whether it is a variation of the model's), or a blocking assertion.
     pub fn judge(
         &self,
-        session: &mut Session,
+        session: &mut impl Values,
         replay: &impl Replay,
     ) -> Result<Judgement<(Witness, bool)>, String> {
         let terms = self.terms();
@@ -206,7 +206,7 @@ impl InputModel {
     /// replay missed.
     fn complete(
         &self,
-        session: &mut Session,
+        session: &mut impl Values,
         mut w: Witness,
         replay: &impl Replay,
     ) -> Result<Result<(Witness, InputReads), String>, String> {
@@ -325,6 +325,23 @@ fn set_element(list: &mut ArgValue, path: &[usize], v: BigInt) {
         (ArgValue::Int(x), true) => *x = v,
         (row @ ArgValue::List(_), false) => set_element(row, rest, v),
         _ => {}
+    }
+}
+
+/// A solver after `sat`, asked for the values of integer expressions.
+pub trait Values {
+    fn int_values(&mut self, exprs: &[String]) -> Result<Vec<BigInt>, String>;
+}
+
+impl Values for Session {
+    fn int_values(&mut self, exprs: &[String]) -> Result<Vec<BigInt>, String> {
+        Session::int_values(self, exprs)
+    }
+}
+
+impl Values for Warm {
+    fn int_values(&mut self, exprs: &[String]) -> Result<Vec<BigInt>, String> {
+        self.values_of(exprs)
     }
 }
 

@@ -247,7 +247,7 @@ fn check_with_fake(name: &str, script: &str, timeout: &str) -> (Value, Duration)
 /// The reason of the `unknown` verdict a fake solver running `script`
 /// gives (each fault test in its own `#[test]`, so they run in parallel).
 fn unknown_reason(name: &str, script: &str) -> String {
-    let (t, _) = check_with_fake(name, script, "10");
+    let (t, _) = check_with_fake(name, script, "3");
     assert_eq!(t["verdict"], "unknown", "{t}");
     t["reason"].as_str().unwrap().to_string()
 }

@@ -655,7 +655,7 @@ fn long_run() {
 /// test fails if the engine stops proving anything.
 #[test]
 fn the_horn_engine_never_proves_a_target_a_run_hits() {
-    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 30);
+    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 8);
     let knobs = Knobs::with(&[
         ("pointers", 0),
         ("records", 0),
