@@ -95,9 +95,6 @@ fn solver_stdout(
 ) -> Result<String, SolverFailure> {
     use std::io::Read;
     let mut child = process::spawn(name, command, args).map_err(SolverFailure::Start)?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(script.as_bytes());
-    }
     // Read stdout on the side, so a large answer cannot block the solver.
     let mut stdout = child
         .stdout
@@ -108,14 +105,24 @@ fn solver_stdout(
         let _ = stdout.read_to_string(&mut text);
         text
     });
-    if !wait_or_stop(&mut child, answer_by(timeout)) {
-        process::stop(&mut child);
-        let _ = reader.join();
-        return Err(SolverFailure::Timeout);
-    }
-    reader
-        .join()
-        .map_err(|_| SolverFailure::Start(format!("reading {name}'s answer failed")))
+    std::thread::scope(|scope| {
+        // Write the script on the side too: a large one (Horn clauses of
+        // megabytes) blocks until the solver has read it, which must not
+        // hold the deadline up; killing the solver ends the write.
+        if let Some(mut stdin) = child.stdin.take() {
+            scope.spawn(move || {
+                let _ = stdin.write_all(script.as_bytes());
+            });
+        }
+        if !wait_or_stop(&mut child, answer_by(timeout)) {
+            process::stop(&mut child);
+            let _ = reader.join();
+            return Err(SolverFailure::Timeout);
+        }
+        reader
+            .join()
+            .map_err(|_| SolverFailure::Start(format!("reading {name}'s answer failed")))
+    })
 }
 
 /// Waits for the solver to exit by `end`; `false` if it did not, or if

@@ -97,14 +97,18 @@ fn benchmark_verdicts(solver: &str) {
     ] {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
-        for (t, _) in annotations(&text, "target") {
-            let place = format!("{}:{}", t["line"], t["col"]);
-            let expected = t["verdict"].as_str().unwrap();
-            let out = apc(&[
-                "check",
-                &file,
-                "--target",
-                &place,
+        let expected = annotations(&text, "target");
+        // Every annotated target of the file in one run (one database: a
+        // loop's summary is computed once for all of them).
+        let mut args = vec!["check".to_string(), file.clone()];
+        for (t, _) in &expected {
+            args.extend([
+                "--target".to_string(),
+                format!("{}:{}", t["line"], t["col"]),
+            ]);
+        }
+        args.extend(
+            [
                 "--solver",
                 solver,
                 "--format",
@@ -113,18 +117,23 @@ fn benchmark_verdicts(solver: &str) {
                 "120",
                 "--engine",
                 "nc",
-            ]);
-            let j = json(&out);
+            ]
+            .map(String::from),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = apc(&args);
+        let j = json(&out);
+        let reports = j["targets"].as_array().expect("targets");
+        for (t, _) in &expected {
+            let place = format!("{}:{}", t["line"], t["col"]);
+            let expected = t["verdict"].as_str().unwrap();
             // A place may hold several targets (a null and an uninitialised
             // check at one `*`): the annotated one is the one of its kind.
-            let r = j["targets"]
-                .as_array()
-                .and_then(|ts| ts.iter().find(|r| r["kind"] == t["kind"]))
+            let r = (reports.iter())
+                .find(|r| r["line"] == t["line"] && r["col"] == t["col"] && r["kind"] == t["kind"])
                 .unwrap_or_else(|| panic!("{name} {place}: no {} target: {j}", t["kind"]));
             assert_eq!(r["verdict"], expected, "{name} {place} on {solver}: {r}");
-            let alone = j["summary"]["targets"] == 1;
             if expected == "reachable" {
-                assert_eq!(out.status.code(), Some(1));
                 let run = replay(&file, &r["witness"]);
                 assert_eq!(run["error"]["kind"], t["kind"], "{name}: {run}");
                 assert_eq!(run["error"]["line"], t["line"], "{name}: {run}");
@@ -132,14 +141,26 @@ fn benchmark_verdicts(solver: &str) {
             } else if expected == "unknown" {
                 // A case the summary rules leave ⋆, on purpose: its reason
                 // says why, never a guess.
-                assert!(!alone || out.status.code() == Some(3));
                 assert!(r["reason"].is_string(), "{r}");
             } else {
-                assert!(!alone || out.status.code() == Some(0));
                 assert!(r["witness"].is_null() && r["reason"].is_null());
             }
             assert!(r["method"].as_str().unwrap().starts_with("nc-"), "{r}");
         }
+        // The exit status of the run: 1 with a reachable target, 3 with an
+        // unknown one and none reachable, 0 when all are proved.
+        let verdicts: Vec<&str> = reports
+            .iter()
+            .filter_map(|r| r["verdict"].as_str())
+            .collect();
+        let status = if verdicts.contains(&"reachable") {
+            1
+        } else if verdicts.contains(&"unknown") {
+            3
+        } else {
+            0
+        };
+        assert_eq!(out.status.code(), Some(status), "{name}: {j}");
     }
 }
 
@@ -654,10 +675,10 @@ fn horn_engine_where_nc_is_unknown(name: &str, dir: &Path) -> (String, Value) {
 #[test]
 fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
     let dir = std::env::temp_dir().join(format!("apc-chc-{}", std::process::id()));
-    let (_, t) = horn_engine_where_nc_is_unknown("sum_invariant.mc", &dir);
+    let (_, t) = horn_engine_where_nc_is_unknown("sum_invariant_input.mc", &dir);
     assert_eq!(t["verdict"], "unreachable", "{t}");
     assert_eq!(t["method"], "chc", "{t}");
-    let checks = dir.join("sum_invariant-main-9-5-chc-certificate-z3.smt2");
+    let checks = dir.join("sum_invariant_input-main-10-5-chc-certificate-z3.smt2");
     let text = std::fs::read_to_string(&checks).expect("the certificate is dumped");
     let z3 = Command::new("z3").arg(&checks).output().expect("z3 runs");
     let answers: Vec<String> = String::from_utf8_lossy(&z3.stdout)
@@ -915,4 +936,60 @@ fn all_targets_first_decides_every_target_at_once() {
     }
     assert_eq!(reachable, 1, "{one_reachable}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The contract: every engine of the registry is an `--engine` choice,
+/// named once and listed in `--help` with its line, and answers through
+/// the one decision type: on a program with a reachable and an
+/// unreachable assert (in a caller of a function, so that every engine
+/// takes it), never the wrong verdict, and a `reachable` only with a
+/// witness `apc run` replays.
+#[test]
+fn every_registered_engine_answers_through_the_contract() {
+    let names: Vec<&str> = apc::check::ENGINES.iter().map(|e| e.name()).collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    let help = String::from_utf8_lossy(&apc(&["check", "--help"]).stdout).to_string();
+    let dir = std::env::temp_dir().join(format!("apc-contract-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("two.mc");
+    std::fs::write(
+        &file,
+        "f(x) { return x * 2; }\n\
+         main(a) { var y; y = f(a); if (y == 8) { assert(0); } if (y == 7) { assert(0); } return y; }\n",
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    for e in apc::check::ENGINES {
+        assert!(
+            help.contains(e.name()) && help.contains(e.about()),
+            "{} not in --help",
+            e.name()
+        );
+        let out = apc(&[
+            "check",
+            &file,
+            "--engine",
+            e.name(),
+            "--format",
+            "json",
+            "--timeout",
+            "10",
+        ]);
+        let j = json(&out);
+        let t = j["targets"].as_array().unwrap();
+        assert_eq!(t.len(), 2, "{j}");
+        assert_ne!(t[0]["verdict"], "unreachable", "{}: {j}", e.name());
+        assert_ne!(t[1]["verdict"], "reachable", "{}: {j}", e.name());
+        if t[0]["verdict"] == "reachable" {
+            assert_eq!(t[0]["engine"], e.name(), "{j}");
+            let run = replay(&file, &t[0]["witness"]);
+            assert_eq!(run["error"]["line"], 2, "{}: {run}", e.name());
+        }
+        if t[1]["verdict"] == "unreachable" {
+            assert_eq!(t[1]["engine"], e.name(), "{j}");
+        }
+    }
 }

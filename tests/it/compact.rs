@@ -507,3 +507,113 @@ fn editing_one_function_does_not_recompute_anothers_templates() {
     );
     assert_eq!(before, after);
 }
+
+/// `apc run`'s JSON for a witness of `apc compact`'s or `apc check`'s JSON.
+fn run_witness(file: &str, witness: &serde_json::Value) -> serde_json::Value {
+    let show = |v: &serde_json::Value| match v {
+        serde_json::Value::Array(xs) => {
+            let xs: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+            format!("[{}]", xs.join(","))
+        }
+        v => v.to_string(),
+    };
+    let args: Vec<String> = (witness["args"].as_object().expect("args").iter())
+        .map(|(k, v)| format!("{k}={}", show(v)))
+        .collect();
+    let input: Vec<String> = (witness["input"].as_array().expect("input").iter())
+        .map(|x| x.to_string())
+        .collect();
+    let out = apc(&[
+        "run",
+        file,
+        "--args",
+        &args.join(","),
+        "--input",
+        &input.join(","),
+        "--format",
+        "json",
+    ]);
+    serde_json::from_slice(&out.stdout).expect("run's JSON")
+}
+
+/// The compact paper's linSrch with an assert on the found index: `apc
+/// compact` reports the error leaf with a witness (read from the leaf's
+/// path condition, κ included) that `apc run` replays to the assert, and
+/// exits 1.
+#[test]
+fn a_reachable_assert_after_the_search_has_a_witness_that_replays() {
+    let file = programs_dir().join("compact_linsrch_found.mc");
+    let file = file.to_str().unwrap();
+    let out = apc(&["compact", file, "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors = j["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{j}");
+    let e = &errors[0];
+    assert_eq!(
+        (e["kind"].as_str(), e["line"].as_u64()),
+        (Some("assert"), Some(20))
+    );
+    let run = run_witness(file, &e["witness"]);
+    assert_eq!(
+        (
+            &run["error"]["kind"],
+            &run["error"]["line"],
+            &run["error"]["col"]
+        ),
+        (&"assert".into(), &20.into(), &5.into()),
+        "{run}"
+    );
+    // The same through the contract: `apc check --engine compact`.
+    let out = apc(&["check", file, "--engine", "compact", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let assert = (j["targets"].as_array().unwrap().iter())
+        .find(|t| t["kind"] == "assert")
+        .expect("the assert");
+    assert_eq!(
+        (&assert["verdict"], &assert["method"]),
+        (&"reachable".into(), &"compact-error-leaf".into())
+    );
+    let run = run_witness(file, &assert["witness"]);
+    assert_eq!(run["error"]["line"], 20, "{run}");
+}
+
+/// The safe version (a found index is below n and holds x) is proved by
+/// the compact tree alone: complete, with no error leaf at the assert.
+#[test]
+fn the_safe_search_is_proved_by_its_compact_tree() {
+    let file = programs_dir().join("compact_linsrch_safe.mc");
+    let file = file.to_str().unwrap();
+    let out = apc(&["check", file, "--engine", "compact", "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for t in j["targets"].as_array().unwrap() {
+        assert_eq!(
+            (&t["verdict"], &t["engine"], &t["method"]),
+            (
+                &"unreachable".into(),
+                &"compact".into(),
+                &"compact-every-path".into()
+            ),
+            "{t}"
+        );
+    }
+    let out = apc(&["compact", file]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -86,7 +86,7 @@ fn annotated_outcomes_hold_under_every_strategy() {
             // three techniques at once.
             o.summarization = merging == Merging::Lattice && subsumption.is_some();
             o.max_steps = 600;
-            o.timeout = Some(Duration::from_secs(1));
+            o.timeout = Some(Duration::from_millis(500));
             let r = explore_file(&name, &o);
             runs += 1;
             if std::env::var("EXPLORE_VERBOSE").is_ok() {

@@ -450,7 +450,12 @@ struct VerdictStats {
 /// The verdict pipeline (`apc check`'s race, solvers, replay) on generated
 /// programs: a target that some random run hits must never be called
 /// `unreachable`.
-fn check_verdicts(seed: u64, programs: usize, knobs: &Knobs) -> (VerdictStats, Findings) {
+fn check_verdicts(
+    seed: u64,
+    programs: usize,
+    knobs: &Knobs,
+    engine: &'static str,
+) -> (VerdictStats, Findings) {
     use apc::check::{self, CheckOptions, Verdict};
     let mut r = Rng(seed);
     let mut findings = Findings::new(seed);
@@ -469,15 +474,6 @@ fn check_verdicts(seed: u64, programs: usize, knobs: &Knobs) -> (VerdictStats, F
         .collect();
     // The pipeline as `apc check` runs it (the simplifier included, so this
     // tests its soundness on generated programs too), with fewer models.
-    // `SOUNDNESS_CHECK_ENGINE=nc` for the conditions alone; by default
-    // `apc check`'s engine, the portfolio of every engine.
-    let chosen = env_or("SOUNDNESS_CHECK_ENGINE", "all".to_string());
-    let engine = (check::engine_choices().into_iter())
-        .find(|n| *n == chosen)
-        .unwrap_or_else(|| {
-            let names = check::engine_choices().join(", ");
-            panic!("SOUNDNESS_CHECK_ENGINE: one of {names}, not {chosen}")
-        });
     let opts = CheckOptions {
         max_models: 3,
         engine,
@@ -608,12 +604,48 @@ fn check_verdicts(seed: u64, programs: usize, knobs: &Knobs) -> (VerdictStats, F
 /// CI runs 100 programs (about 50 s in release mode on two cores); the
 /// long run is `SOUNDNESS_CHECK_PROGRAMS=3000 cargo test --release --test
 /// it soundness::verdicts`.
+/// `SOUNDNESS_CHECK_ENGINE`, one of `apc check`'s engine choices (default
+/// `all`).
+fn chosen_engine() -> &'static str {
+    let chosen = env_or("SOUNDNESS_CHECK_ENGINE", "all".to_string());
+    (apc::check::engine_choices().into_iter())
+        .find(|n| *n == chosen)
+        .unwrap_or_else(|| {
+            let names = apc::check::engine_choices().join(", ");
+            panic!("SOUNDNESS_CHECK_ENGINE: one of {names}, not {chosen}")
+        })
+}
+
+/// Compact symbolic execution as an engine never says `unreachable` of a
+/// target a run hits, and every witness it gives replays (the check's own
+/// replay; a `reachable` here was replayed). On integer programs with
+/// calls, where it builds finite trees; the long run is
+/// `SOUNDNESS_COMPACT_PROGRAMS=2000`.
+#[test]
+fn compact_verdicts_never_contradict_runs() {
+    let n: usize = env_or("SOUNDNESS_COMPACT_PROGRAMS", 15);
+    let seed = seed_or(0x5eed_c4ec_0000_0c0a);
+    let knobs = Knobs::with(&[("pointers", 0), ("records", 0)]);
+    let (st, findings) = check_verdicts(seed, n, &knobs, "compact");
+    eprintln!(
+        "compact: {n} programs, {} targets hit: {} unreachable, {} reachable, {} unknown",
+        st.hit_targets, st.verdicts[0], st.verdicts[1], st.verdicts[2]
+    );
+    findings.assert_none_fatal();
+    assert!(
+        st.verdicts[1] > 0,
+        "compact found no replayed witness: {st:?}"
+    );
+}
+
 #[test]
 fn verdicts_never_contradict_runs() {
     let n: usize = env_or("SOUNDNESS_CHECK_PROGRAMS", 100);
     let seed = seed_or(0x5eed_c4ec_0000_0001);
     let start = Instant::now();
-    let (st, findings) = check_verdicts(seed, n, &Knobs::from_env());
+    // `SOUNDNESS_CHECK_ENGINE=nc` for the conditions alone; by default
+    // `apc check`'s engine, the portfolio of every engine.
+    let (st, findings) = check_verdicts(seed, n, &Knobs::from_env(), chosen_engine());
     eprintln!(
         "seed {seed:#x}: {n} programs, {} runs ({} hit a target), {} targets hit {:?}: {} unreachable, {} reachable, {} unknown {:?}; slowest check {:.1?}; {:.1?} in all",
         st.runs,
@@ -655,7 +687,7 @@ fn long_run() {
 /// test fails if the engine stops proving anything.
 #[test]
 fn the_horn_engine_never_proves_a_target_a_run_hits() {
-    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 8);
+    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 12);
     let knobs = Knobs::with(&[
         ("pointers", 0),
         ("records", 0),
@@ -679,7 +711,10 @@ fn the_horn_engine_never_proves_a_target_a_run_hits_with_memory() {
 fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) {
     use apc::chc;
     // Seconds per place: a place past it is not proved (that is all).
-    let per_place: u64 = env_or("SOUNDNESS_CHC_TIMEOUT", 3);
+    let per_place: u64 = env_or("SOUNDNESS_CHC_TIMEOUT", 1);
+    // Places decided per program, those a run hits first (every place of
+    // every program with a large value: the long run).
+    let per_program: usize = env_or("SOUNDNESS_CHC_PLACES", 6);
     let mut r = Rng(seed);
     let (mut hit, mut proved, mut refuted) = (0, 0, Vec::new());
     for p in 0..n {
@@ -705,12 +740,21 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) {
                 .or_default()
                 .push(t.node);
         }
-        let places: Vec<((apc::TargetKind, u32), bool)> = places
-            .into_iter()
+        // The places a run hit first (a proof of one is the bug looked
+        // for), then others up to `per_program` (that the engine still
+        // proves something).
+        let (hit_places, others): (Vec<_>, Vec<_>) =
+            (places.into_iter()).partition(|(place, _)| reached.contains(place));
+        let budget = per_program.saturating_sub(hit_places.len());
+        let places: Vec<((apc::TargetKind, u32), bool)> = (hit_places.into_iter())
+            .chain(others.into_iter().take(budget))
             .map(|(place, nodes)| {
+                // Under a token with the deadline, as the engine runs: every
+                // phase stops at it (the encoding and the checks too).
                 let deadline = Instant::now() + Duration::from_secs(per_place);
-                let v = chc::decide(&prog.body, &nodes, deadline).0;
-                (place, matches!(v, chc::Verdict::Unreachable(_)))
+                let v = apc::deadline::Stop::until(deadline)
+                    .run(|| chc::decide(&prog.body, &nodes, deadline).0);
+                (place, matches!(v, Ok(chc::Verdict::Unreachable(_))))
             })
             .collect();
         for ((kind, at), _) in places.into_iter().filter(|(_, proof)| *proof) {
