@@ -157,7 +157,7 @@ fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
     let mut scripts = Scripts::default();
     let (solver, newer) = match horn_solver() {
         Ok(s) => s,
-        Err(why) => return (Verdict::Unknown(format!("chc: {why}")), scripts),
+        Err(why) => return (Verdict::Unknown(why), scripts),
     };
     let mut outcome = attempt(&solver, newer, &enc, &[], deadline, &mut scripts);
     if let Outcome::CheckFailed(why) = &outcome
@@ -182,7 +182,7 @@ fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
         Outcome::Proved(cert) => Verdict::Unreachable(cert),
         Outcome::Counterexample => Verdict::Counterexample(enc),
         Outcome::Undecided(why) | Outcome::CheckFailed(why) => {
-            Verdict::Unknown(format!("chc: {why}"))
+            Verdict::Unknown(why)
         }
     };
     (verdict, scripts)
