@@ -540,6 +540,22 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 
+    /// An undecided race's answers in the entrants' order, and whether it
+    /// ran out of time.
+    type Answers<T> = Vec<(usize, Result<T, Ended>)>;
+
+    fn undecided<T: std::fmt::Debug>(finish: Finish<T>) -> (Answers<T>, bool) {
+        let Finish::Undecided {
+            mut answers,
+            timed_out,
+        } = finish
+        else {
+            panic!("{finish:?}");
+        };
+        answers.sort_by_key(|(i, _)| *i);
+        (answers, timed_out)
+    }
+
     #[test]
     fn undecided_answers_and_defects_are_each_entrants_reason() {
         let finish = race(
@@ -551,14 +567,7 @@ mod tests {
             |_| false,
             Duration::from_secs(30),
         );
-        let Finish::Undecided {
-            mut answers,
-            timed_out,
-        } = finish
-        else {
-            panic!("{finish:?}");
-        };
-        answers.sort_by_key(|(i, _)| *i);
+        let (answers, timed_out) = undecided(finish);
         assert!(!timed_out);
         assert_eq!(answers[0], (0, Ok(1)));
         assert_eq!(answers[1], (1, Err(Ended::Defect("a defect".into()))));
@@ -587,14 +596,7 @@ mod tests {
                 )
             })
             .unwrap();
-        let Finish::Undecided {
-            mut answers,
-            timed_out,
-        } = finish
-        else {
-            panic!("{finish:?}");
-        };
-        answers.sort_by_key(|(i, _)| *i);
+        let (answers, timed_out) = undecided(finish);
         assert!(timed_out);
         assert_eq!(
             answers,

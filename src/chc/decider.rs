@@ -6,7 +6,7 @@
 use super::{Encoding, Scripts, Search, Verdict};
 use crate::db::{self, Target};
 use crate::deadline::{self, Stop};
-use crate::engine::{Decider, Decision, How, Method, Question};
+use crate::engine::{Decider, Decision, How, Question};
 use crate::interp::Witness;
 use crate::smt::{self, DumpName};
 use crate::witness::{Access, InputModel, Replayer};
@@ -45,14 +45,7 @@ impl Decider for HornClauses {
             .collect();
         let (verdict, mut scripts) = super::decide(&prog.body, &errors, deadline);
         let solver = super::horn_solver().ok().map(|(p, _)| p.name);
-        let method = |how| {
-            let m = Method::new("chc", how);
-            if q.every_target() {
-                m.for_every_target()
-            } else {
-                m
-            }
-        };
+        let method = |how| q.method("chc", how);
         let decision = match verdict {
             Verdict::Unreachable(_) => Decision::unreachable(method(How::Invariant), solver),
             Verdict::Counterexample(_) if q.every_target() => {

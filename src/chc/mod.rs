@@ -181,9 +181,7 @@ fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
     let verdict = match outcome {
         Outcome::Proved(cert) => Verdict::Unreachable(cert),
         Outcome::Counterexample => Verdict::Counterexample(enc),
-        Outcome::Undecided(why) | Outcome::CheckFailed(why) => {
-            Verdict::Unknown(why)
-        }
+        Outcome::Undecided(why) | Outcome::CheckFailed(why) => Verdict::Unknown(why),
     };
     (verdict, scripts)
 }

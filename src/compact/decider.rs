@@ -9,7 +9,7 @@
 use super::{End, Failure, Options, Tree, witness};
 use crate::db;
 use crate::deadline::Stop;
-use crate::engine::{Decider, Decision, How, Method, Question};
+use crate::engine::{Decider, Decision, How, Question};
 use crate::witness::Replayer;
 use std::time::{Duration, Instant};
 
@@ -77,14 +77,7 @@ fn judged(
     left: Duration,
     solver_name: Option<String>,
 ) -> Decision {
-    let method = |how| {
-        let m = Method::new("compact", how);
-        if q.every_target() {
-            m.for_every_target()
-        } else {
-            m
-        }
-    };
+    let method = |how| q.method("compact", how);
     let leaves = witness::error_leaves(tree, q.targets);
     if leaves.is_empty() {
         return match (&tree.stopped, tree.is_complete()) {

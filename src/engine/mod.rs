@@ -72,6 +72,16 @@ impl<'a> Question<'a> {
     pub fn every_target(&self) -> bool {
         self.targets.len() > 1
     }
+
+    /// The method of `engine` deciding this question in way `how`.
+    pub fn method(&self, engine: &'static str, how: How) -> Method {
+        let m = Method::new(engine, how);
+        if self.every_target() {
+            m.for_every_target()
+        } else {
+            m
+        }
+    }
 }
 
 /// The options of `apc check`, which every engine reads from (each the

@@ -11,7 +11,7 @@
 
 use super::{AtChecks, End, Guide, Merging, Options, Strategy};
 use crate::deadline::{self, Stop};
-use crate::engine::{Decider, Decision, How, Method, Question};
+use crate::engine::{Decider, Decision, How, Question};
 use std::time::{Duration, Instant};
 
 /// The guided executor (`explore`).
@@ -106,14 +106,7 @@ fn explored(q: &Question, o: &Options, engine: &'static str) -> Decision {
         Ok(r) => r,
         Err(e) => return Decision::unknown(e),
     };
-    let method = |how| {
-        let m = Method::new(engine, how);
-        if q.every_target() {
-            m.for_every_target()
-        } else {
-            m
-        }
-    };
+    let method = |how| q.method(engine, how);
     let mut d = if let Some(e) = r.errors.iter().find(|e| q.targets.contains(&e.target)) {
         let mut d = Decision::reachable(e.witness.clone(), method(How::PathFound), solver);
         d.reached = Some(e.target.clone());

@@ -91,7 +91,7 @@ fn one_target(q: &Question, t: &Target, stop: &Stop) -> Decision {
     });
     let contenders = contenders(chains, &opts.solvers, dump.as_ref(), opts.sharing_cores);
     let replay = Replayer::new(&parsed.program, q.file.text(q.db), q.targets);
-    race(&contenders, &inputs, &replay, q, stop, false)
+    race(&contenders, &inputs, &replay, q, stop)
 }
 
 /// One condition for reaching any of the targets.
@@ -121,7 +121,7 @@ fn every_target(q: &Question, stop: &Stop) -> Decision {
         .map_or((&eng.terms, phi), |s| (s.terms_or(&eng.terms), s.phi));
     let chains = query::pending((&eng.terms, phi), simple, opts.mode, opts.k);
     let contenders = contenders(chains, &opts.solvers, None, opts.sharing_cores);
-    race(&contenders, &inputs, &replay, q, stop, true)
+    race(&contenders, &inputs, &replay, q, stop)
 }
 
 /// The race of the queries; a model counts when its run hits a target
@@ -132,17 +132,13 @@ fn race(
     replay: &Replayer,
     q: &Question,
     stop: &Stop,
-    every: bool,
 ) -> Decision {
     let judge = |session: &mut smt::Session| inputs.judge(session, replay);
     let deadline = stop
         .deadline()
         .unwrap_or_else(|| std::time::Instant::now() + q.options.timeout);
     let _p = deadline::phase("solving");
-    let method = |how| {
-        let m = Method::new("nc", how);
-        if every { m.for_every_target() } else { m }
-    };
+    let method = |how| q.method("nc", how);
     match smt::race(contenders, judge, q.options.max_models, deadline) {
         RaceOutcome::Unsat { variant, solver } => {
             Decision::unreachable(method(How::Refuted(variant)), Some(solver))

@@ -24,39 +24,6 @@ fn json(out: &Output) -> Value {
     })
 }
 
-/// `apc run` with the witness of a report: the independent replay.
-fn replay(file: &str, witness: &Value) -> Value {
-    fn show(v: &Value) -> String {
-        match v {
-            Value::Array(xs) => format!("[{}]", xs.iter().map(show).collect::<Vec<_>>().join(",")),
-            v => v.to_string(),
-        }
-    }
-    let args: Vec<String> = witness["args"]
-        .as_object()
-        .expect("args object")
-        .iter()
-        .map(|(k, v)| format!("{k}={}", show(v)))
-        .collect();
-    let input: Vec<String> = witness["input"]
-        .as_array()
-        .expect("input list")
-        .iter()
-        .map(|v| v.to_string())
-        .collect();
-    let out = apc(&[
-        "run",
-        file,
-        "--args",
-        &args.join(","),
-        "--input",
-        &input.join(","),
-        "--format",
-        "json",
-    ]);
-    json(&out)
-}
-
 /// The paper's answer for each benchmark target (`@target` annotations),
 /// and the designed verdicts of the summary-rule and flowgraph regression
 /// programs,

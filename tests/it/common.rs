@@ -125,3 +125,38 @@ impl Rng {
         self.below(100) < u64::from(pct)
     }
 }
+
+/// `apc run --format json` with the witness of a report (`apc check`'s or
+/// `apc compact`'s JSON): the independent replay.
+pub fn replay(file: &str, witness: &serde_json::Value) -> serde_json::Value {
+    fn show(v: &serde_json::Value) -> String {
+        match v {
+            serde_json::Value::Array(xs) => {
+                format!("[{}]", xs.iter().map(show).collect::<Vec<_>>().join(","))
+            }
+            v => v.to_string(),
+        }
+    }
+    let args: Vec<String> = (witness["args"].as_object().expect("args object").iter())
+        .map(|(k, v)| format!("{k}={}", show(v)))
+        .collect();
+    let input: Vec<String> = (witness["input"].as_array().expect("input list").iter())
+        .map(|v| v.to_string())
+        .collect();
+    let out = apc(&[
+        "run",
+        file,
+        "--args",
+        &args.join(","),
+        "--input",
+        &input.join(","),
+        "--format",
+        "json",
+    ]);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "apc run: not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}

@@ -508,34 +508,6 @@ fn editing_one_function_does_not_recompute_anothers_templates() {
     assert_eq!(before, after);
 }
 
-/// `apc run`'s JSON for a witness of `apc compact`'s or `apc check`'s JSON.
-fn run_witness(file: &str, witness: &serde_json::Value) -> serde_json::Value {
-    let show = |v: &serde_json::Value| match v {
-        serde_json::Value::Array(xs) => {
-            let xs: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
-            format!("[{}]", xs.join(","))
-        }
-        v => v.to_string(),
-    };
-    let args: Vec<String> = (witness["args"].as_object().expect("args").iter())
-        .map(|(k, v)| format!("{k}={}", show(v)))
-        .collect();
-    let input: Vec<String> = (witness["input"].as_array().expect("input").iter())
-        .map(|x| x.to_string())
-        .collect();
-    let out = apc(&[
-        "run",
-        file,
-        "--args",
-        &args.join(","),
-        "--input",
-        &input.join(","),
-        "--format",
-        "json",
-    ]);
-    serde_json::from_slice(&out.stdout).expect("run's JSON")
-}
-
 /// The compact paper's linSrch with an assert on the found index: `apc
 /// compact` reports the error leaf with a witness (read from the leaf's
 /// path condition, κ included) that `apc run` replays to the assert, and
@@ -559,7 +531,7 @@ fn a_reachable_assert_after_the_search_has_a_witness_that_replays() {
         (e["kind"].as_str(), e["line"].as_u64()),
         (Some("assert"), Some(20))
     );
-    let run = run_witness(file, &e["witness"]);
+    let run = crate::common::replay(file, &e["witness"]);
     assert_eq!(
         (
             &run["error"]["kind"],
@@ -580,7 +552,7 @@ fn a_reachable_assert_after_the_search_has_a_witness_that_replays() {
         (&assert["verdict"], &assert["method"]),
         (&"reachable".into(), &"compact-error-leaf".into())
     );
-    let run = run_witness(file, &assert["witness"]);
+    let run = crate::common::replay(file, &assert["witness"]);
     assert_eq!(run["error"]["line"], 20, "{run}");
 }
 
