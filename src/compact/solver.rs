@@ -115,8 +115,7 @@ impl SatCheck for Solver {
             return Answer::Unknown("timeout".into());
         }
         let quantified = terms.has_quantifier(phi);
-        let mut query = smt::smtlib::query(terms, &[phi]);
-        query.push_str("(check-sat)\n");
+        let query = smt::smtlib::script(terms, &[phi]);
         let started = Instant::now();
         let answer = self.ask(quantified, &query).answer;
         self.time += started.elapsed();

@@ -111,6 +111,31 @@ pub fn int(n: &BigInt) -> String {
     }
 }
 
+/// `(f i j)`: a function of integers applied to literal indices (how the
+/// conditions read an input array's cell).
+pub fn application(function: &str, index: &[usize]) -> String {
+    let args: Vec<String> = index.iter().map(|i| i.to_string()).collect();
+    format!("({function} {})", args.join(" "))
+}
+
+/// `(select (select a i) j)`: a cell of a nested SMT array (how the Horn
+/// clauses hold an input array).
+pub fn nested_select(array: &str, index: &[usize]) -> String {
+    (index.iter()).fold(array.to_string(), |a, i| format!("(select {a} {i})"))
+}
+
+/// The assertion that excludes one model: not every named term has its
+/// value (`false` when there is none: every model is then the same).
+pub fn blocking(terms: &[String], values: &[BigInt]) -> String {
+    if terms.is_empty() {
+        return "(assert false)".into();
+    }
+    let eqs: Vec<String> = (terms.iter().zip(values))
+        .map(|(t, v)| format!("(= {t} {})", int(v)))
+        .collect();
+    format!("(assert (not (and {})))", eqs.join(" "))
+}
+
 /// The definition of `tdiv`, C's truncating division, for scripts that
 /// are not printed from terms (the Horn engine's).
 pub fn truncating_division() -> String {

@@ -10,7 +10,7 @@
 
 use crate::interp::{ArgValue, InputReads, Witness};
 use crate::ir::{Body, INPUT_STREAM};
-use crate::smt::smtlib::{int as smt_int, name as smt_name};
+use crate::smt::smtlib::{self, name as smt_name};
 use crate::smt::{Judgement, Session, Warm};
 use crate::syntax::ast::Program;
 use crate::term::{TermId, Terms};
@@ -42,13 +42,8 @@ pub enum Access {
 impl Access {
     fn at(self, symbol: &str, index: &[usize]) -> String {
         match self {
-            Access::Apply => {
-                let args: Vec<String> = index.iter().map(|i| i.to_string()).collect();
-                format!("({symbol} {})", args.join(" "))
-            }
-            Access::Select => {
-                (index.iter()).fold(symbol.to_string(), |a, i| format!("(select {a} {i})"))
-            }
+            Access::Apply => smtlib::application(symbol, index),
+            Access::Select => smtlib::nested_select(symbol, index),
         }
     }
 }
@@ -184,17 +179,8 @@ impl InputModel {
         // The block speaks of the narrow window only: any assertion that
         // excludes this model will do, and a short one keeps the solver fast
         // (1024 equalities made cvc5 100× slower on WinDriver).
-        let block = if terms.is_empty() {
-            // No inputs: every model is the same run.
-            "(assert false)".to_string()
-        } else {
-            let eqs: Vec<String> = terms
-                .iter()
-                .zip(&values)
-                .map(|(t, v)| format!("(= {t} {})", smt_int(v)))
-                .collect();
-            format!("(assert (not (and {})))", eqs.join(" "))
-        };
+        // No inputs: every model is the same run, and the block is `false`.
+        let block = smtlib::blocking(&terms, &values);
         Ok(Judgement::Reject { block, why })
     }
 
