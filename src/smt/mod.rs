@@ -15,6 +15,7 @@
 //! - here: one-shot scripts (a fresh process each, or a warm helper).
 
 pub mod helper;
+pub mod horn;
 mod incremental;
 mod process;
 pub mod profile;

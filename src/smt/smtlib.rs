@@ -304,26 +304,31 @@ pub fn truncating_division_command() -> String {
     truncating_division() + "\n"
 }
 
+/// Whether `t` is an array value (read with `select`).
+fn is_array_value(terms: &Terms, t: TermId) -> bool {
+    matches!(terms.node(t), Node::Var(v) if matches!(v.kind, VarKind::ArrayValue(_)))
+}
+
 /// Builds the S-expressions of one script.
-struct ScriptPrinter<'a> {
-    terms: &'a Terms,
-    ctx: &'a Context,
+pub(super) struct ScriptPrinter<'a> {
+    pub(super) terms: &'a Terms,
+    pub(super) ctx: &'a Context,
 }
 
 /// An S-expression arena with no solver attached.
-fn arena() -> Context {
+pub(super) fn arena() -> Context {
     ContextBuilder::new()
         .build()
         .expect("a context without a solver starts no process")
 }
 
 impl<'a> ScriptPrinter<'a> {
-    fn new(terms: &'a Terms, ctx: &'a Context) -> ScriptPrinter<'a> {
+    pub(super) fn new(terms: &'a Terms, ctx: &'a Context) -> ScriptPrinter<'a> {
         ScriptPrinter { terms, ctx }
     }
 
     /// `(op args…)`.
-    fn command(&self, op: &str, args: Vec<SExpr>) -> SExpr {
+    pub(super) fn command(&self, op: &str, args: Vec<SExpr>) -> SExpr {
         let mut items = vec![self.ctx.atom(op)];
         items.extend(args);
         self.ctx.list(items)
@@ -355,7 +360,7 @@ impl<'a> ScriptPrinter<'a> {
         }
     }
 
-    fn line(&self, out: &mut String, e: SExpr) {
+    pub(super) fn line(&self, out: &mut String, e: SExpr) {
         let _ = writeln!(out, "{}", self.ctx.display(e));
     }
 
@@ -391,7 +396,7 @@ impl<'a> ScriptPrinter<'a> {
     /// C's truncating division (SMT-LIB's `div` rounds towards −∞ for a
     /// positive divisor):
     /// `(ite (= (>= a 0) (> b 0)) (div (abs a) (abs b)) (- (div (abs a) (abs b))))`.
-    fn tdiv(&self) -> SExpr {
+    pub(super) fn tdiv(&self) -> SExpr {
         let c = &self.ctx;
         let (a, b, zero) = (c.atom("a"), c.atom("b"), c.atom("0"));
         let params = c.list(vec![
@@ -442,11 +447,28 @@ impl<'a> ScriptPrinter<'a> {
                 let d = self.command("declare-fun", vec![n, empty, self.ctx.atom("Bool")]);
                 self.line(out, d);
             }
+            Sort::Array(_) if matches!(v.kind, VarKind::ArrayValue(_)) => {
+                let d = self.command("declare-fun", vec![n, empty, self.var_sort(v)]);
+                self.line(out, d);
+            }
             Sort::Array(k) => {
                 let args = self.ctx.list(vec![self.ctx.atom("Int"); k as usize]);
                 let d = self.command("declare-fun", vec![n, args, self.ctx.atom("Int")]);
                 self.line(out, d);
             }
+        }
+    }
+
+    /// The sort of a variable as a constant: `Int`, `Bool`, or an array
+    /// value's `(Array Int …)`.
+    pub(super) fn var_sort(&self, v: Var) -> SExpr {
+        let c = self.ctx;
+        match v.kind {
+            VarKind::ArrayValue(depth) => {
+                (0..depth).fold(c.atom("Int"), |inner, _| c.array_sort(c.atom("Int"), inner))
+            }
+            _ if Terms::var_sort(v) == Sort::Bool => c.atom("Bool"),
+            _ => c.atom("Int"),
         }
     }
 
@@ -460,7 +482,7 @@ impl<'a> ScriptPrinter<'a> {
 
     /// An n-ary connective, with SMT-LIB's arity rules (cvc5 rejects
     /// `(and x)`).
-    fn nary(&self, op: &str, unit: &str, mut parts: Vec<SExpr>) -> SExpr {
+    pub(super) fn nary(&self, op: &str, unit: &str, mut parts: Vec<SExpr>) -> SExpr {
         match parts.len() {
             0 => self.ctx.atom(unit),
             1 => parts.pop().expect("one part"),
@@ -469,7 +491,7 @@ impl<'a> ScriptPrinter<'a> {
     }
 
     /// A term; `names` are the subterms already named (definitions, `let`s).
-    fn term(&self, t: TermId, names: &HashMap<TermId, SExpr>) -> SExpr {
+    pub(super) fn term(&self, t: TermId, names: &HashMap<TermId, SExpr>) -> SExpr {
         if let Some(n) = names.get(&t) {
             return *n;
         }
@@ -495,6 +517,9 @@ impl<'a> ScriptPrinter<'a> {
             Node::Not(a) => self.command("not", vec![r(a)]),
             Node::And(xs) => self.nary("and", "true", xs.iter().map(r).collect()),
             Node::Or(xs) => self.nary("or", "false", xs.iter().map(r).collect()),
+            Node::Select(a, xs) if is_array_value(tm, *a) => {
+                (xs.iter()).fold(r(a), |array, i| self.ctx.select(array, r(i)))
+            }
             Node::Select(a, xs) => {
                 let mut items = vec![r(a)];
                 items.extend(xs.iter().map(r));
@@ -525,6 +550,16 @@ impl<'a> ScriptPrinter<'a> {
         self.nary("+", "0", parts)
     }
 
+    /// `((v S) …)`: variables with their sorts, as a binder lists them.
+    pub(super) fn sorted_vars(&self, vs: &[Var]) -> Vec<SExpr> {
+        (vs.iter())
+            .map(|v| {
+                let n = self.ctx.atom(name(self.terms, *v));
+                self.ctx.list(vec![n, self.var_sort(*v)])
+            })
+            .collect()
+    }
+
     /// A quantifier; the subterms shared inside its body are `let`-bound
     /// there, so the script stays linear in the DAG under binders too.
     fn quantifier(
@@ -535,18 +570,7 @@ impl<'a> ScriptPrinter<'a> {
         names: &HashMap<TermId, SExpr>,
     ) -> SExpr {
         let tm = self.terms;
-        let decls: Vec<SExpr> = vs
-            .iter()
-            .map(|v| {
-                let sort = if Terms::var_sort(*v) == Sort::Bool {
-                    "Bool"
-                } else {
-                    "Int"
-                };
-                self.ctx
-                    .list(vec![self.ctx.atom(name(tm, *v)), self.ctx.atom(sort)])
-            })
-            .collect();
+        let decls = self.sorted_vars(vs);
         let mut local = names.clone();
         let mut lets = Vec::new();
         for c in scoped_shared(tm, b, vs, names, 2) {

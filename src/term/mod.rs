@@ -42,6 +42,11 @@ pub enum VarKind {
     Symbol,
     /// A₀: an array (uninterpreted function ℤⁿ → ℤ), with its arity.
     ArraySymbol(u8),
+    /// An array as a value of SMT-LIB's array theory, nested to the given
+    /// depth (`(Array Int (Array Int Int))` for 2): what Horn clauses pass
+    /// to their predicates, which cannot take a function. A `Select` on it
+    /// reads one `select` per index.
+    ArrayValue(u8),
     /// κ: a path counter (ranges over ℕ).
     Counter,
     /// A bound variable: an iteration variable τ, a parameter p, or an
@@ -288,7 +293,7 @@ impl Terms {
     }
     pub fn var_sort(v: Var) -> Sort {
         match v.kind {
-            VarKind::ArraySymbol(n) => Sort::Array(n),
+            VarKind::ArraySymbol(n) | VarKind::ArrayValue(n) => Sort::Array(n),
             VarKind::FreshBool | VarKind::Proposition => Sort::Bool,
             _ => Sort::Int,
         }

@@ -1,0 +1,172 @@
+//! Constrained Horn clauses as SMT-LIB, printed from terms: the script for
+//! Z3's fixed-point engine, the quantifier-free checks of an invariant,
+//! and a predicate defined as a constant (docs/horn-clauses.md). The
+//! subterms a clause shares are `let`-bound inside it, so that a clause
+//! composed of many steps stays linear in the size of its term DAG.
+
+use super::smtlib::{ScriptPrinter, arena};
+use crate::term::{Node, TermId, Terms, Var, shared_subterms};
+use easy_smt::SExpr;
+use rustc_hash::FxHashMap as HashMap;
+use std::fmt::Write;
+
+/// A predicate: its name and its parameters (whose sorts it takes).
+#[derive(Clone, Debug)]
+pub struct Relation {
+    pub name: String,
+    pub params: Vec<Var>,
+}
+
+/// A predicate applied to arguments.
+#[derive(Clone, Debug)]
+pub struct Application {
+    pub relation: String,
+    pub args: Vec<TermId>,
+}
+
+/// `∀ vars. body ∧ guards → head`: no `body` for a fact, no `head` for a
+/// query (whose head is `false`).
+#[derive(Clone, Debug)]
+pub struct Clause {
+    pub vars: Vec<Var>,
+    pub body: Option<Application>,
+    pub guards: Vec<TermId>,
+    pub head: Option<Application>,
+    /// Where it comes from, printed as a comment.
+    pub origin: String,
+}
+
+/// The script for Z3's fixed-point engine: `options` (commands), a
+/// `comment`, the predicates' declarations, each clause asserted with its
+/// quantifier, then `(check-sat)` and `(get-model)`.
+pub fn fixedpoint(
+    terms: &Terms,
+    relations: &[Relation],
+    clauses: &[Clause],
+    options: &[String],
+    comment: &str,
+) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
+    let mut out = String::from("(set-logic HORN)\n");
+    for o in options {
+        out.push_str(o);
+        out.push('\n');
+    }
+    let _ = writeln!(out, "; {comment}");
+    define_division(&p, &mut out, clauses);
+    for r in relations {
+        let sorts: Vec<SExpr> = r.params.iter().map(|v| p.var_sort(*v)).collect();
+        let name = ctx.atom(r.name.as_str());
+        let d = p.command("declare-fun", vec![name, ctx.list(sorts), ctx.atom("Bool")]);
+        p.line(&mut out, d);
+    }
+    for c in clauses {
+        let _ = writeln!(out, "; {}", c.origin);
+        let mut claim = implication(&p, c, false);
+        if !c.vars.is_empty() {
+            claim = p.command("forall", vec![ctx.list(p.sorted_vars(&c.vars)), claim]);
+        }
+        p.line(&mut out, p.command("assert", vec![claim]));
+    }
+    out.push_str("(check-sat)\n(get-model)\n");
+    out
+}
+
+/// One script that checks an invariant: the `definitions` of the
+/// predicates (`define-fun`s), then per clause, in a `push`/`pop` frame
+/// of its own, its variables as constants and the negation of its
+/// implication, with a `(check-sat)` each. Every `unsat` makes the clause
+/// hold under the invariant.
+pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
+    let mut out = String::from("(set-logic ALL)\n");
+    define_division(&p, &mut out, clauses);
+    for d in definitions {
+        out.push_str(d);
+        out.push('\n');
+    }
+    for c in clauses {
+        let _ = writeln!(out, "; {}\n(push 1)", c.origin);
+        for v in &c.vars {
+            let name = ctx.atom(super::smtlib::name(terms, *v));
+            let d = p.command("declare-fun", vec![name, ctx.list(vec![]), p.var_sort(*v)]);
+            p.line(&mut out, d);
+        }
+        let negated = implication(&p, c, true);
+        p.line(&mut out, p.command("assert", vec![negated]));
+        out.push_str("(check-sat)\n(pop 1)\n");
+    }
+    out
+}
+
+/// `(define-fun P ((p S) …) Bool value)`: the relation defined as a
+/// constant over its parameters.
+pub fn constant_definition(terms: &Terms, relation: &Relation, value: bool) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::new(terms, &ctx);
+    let name = ctx.atom(relation.name.as_str());
+    let params = ctx.list(p.sorted_vars(&relation.params));
+    let def = p.command(
+        "define-fun",
+        vec![name, params, ctx.atom("Bool"), ctx.atom(value.to_string())],
+    );
+    ctx.display(def).to_string()
+}
+
+/// `tdiv`'s definition, if some clause divides (only then: an unused
+/// definition with `div` changes Z3's strategy).
+fn define_division(p: &ScriptPrinter, out: &mut String, clauses: &[Clause]) {
+    let divides = |t: &TermId| p.terms.any_node(*t, |n| matches!(n, Node::Div(..)));
+    if clauses.iter().any(|c| roots(c).iter().any(divides)) {
+        p.line(out, p.tdiv());
+    }
+}
+
+/// Every term a clause mentions.
+fn roots(c: &Clause) -> Vec<TermId> {
+    let apps = c.body.iter().chain(&c.head);
+    let mut out: Vec<TermId> = apps.flat_map(|a| a.args.iter().copied()).collect();
+    out.extend(&c.guards);
+    out
+}
+
+/// `(=> (and body guards…) head)`, or its negation, under `let`s of the
+/// subterms the clause shares.
+fn implication(p: &ScriptPrinter, c: &Clause, negated: bool) -> SExpr {
+    let ctx = p.ctx;
+    let mut names: HashMap<TermId, SExpr> = HashMap::default();
+    let mut lets = Vec::new();
+    for t in shared_subterms(p.terms, &roots(c)) {
+        let e = p.term(t, &names);
+        let n = ctx.atom(format!("l!{}", t.0));
+        lets.push((n, e));
+        names.insert(t, n);
+    }
+    let apply = |a: &Application| {
+        let args: Vec<SExpr> = a.args.iter().map(|t| p.term(*t, &names)).collect();
+        let name = ctx.atom(a.relation.as_str());
+        if args.is_empty() {
+            name
+        } else {
+            p.command(&a.relation, args)
+        }
+    };
+    let mut parts: Vec<SExpr> = c.body.iter().map(apply).collect();
+    parts.extend(c.guards.iter().map(|g| p.term(*g, &names)));
+    let body = p.nary("and", "true", parts);
+    let head = c.head.as_ref().map_or_else(|| ctx.atom("false"), apply);
+    let mut claim = p.command("=>", vec![body, head]);
+    if negated {
+        claim = p.command("not", vec![claim]);
+    }
+    for (n, e) in lets.into_iter().rev() {
+        let binding = ctx.list(vec![ctx.list(vec![n, e])]);
+        claim = p.command("let", vec![binding, claim]);
+    }
+    claim
+}
+
+#[cfg(test)]
+mod tests;
