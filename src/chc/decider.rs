@@ -106,7 +106,7 @@ fn replayed_counterexample(
     let inputs = InputModel::named(program, body, symbol, Access::Select);
     let targets: &[Target] = q.targets;
     let replay = Replayer::new(program, q.file.text(q.db), targets);
-    let judge = |session: &mut smt::Session| inputs.judge(session, &replay);
+    let judge = |session: &mut smt::Warm| inputs.judge(session, &replay);
     let (found, unrolling) = super::find_counterexample(enc, judge, q.options.max_models, deadline);
     let found = match found {
         Search::Found((witness, _), _) => Ok(witness),

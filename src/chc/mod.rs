@@ -3,7 +3,9 @@
 //! re-verifies every invariant with its own quantifier-free queries before
 //! it says `unreachable` (docs/horn-clauses.md).
 //!
-//! - [`encode`]: the inlined flowgraph as clauses, exact or refused;
+//! - [`encode`]: the inlined flowgraph as clauses (terms, printed by
+//!   `smt::horn`), exact or refused;
+//! - `state`: the state the predicates range over, and an edge as a rule;
 //! - [`certificate`]: the invariant Z3 returns, and its checks;
 //! - [`unroll`]: a counterexample's inputs, by unrolling the clauses;
 //! - [`decide`]: proof or counterexample, within a deadline;
@@ -20,6 +22,7 @@ mod dead;
 pub mod decider;
 mod encode;
 mod slice;
+mod state;
 mod unroll;
 
 pub use certificate::Certificate;
@@ -29,6 +32,7 @@ pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
 use crate::ir::{Body, NodeId};
+use crate::smt::horn::model;
 use crate::smt::{self, Answer, Profile};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,7 +46,7 @@ pub enum Verdict {
     /// The clauses have a counterexample: a candidate only (they
     /// over-approximate the runs) until [`find_counterexample`] finds
     /// inputs that the caller replays to the target.
-    Counterexample(Encoding),
+    Counterexample(Box<Encoding>),
     /// Not proved, and why.
     Unknown(String),
 }
@@ -144,7 +148,7 @@ fn decide_as(
             cells: Cells::Followed,
         };
         let verdict = match encode_as(body, errors, stream) {
-            Ok(enc) => Verdict::Counterexample(enc),
+            Ok(enc) => Verdict::Counterexample(Box::new(enc)),
             Err(why) => Verdict::Unknown(why),
         };
         return (verdict, scripts, nonlinear);
@@ -180,7 +184,7 @@ fn solve(enc: Encoding, deadline: Instant) -> (Verdict, Scripts) {
     }
     let verdict = match outcome {
         Outcome::Proved(cert) => Verdict::Unreachable(cert),
-        Outcome::Counterexample => Verdict::Counterexample(enc),
+        Outcome::Counterexample => Verdict::Counterexample(Box::new(enc)),
         Outcome::Undecided(why) | Outcome::CheckFailed(why) => Verdict::Unknown(why),
     };
     (verdict, scripts)
@@ -256,7 +260,7 @@ fn checked_or_weakened(
     let mut first_failure = None;
     for _ in 0..=enc.predicates.len() {
         let checks = cert.checks(enc);
-        let failed = check(solver, &checks, enc.clauses.len(), deadline);
+        let failed = check(solver, &checks, enc.clause_count(), deadline);
         scripts.checks = Some(checks);
         let failed = match failed {
             Ok(failed) if failed.is_empty() => return Ok(cert),
@@ -278,25 +282,32 @@ fn checked_or_weakened(
 }
 
 /// Looks for inputs of a counterexample to `enc` by unrolling its clauses
-/// (see [`unroll`]) in a session of the Horn solver, each candidate
+/// (see [`unroll`]) in a warm session of the Horn solver, each candidate
 /// judged by `judge`; also the unrolling sent, for `--dump-queries`.
 pub fn find_counterexample<W>(
     enc: &Encoding,
-    judge: impl Fn(&mut smt::Session) -> Result<smt::Judgement<W>, String>,
+    judge: impl Fn(&mut smt::Warm) -> Result<smt::Judgement<W>, String>,
     max_models: usize,
     deadline: Instant,
 ) -> (Search<W>, String) {
-    let mut transcript = String::new();
     let solver = match horn_solver() {
         Ok((solver, _)) => solver,
-        Err(why) => return (Search::NotFound(why), transcript),
+        Err(why) => return (Search::NotFound(why), String::new()),
     };
-    let found = match smt::Session::start_until(&solver, Some(deadline)) {
-        Ok(mut session) => unroll::search(enc, &mut session, judge, max_models, &mut transcript),
-        Err(why) => Search::NotFound(why),
-    };
-    (found, transcript)
+    match smt::Warm::start(&solver, Some(deadline), UNROLLING_HEAD) {
+        Ok(mut warm) => {
+            warm.keep_transcript();
+            let found = unroll::search(enc, &mut warm, judge, max_models);
+            (found, format!("{UNROLLING_HEAD}\n{}", warm.transcript()))
+        }
+        Err(why) => (Search::NotFound(why), String::new()),
+    }
 }
+
+/// The unrolling session's options: models, and definitions that outlive
+/// the scope they were made in (the warm session's terms).
+const UNROLLING_HEAD: &str =
+    "(set-option :global-declarations true)\n(set-option :produce-models true)";
 
 /// Spacer's runs raced on the same clauses: its search depends so much
 /// on its random seed that one seed may take ten times another's time on
@@ -395,9 +406,9 @@ fn eliminate_quantifiers(
     definition: &str,
     deadline: Instant,
 ) -> Result<String, String> {
-    let script = certificate::elimination_script(definition).ok_or("not a definition")?;
+    let script = model::elimination_script(definition).ok_or("not a definition")?;
     let goals = smt::run_for_output(solver, &script, left(deadline))?;
-    certificate::definition_from_goals(definition, &goals)
+    model::definition_from_goals(definition, &goals)
 }
 
 /// The clauses whose check did not answer `unsat`, with their answers

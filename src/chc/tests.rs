@@ -4,6 +4,7 @@
 use super::*;
 use crate::db::{self, Database};
 use crate::ir;
+use crate::term::Node;
 
 /// `f` on `src`'s main and the error vertices of its targets of `kind`.
 fn with_targets<R>(
@@ -141,10 +142,8 @@ fn a_wrong_certificate_is_caught() {
     let t = &prog.body.targets[prog.body.targets.len() - 1];
     let enc = encode(&prog.body, &[t.node]).expect("encodable");
     // Every predicate `true`: not inductive with the query clause.
-    let model: String = enc
-        .predicates
-        .iter()
-        .map(|&p| format!("(define-fun P{p} ({}) Bool true)\n", enc.parameters()))
+    let model: String = (enc.predicates.iter())
+        .map(|&p| certificate::constant(&enc, p, true) + "\n")
         .collect();
     let no_quantifiers = |_: &str| Err("quantified".to_string());
     let cert =
@@ -153,7 +152,7 @@ fn a_wrong_certificate_is_caught() {
     let result = check(
         &solver,
         &cert.checks(&enc),
-        enc.clauses.len(),
+        enc.clause_count(),
         Instant::now() + Duration::from_secs(60),
     );
     assert!(
@@ -199,9 +198,9 @@ fn a_predicate_wrongly_false_is_weakened_to_true() {
     };
     // The first loop's header, which nothing after it needs to know about.
     let first = enc.predicates[0];
-    cert.definitions[0] = certificate::constant(first, &enc.parameters(), false);
+    cert.definitions[0] = certificate::constant(&enc, first, false);
     let (solver, _) = horn_solver().expect("a solver for Horn clauses");
-    let failed = check(&solver, &cert.checks(&enc), enc.clauses.len(), deadline());
+    let failed = check(&solver, &cert.checks(&enc), enc.clause_count(), deadline());
     assert!(
         failed.is_ok_and(|f| !f.is_empty()),
         "`false` passed its check"
@@ -459,7 +458,7 @@ fn a_value_dead_at_a_loop_header_is_not_passed_into_it() {
         .find(|r| r.from.is_none())
         .and_then(|r| r.to);
     for r in enc.rules.iter().filter(|r| r.to.is_some()) {
-        let dead = |k: usize| r.args[k].starts_with("dead.");
+        let dead = |k: usize| matches!(enc.terms.node(r.args[k]), Node::Var(v) if enc.terms.var_name(*v).starts_with("dead."));
         if r.to == first {
             assert!(dead(t) && !dead(x), "{:?}", r.args);
         } else {

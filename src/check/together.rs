@@ -47,7 +47,9 @@ pub fn decided(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
     let Ok(d) = decide(&s.db, s.file, &targets, opts, &stop) else {
         return slots;
     };
-    let report = |t: &Target, d: &Decision| Report::of(t, d.clone(), start.elapsed());
+    // One time for every target the answer decides: they share its cost.
+    let elapsed = start.elapsed();
+    let report = |t: &Target, d: &Decision| Report::of(t, d.clone(), elapsed);
     match &d.verdict {
         Verdict::Unreachable => {
             for i in open {

@@ -4,6 +4,8 @@
 //! subterms a clause shares are `let`-bound inside it, so that a clause
 //! composed of many steps stays linear in the size of its term DAG.
 
+pub mod model;
+
 use super::smtlib::{ScriptPrinter, arena};
 use crate::term::{Node, TermId, Terms, Var, shared_subterms};
 use easy_smt::SExpr;
@@ -47,7 +49,7 @@ pub fn fixedpoint(
     comment: &str,
 ) -> String {
     let ctx = arena();
-    let p = ScriptPrinter::new(terms, &ctx);
+    let p = ScriptPrinter::balanced(terms, &ctx);
     let mut out = String::from("(set-logic HORN)\n");
     for o in options {
         out.push_str(o);
@@ -80,7 +82,7 @@ pub fn fixedpoint(
 /// hold under the invariant.
 pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> String {
     let ctx = arena();
-    let p = ScriptPrinter::new(terms, &ctx);
+    let p = ScriptPrinter::balanced(terms, &ctx);
     let mut out = String::from("(set-logic ALL)\n");
     define_division(&p, &mut out, clauses);
     for d in definitions {
@@ -105,7 +107,7 @@ pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> Stri
 /// constant over its parameters.
 pub fn constant_definition(terms: &Terms, relation: &Relation, value: bool) -> String {
     let ctx = arena();
-    let p = ScriptPrinter::new(terms, &ctx);
+    let p = ScriptPrinter::balanced(terms, &ctx);
     let name = ctx.atom(relation.name.as_str());
     let params = ctx.list(p.sorted_vars(&relation.params));
     let def = p.command(

@@ -26,6 +26,8 @@ pub struct Warm {
     /// The per-check limit in force (`None`: lifted).
     limit_set: Option<Duration>,
     pub stats: WarmStats,
+    /// Every command sent, when kept (for `--dump-queries`).
+    transcript: Option<String>,
 }
 
 /// What a session was asked.
@@ -51,6 +53,7 @@ impl Warm {
             check_limit: profile.check_limit.clone(),
             limit_set: None,
             stats: WarmStats::default(),
+            transcript: None,
         };
         warm.raw(head);
         warm.flush()?;
@@ -63,6 +66,24 @@ impl Warm {
         if !text.ends_with('\n') {
             self.pending.push('\n');
         }
+    }
+
+    /// Declares the variable `v` (a variable's term) now, so that a
+    /// model can be asked about it whether or not an assertion mentions it.
+    pub fn declare(&mut self, terms: &Terms, v: TermId) {
+        let mut text = String::new();
+        self.printer.prepare(terms, v, &mut text);
+        self.pending.push_str(&text);
+    }
+
+    /// Keeps from now on a copy of every command sent ([`Warm::transcript`]).
+    pub fn keep_transcript(&mut self) {
+        self.transcript.get_or_insert_with(String::new);
+    }
+
+    /// What was sent since [`Warm::keep_transcript`] (empty without it).
+    pub fn transcript(&self) -> &str {
+        self.transcript.as_deref().unwrap_or("")
     }
 
     /// Opens a scope.
@@ -119,6 +140,9 @@ impl Warm {
         }
         let text = std::mem::take(&mut self.pending);
         self.stats.sent += text.len() as u64;
+        if let Some(kept) = &mut self.transcript {
+            kept.push_str(&text);
+        }
         self.session.send(&text)
     }
 
@@ -126,6 +150,9 @@ impl Warm {
     pub fn check(&mut self) -> Answer {
         if let Err(e) = self.flush() {
             return Answer::Unknown(e);
+        }
+        if let Some(kept) = &mut self.transcript {
+            kept.push_str("(check-sat)\n");
         }
         let started = Instant::now();
         let answer = self.session.check();

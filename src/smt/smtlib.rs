@@ -313,6 +313,8 @@ fn is_array_value(terms: &Terms, t: TermId) -> bool {
 pub(super) struct ScriptPrinter<'a> {
     pub(super) terms: &'a Terms,
     pub(super) ctx: &'a Context,
+    /// Comparisons printed with a side for each sign ([`Self::balanced`]).
+    balanced: bool,
 }
 
 /// An S-expression arena with no solver attached.
@@ -324,7 +326,65 @@ pub(super) fn arena() -> Context {
 
 impl<'a> ScriptPrinter<'a> {
     pub(super) fn new(terms: &'a Terms, ctx: &'a Context) -> ScriptPrinter<'a> {
-        ScriptPrinter { terms, ctx }
+        ScriptPrinter {
+            terms,
+            ctx,
+            balanced: false,
+        }
+    }
+
+    /// A printer that writes a comparison `c + Σ kᵢ·xᵢ ≤ 0` (the terms'
+    /// canonical form) as `P ≤ N`, the summands with positive
+    /// coefficients on the left and the others, negated, on the right:
+    /// `x < 1000` prints as `(not (<= 1000 x))`, not as
+    /// `(not (<= (+ (* (- 1) x) 1000) 0))`. Spacer's global guidance finds
+    /// the invariant `x ≥ y` of a counting loop in 0.3 s from the first
+    /// and not in 30 s from the second (docs/horn-clauses.md §2).
+    pub(super) fn balanced(terms: &'a Terms, ctx: &'a Context) -> ScriptPrinter<'a> {
+        ScriptPrinter {
+            balanced: true,
+            ..ScriptPrinter::new(terms, ctx)
+        }
+    }
+
+    /// `(op a b)`; balanced when the printer is and `b` is 0.
+    fn comparison(&self, op: &str, a: TermId, b: TermId, names: &HashMap<TermId, SExpr>) -> SExpr {
+        let zero = self.terms.as_int(b).is_some_and(Zero::is_zero);
+        if !self.balanced || !zero || names.contains_key(&a) {
+            return self.command(op, vec![self.term(a, names), self.term(b, names)]);
+        }
+        let (c, xs) = self.terms.linear(a);
+        let (mut left, mut right) = (Vec::new(), Vec::new());
+        for (k, x) in &xs {
+            let side = if k.is_positive() {
+                &mut left
+            } else {
+                &mut right
+            };
+            side.push((k.abs(), *x));
+        }
+        let side = |summands: Vec<(BigInt, TermId)>, constant: BigInt| {
+            let mut parts: Vec<SExpr> = (summands.iter())
+                .map(|(k, x)| {
+                    let x = self.term(*x, names);
+                    if k.is_one() {
+                        x
+                    } else {
+                        self.command("*", vec![self.int(k), x])
+                    }
+                })
+                .collect();
+            if !constant.is_zero() {
+                parts.push(self.int(&constant));
+            }
+            self.nary("+", "0", parts)
+        };
+        let (lc, rc) = if c.is_positive() {
+            (c, BigInt::zero())
+        } else {
+            (BigInt::zero(), -c)
+        };
+        self.command(op, vec![side(left, lc), side(right, rc)])
     }
 
     /// `(op args…)`.
@@ -512,8 +572,8 @@ impl<'a> ScriptPrinter<'a> {
                 self.command("ite", vec![ge, x, y])
             }
             Node::Ite(c, a, b) => self.command("ite", vec![r(c), r(a), r(b)]),
-            Node::Eq(a, b) => self.command("=", vec![r(a), r(b)]),
-            Node::Le(a, b) => self.command("<=", vec![r(a), r(b)]),
+            Node::Eq(a, b) => self.comparison("=", *a, *b, names),
+            Node::Le(a, b) => self.comparison("<=", *a, *b, names),
             Node::Not(a) => self.command("not", vec![r(a)]),
             Node::And(xs) => self.nary("and", "true", xs.iter().map(r).collect()),
             Node::Or(xs) => self.nary("or", "false", xs.iter().map(r).collect()),
