@@ -141,9 +141,10 @@ impl Encoding {
         self.rules.iter().map(|r| r.clause(&state)).collect()
     }
 
-    /// The script for Z3's fixed-point engine with the option commands
-    /// `options`: declarations, clauses, `(check-sat)` and `(get-model)`.
-    pub fn script(&self, options: &[String]) -> String {
+    /// The script for Z3's fixed-point engine with the solver `options`
+    /// (keyword, value): declarations, clauses, `(check-sat)` and
+    /// `(get-model)`.
+    pub fn script(&self, options: &[(&str, String)]) -> String {
         let relations: Vec<Relation> = self.predicates.iter().map(|p| self.relation(*p)).collect();
         let clauses = self.clauses();
         let legend = format!("state: {}", self.legend());

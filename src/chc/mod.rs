@@ -33,6 +33,7 @@ pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
 use crate::ir::{Body, NodeId};
 use crate::smt::horn::model;
+use crate::smt::smtlib;
 use crate::smt::{self, Answer, Profile};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -204,7 +205,7 @@ enum Outcome {
 /// check: a predicate defined `true` whose successor is `false` (measured
 /// on a generated program; docs/horn-clauses.md). Such a model is sent
 /// again without it.
-const NO_EAGER_INLINING: &[&str] = &["(set-option :fp.xform.inline_eager false)"];
+const NO_EAGER_INLINING: &[SolverOption] = &[("fp.xform.inline_eager", "false")];
 
 /// Spacer's runs on `enc`, with `extra` options, raced; their invariant
 /// checked.
@@ -212,7 +213,7 @@ fn attempt(
     solver: &Profile,
     newer: bool,
     enc: &Encoding,
-    extra: &[&str],
+    extra: &[SolverOption],
     deadline: Instant,
     scripts: &mut Scripts,
 ) -> Outcome {
@@ -294,11 +295,12 @@ pub fn find_counterexample<W>(
         Ok((solver, _)) => solver,
         Err(why) => return (Search::NotFound(why), String::new()),
     };
-    match smt::Warm::start(&solver, Some(deadline), UNROLLING_HEAD) {
+    let head = unrolling_head();
+    match smt::Warm::start(&solver, Some(deadline), &head) {
         Ok(mut warm) => {
             warm.keep_transcript();
             let found = unroll::search(enc, &mut warm, judge, max_models);
-            (found, format!("{UNROLLING_HEAD}\n{}", warm.transcript()))
+            (found, format!("{head}\n{}", warm.transcript()))
         }
         Err(why) => (Search::NotFound(why), String::new()),
     }
@@ -306,8 +308,14 @@ pub fn find_counterexample<W>(
 
 /// The unrolling session's options: models, and definitions that outlive
 /// the scope they were made in (the warm session's terms).
-const UNROLLING_HEAD: &str =
-    "(set-option :global-declarations true)\n(set-option :produce-models true)";
+fn unrolling_head() -> String {
+    let options = [("global-declarations", "true"), ("produce-models", "true")];
+    let lines: Vec<String> = options
+        .iter()
+        .map(|(k, v)| smtlib::set_option(k, v))
+        .collect();
+    lines.join("\n")
+}
 
 /// Spacer's runs raced on the same clauses: its search depends so much
 /// on its random seed that one seed may take ten times another's time on
@@ -315,25 +323,25 @@ const UNROLLING_HEAD: &str =
 /// Each run is `(options, seed)`. The first definite answer wins; the
 /// other processes are stopped. Run i starts i × [`SEED_STAGGER`] late,
 /// so that an easy query costs one process, not three.
-pub const SPACER_RUNS: [(&[&str], u32); 3] = [(FARKAS, 0), (GLOBAL, 0), (FARKAS, 1)];
+pub const SPACER_RUNS: [(&[SolverOption], u32); 3] = [(FARKAS, 0), (GLOBAL, 0), (FARKAS, 1)];
+
+/// A solver option: its keyword (without the colon) and its value.
+type SolverOption = (&'static str, &'static str);
 
 /// Interpolants from plain Farkas lemmas: the fastest on the corpus's
 /// queries and on the generated programs' (§6).
-const FARKAS: &[&str] = &["(set-option :fp.spacer.iuc.arith 0)"];
+const FARKAS: &[SolverOption] = &[("fp.spacer.iuc.arith", "0")];
 
 /// Global guidance: finds invariants with large constants the others do
 /// not, and gives up on others.
-const GLOBAL: &[&str] = &[
-    "(set-option :fp.spacer.global true)",
-    "(set-option :fp.spacer.iuc 0)",
-];
+const GLOBAL: &[SolverOption] = &[("fp.spacer.global", "true"), ("fp.spacer.iuc", "0")];
 
 /// How much later each next run starts.
 pub const SEED_STAGGER: Duration = Duration::from_millis(500);
 
 /// The scripts of [`SPACER_RUNS`], each with `extra` options too; for an
 /// older Z3, Spacer's defaults with seeds 0, 1, 2.
-fn spacer_runs(enc: &Encoding, newer: bool, extra: &[&str]) -> Vec<String> {
+fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<String> {
     (SPACER_RUNS.iter().enumerate())
         .map(|(i, &(options, seed))| {
             let (options, seed) = if newer {
@@ -341,10 +349,10 @@ fn spacer_runs(enc: &Encoding, newer: bool, extra: &[&str]) -> Vec<String> {
             } else {
                 (&[][..], i as u32)
             };
-            let mut run: Vec<String> = (options.iter().chain(extra))
-                .map(|o| o.to_string())
+            let mut run: Vec<(&str, String)> = (options.iter().chain(extra))
+                .map(|&(key, value)| (key, value.to_string()))
                 .collect();
-            run.push(format!("(set-option :fp.spacer.random_seed {seed})"));
+            run.push(("fp.spacer.random_seed", seed.to_string()));
             enc.script(&run)
         })
         .collect()

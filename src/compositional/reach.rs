@@ -35,7 +35,9 @@ impl Reach {
         // The queries are quantifier-free ite chains: the profile's options
         // for those (solvers/README.md).
         let mut head = profile.options(false).join("\n");
-        head.push_str("\n(set-logic ALL)\n");
+        head.push('\n');
+        head.push_str(&smtlib::set_logic("ALL"));
+        head.push('\n');
         head.push_str(&smtlib::declaration(terms, subject.stream));
         for i in &subject.main_inputs {
             head.push_str(&smtlib::declaration(terms, i.symbol));

@@ -24,7 +24,7 @@
 
 use super::state::PathCond;
 use super::unary::UnaryChecks;
-use crate::smt::{Answer, Profile, Warm};
+use crate::smt::{Answer, Profile, Warm, smtlib};
 use crate::term::{TermId, Terms};
 use num_bigint::BigInt;
 use std::time::{Duration, Instant};
@@ -40,9 +40,13 @@ impl Backend {
     fn start(profile: &Profile, deadline: Option<Instant>) -> Result<Backend, String> {
         // Definitions made inside a check's scope (values asked after a
         // kept `sat`) must outlive its `pop`.
-        let head = "(set-option :global-declarations true)\n(set-logic ALL)";
+        let head = format!(
+            "{}\n{}",
+            smtlib::set_option("global-declarations", "true"),
+            smtlib::set_logic("ALL")
+        );
         Ok(Backend {
-            warm: Warm::start(profile, deadline, head)?,
+            warm: Warm::start(profile, deadline, &head)?,
             asserted: Vec::new(),
         })
     }

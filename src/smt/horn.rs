@@ -38,21 +38,21 @@ pub struct Clause {
     pub origin: String,
 }
 
-/// The script for Z3's fixed-point engine: `options` (commands), a
+/// The script for Z3's fixed-point engine: `options` (keyword, value), a
 /// `comment`, the predicates' declarations, each clause asserted with its
 /// quantifier, then `(check-sat)` and `(get-model)`.
 pub fn fixedpoint(
     terms: &Terms,
     relations: &[Relation],
     clauses: &[Clause],
-    options: &[String],
+    options: &[(&str, String)],
     comment: &str,
 ) -> String {
     let ctx = arena();
     let p = ScriptPrinter::balanced(terms, &ctx);
     let mut out = String::from("(set-logic HORN)\n");
-    for o in options {
-        out.push_str(o);
+    for (key, value) in options {
+        out.push_str(&super::smtlib::set_option(key, value));
         out.push('\n');
     }
     let _ = writeln!(out, "; {comment}");

@@ -111,6 +111,16 @@ pub fn int(n: &BigInt) -> String {
     }
 }
 
+/// `(set-option :key value)`.
+pub fn set_option(key: &str, value: &str) -> String {
+    format!("(set-option :{key} {value})")
+}
+
+/// `(set-logic logic)`.
+pub fn set_logic(logic: &str) -> String {
+    format!("(set-logic {logic})")
+}
+
 /// `(f i j)`: a function of integers applied to literal indices (how the
 /// conditions read an input array's cell).
 pub fn application(function: &str, index: &[usize]) -> String {
