@@ -26,13 +26,11 @@ type Elements = BTreeMap<Vec<usize>, BigInt>;
 /// kept open for values).
 pub(crate) fn from_model(m: &mut Machine, conjuncts: &[TermId]) -> Result<Witness, String> {
     let reads = input_reads(m.terms(), conjuncts);
-    let scalars: Vec<(String, Var)> = (m.inputs().iter())
+    let scalars: Vec<Var> = (m.inputs().iter())
         .filter(|i| i.dims == 0)
-        .map(|i| (i.name.clone(), i.var))
+        .map(|i| i.var)
         .collect();
-    let mut asked: Vec<TermId> = (scalars.iter())
-        .map(|(_, v)| m.terms_mut().var(*v))
-        .collect();
+    let mut asked: Vec<TermId> = (scalars.iter()).map(|v| m.terms_mut().var(*v)).collect();
     for (_, idx) in &reads {
         asked.extend(idx.iter().copied());
     }
