@@ -1,5 +1,7 @@
 //! Evaluation of the IR's pure expressions, conditions and places on a
-//! symbolic state (docs/thesis-executor.md, "Evaluation").
+//! symbolic state (docs/thesis-executor.md, "Evaluation"): methods of the
+//! [`Machine`], whose terms the values are built in and whose solver
+//! decides which cells a symbolic index may select.
 //!
 //! The IR has already made every check explicit (a check vertex before
 //! each division, index, dereference and read that may fail), so
@@ -9,7 +11,7 @@
 //! undecided ([`Halt::Undecided`]).
 
 use super::IndexMode;
-use super::exec::Executor;
+use super::machine::Machine;
 use super::state::{CellId, InputArray, State, Value};
 use crate::ir::{CmpOp, Cond, Expr, Place, VarId};
 use crate::smt::Answer;
@@ -28,10 +30,10 @@ pub(crate) enum Halt {
 
 type Eval<T> = Result<T, Halt>;
 
-impl Executor<'_> {
+impl Machine<'_> {
     /// An expression's value on `st` (the one translation, `symbolic`).
     pub(crate) fn eval(&mut self, st: &mut State, e: &Expr) -> Eval<Value> {
-        symbolic::value(&mut OnState { ex: self, st }, e)
+        symbolic::value(&mut OnState { m: self, st }, e)
     }
 
     /// The expressions the translation leaves to the executor's model:
@@ -64,21 +66,21 @@ impl Executor<'_> {
                 }
                 Value::Record(cells.into())
             }
-            other => symbolic::value(&mut OnState { ex: self, st }, other)?,
+            other => symbolic::value(&mut OnState { m: self, st }, other)?,
         })
     }
 
     /// An expression's value as an integer term.
     pub(crate) fn int(&mut self, st: &mut State, e: &Expr) -> Eval<TermId> {
         let v = self.eval(st, e)?;
-        Ok(v.int(&mut self.terms))
+        Ok(v.int(self.terms_mut()))
     }
 
     /// A condition of the IR as a Boolean term.
     pub(crate) fn cond(&mut self, st: &mut State, c: &Cond) -> Eval<TermId> {
         let (t, positive) = match c {
             Cond::Cmp(op, a, b) => {
-                let on = &mut OnState { ex: self, st };
+                let on = &mut OnState { m: self, st };
                 (symbolic::compare(on, *op, a, b)?, true)
             }
             Cond::Initialized { place, positive } => {
@@ -95,7 +97,7 @@ impl Executor<'_> {
                 (self.in_bounds(&a, i), *positive)
             }
         };
-        Ok(if positive { t } else { self.terms.not(t) })
+        Ok(if positive { t } else { self.terms_mut().not(t) })
     }
 
     /// Two values compared: pointers by identity, the rest as integers.
@@ -103,42 +105,42 @@ impl Executor<'_> {
         if is_pointer(&va) || is_pointer(&vb) {
             let eq = self.same_pointer(&va, &vb);
             return match op {
-                CmpOp::Ne => self.terms.not(eq),
+                CmpOp::Ne => self.terms_mut().not(eq),
                 _ => eq,
             };
         }
-        let (x, y) = (va.int(&mut self.terms), vb.int(&mut self.terms));
-        comparison(&mut self.terms, op, x, y)
+        let (x, y) = (va.int(self.terms_mut()), vb.int(self.terms_mut()));
+        comparison(self.terms_mut(), op, x, y)
     }
 
     /// Whether two pointer values (null or cells, possibly `ite`) are equal.
     fn same_pointer(&mut self, a: &Value, b: &Value) -> TermId {
-        let (la, lb) = (a.leaves(&mut self.terms), b.leaves(&mut self.terms));
+        let (la, lb) = (a.leaves(self.terms_mut()), b.leaves(self.terms_mut()));
         let mut cases = Vec::new();
         for (ga, x) in &la {
             for (gb, y) in &lb {
                 if x == y {
-                    cases.push(self.terms.and2(*ga, *gb));
+                    cases.push(self.terms_mut().and2(*ga, *gb));
                 }
             }
         }
-        self.terms.or(cases)
+        self.terms_mut().or(cases)
     }
 
     fn initialized(&mut self, v: &Value) -> TermId {
         let cases = v
-            .leaves(&mut self.terms)
+            .leaves(self.terms_mut())
             .into_iter()
             .filter(|(_, x)| *x != Value::Uninit)
             .map(|(g, _)| g)
             .collect();
-        self.terms.or(cases)
+        self.terms_mut().or(cases)
     }
 
     fn in_bounds(&mut self, a: &Value, i: TermId) -> TermId {
         let mut cases = Vec::new();
-        for (g, leaf) in a.leaves(&mut self.terms) {
-            let t = &mut self.terms;
+        for (g, leaf) in a.leaves(self.terms_mut()) {
+            let t = self.terms_mut();
             match leaf {
                 Value::Array(cells) => {
                     let (zero, len) = (t.int(0), t.int(cells.len()));
@@ -149,12 +151,12 @@ impl Executor<'_> {
                 _ => {}
             }
         }
-        self.terms.or(cases)
+        self.terms_mut().or(cases)
     }
 
     /// The value behind a pointer.
     fn load(&mut self, st: &State, p: &Value) -> Value {
-        let leaves = p.leaves(&mut self.terms);
+        let leaves = p.leaves(self.terms_mut());
         let options = leaves
             .into_iter()
             .map(|(g, leaf)| match leaf {
@@ -166,7 +168,7 @@ impl Executor<'_> {
     }
 
     fn field(&mut self, st: &State, r: &Value, f: &str) -> Value {
-        let leaves = r.leaves(&mut self.terms);
+        let leaves = r.leaves(self.terms_mut());
         let options = leaves
             .into_iter()
             .map(|(g, leaf)| match leaf {
@@ -183,11 +185,11 @@ impl Executor<'_> {
     /// Element `i` of an array value.
     fn element(&mut self, st: &mut State, a: &Value, i: TermId) -> Eval<Value> {
         let mut options = Vec::new();
-        for (g, leaf) in a.leaves(&mut self.terms) {
+        for (g, leaf) in a.leaves(self.terms_mut()) {
             match leaf {
                 Value::Array(cells) => {
                     for (h, c) in self.index_cells(st, &cells, i)? {
-                        let gh = self.terms.and2(g, h);
+                        let gh = self.terms_mut().and2(g, h);
                         options.push((gh, st.read(c).clone()));
                     }
                 }
@@ -208,7 +210,7 @@ impl Executor<'_> {
             return Value::Uninit;
         };
         while let Some((g, v)) = options.pop() {
-            acc = Value::ite(&mut self.terms, g, v, acc);
+            acc = Value::ite(self.terms_mut(), g, v, acc);
         }
         acc
     }
@@ -222,9 +224,8 @@ impl Executor<'_> {
         cells: &[CellId],
         i: TermId,
     ) -> Eval<Vec<(TermId, CellId)>> {
-        let truth = self.terms.bool(true);
-        let concrete = self
-            .terms
+        let truth = self.terms_mut().bool(true);
+        let concrete = (self.terms())
             .as_int(i)
             .and_then(num_traits::ToPrimitive::to_usize)
             .or_else(|| st.pinned(i));
@@ -233,9 +234,9 @@ impl Executor<'_> {
         }
         let mut feasible = Vec::new();
         for (j, c) in cells.iter().enumerate() {
-            let jt = self.terms.int(j);
-            let eq = self.terms.eq(i, jt);
-            match self.solver.check(&self.terms, &st.pc, eq, false) {
+            let jt = self.terms_mut().int(j);
+            let eq = self.terms_mut().eq(i, jt);
+            match self.check(&st.pc, eq) {
                 Answer::Sat => feasible.push((j, eq, *c)),
                 Answer::Unsat => {}
                 Answer::Unknown(why) => return Err(Halt::Undecided(why)),
@@ -244,7 +245,7 @@ impl Executor<'_> {
         if feasible.len() == 1 {
             return Ok(vec![(truth, feasible[0].2)]);
         }
-        if self.opts.index_mode == IndexMode::Fork && feasible.len() > 1 {
+        if self.options().index_mode == IndexMode::Fork && feasible.len() > 1 {
             return Err(Halt::Fork(i, feasible.iter().map(|f| f.0).collect()));
         }
         Ok(feasible.into_iter().map(|(_, g, c)| (g, c)).collect())
@@ -262,7 +263,7 @@ impl Executor<'_> {
                 writes: Arc::new([]),
             })
         } else {
-            let t = &mut self.terms;
+            let t = self.terms_mut();
             let zero = t.int(0);
             let nonneg = prefix.iter().map(|p| t.le(zero, *p)).collect();
             let all = t.and(nonneg);
@@ -271,8 +272,8 @@ impl Executor<'_> {
             Value::Int(t.ite(all, sel, zero))
         };
         a.writes.iter().fold(base, |acc, (k, v)| {
-            let hit = self.terms.eq(i, *k);
-            Value::ite(&mut self.terms, hit, v.clone(), acc)
+            let hit = self.terms_mut().eq(i, *k);
+            Value::ite(self.terms_mut(), hit, v.clone(), acc)
         })
     }
 
@@ -304,7 +305,7 @@ impl Executor<'_> {
             Place::Deref(e) => {
                 let ptr = self.eval(st, e)?;
                 let targets = ptr
-                    .leaves(&mut self.terms)
+                    .leaves(self.terms_mut())
                     .into_iter()
                     .filter_map(|(g, leaf)| match leaf {
                         Value::Ptr(c) => Some((g, c)),
@@ -316,7 +317,7 @@ impl Executor<'_> {
             Place::Field(base, f) => {
                 let b = self.read_place(st, base)?;
                 let targets = b
-                    .leaves(&mut self.terms)
+                    .leaves(self.terms_mut())
                     .into_iter()
                     .filter_map(|(g, leaf)| match leaf {
                         Value::Record(fs) => fs.iter().find(|(n, _)| n == f).map(|(_, c)| (g, *c)),
@@ -344,11 +345,11 @@ impl Executor<'_> {
     ) -> Eval<()> {
         let mut targets = Vec::new();
         let mut has_input = false;
-        for (g, leaf) in b.leaves(&mut self.terms) {
+        for (g, leaf) in b.leaves(self.terms_mut()) {
             match leaf {
                 Value::Array(cells) => {
                     for (h, c) in self.index_cells(st, &cells, i)? {
-                        targets.push((self.terms.and2(g, h), c));
+                        targets.push((self.terms_mut().and2(g, h), c));
                     }
                 }
                 Value::Input(_) => has_input = true,
@@ -379,7 +380,7 @@ impl Executor<'_> {
                     self.with_input_write(x, i, v),
                     self.with_input_write(y, i, v),
                 );
-                Value::ite(&mut self.terms, *c, x, y)
+                Value::ite(self.terms_mut(), *c, x, y)
             }
             other => other.clone(),
         }
@@ -388,11 +389,11 @@ impl Executor<'_> {
     /// Writes `v` into each cell whose guard holds.
     fn write_guarded(&mut self, st: &mut State, targets: Vec<(TermId, CellId)>, v: Value) {
         for (g, c) in targets {
-            let new = match self.terms.as_bool(g) {
+            let new = match self.terms().as_bool(g) {
                 Some(true) => v.clone(),
                 _ => {
                     let old = st.read(c).clone();
-                    Value::ite(&mut self.terms, g, v.clone(), old)
+                    Value::ite(self.terms_mut(), g, v.clone(), old)
                 }
             };
             st.write(c, new);
@@ -476,9 +477,9 @@ fn is_pointer(v: &Value) -> bool {
     }
 }
 
-/// A state of the executor as the translation reads it.
+/// A state on the machine as the translation reads it.
 struct OnState<'a, 'p> {
-    ex: &'a mut Executor<'p>,
+    m: &'a mut Machine<'p>,
     st: &'a mut State,
 }
 
@@ -487,7 +488,7 @@ impl symbolic::Reads for OnState<'_, '_> {
     type Error = Halt;
 
     fn terms(&mut self) -> &mut Terms {
-        &mut self.ex.terms
+        self.m.terms_mut()
     }
 
     fn int_value(&mut self, t: TermId) -> Value {
@@ -495,7 +496,7 @@ impl symbolic::Reads for OnState<'_, '_> {
     }
 
     fn to_int(&mut self, v: Value) -> Eval<TermId> {
-        Ok(v.int(&mut self.ex.terms))
+        Ok(v.int(self.m.terms_mut()))
     }
 
     fn var(&mut self, v: VarId) -> Eval<Value> {
@@ -503,14 +504,14 @@ impl symbolic::Reads for OnState<'_, '_> {
     }
 
     fn element(&mut self, array: Value, index: TermId) -> Eval<Value> {
-        self.ex.element(self.st, &array, index)
+        self.m.element(self.st, &array, index)
     }
 
     fn other(&mut self, e: &Expr) -> Eval<Value> {
-        self.ex.eval_other(self.st, e)
+        self.m.eval_other(self.st, e)
     }
 
     fn compare(&mut self, op: CmpOp, a: Value, b: Value) -> Eval<TermId> {
-        Ok(self.ex.compare_values(op, a, b))
+        Ok(self.m.compare_values(op, a, b))
     }
 }

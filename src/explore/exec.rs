@@ -3,16 +3,31 @@
 //! branches (`if`: continue `then`, push `else`; `while`: continue the exit,
 //! push the body), calls and returns on the state's own call stack, and
 //! every check vertex asked of the solver.
+//!
+//! [`Executor`] owns the [`Machine`] and the bookkeeping of a run: the
+//! errors found, the coverage, the cells of the program-wide variables,
+//! and the features' state (annotations, guidance, loop summaries), which
+//! it hands to each feature with the machine. It is the only module of the
+//! executor that knows them all; the run loop (`run`) asks it through
+//! methods.
 
+use super::coverage::Coverage;
 use super::eval::Halt;
+use super::guide::Guidance;
+use super::machine::Machine;
 use super::program::Explored;
 use super::solver::Solver;
-use super::state::{CellId, Frame, PathCond, State, Value};
-use super::{FoundError, Options, Stats};
+use super::state::{CellId, Frame, PathCond, State, Trail, Value};
+use super::subsume::Annotations;
+use super::summary::{Left, Memo};
+use super::{FoundError, Options, Stats, merge, witness};
+use crate::db::{Database, SourceFile, Target};
+use crate::interp::Witness;
 use crate::ir::{self, EdgeId, Instr, NodeKind, VarKind};
 use crate::smt::Answer;
 use crate::term::{TermId, Terms};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// What one step made of a state.
 pub(crate) enum Next {
@@ -38,71 +53,48 @@ pub(crate) enum PathEnd {
 }
 
 pub(crate) struct Executor<'p> {
-    pub prog: &'p Explored,
-    pub terms: Terms,
-    pub solver: Solver,
-    pub opts: &'p Options,
-    pub stats: Stats,
-    pub errors: Vec<FoundError>,
-    /// Edges run at least once, per function.
-    pub covered: Vec<Vec<bool>>,
-    /// How many edges have run (also the coverage's version: it grows
-    /// exactly when an edge is covered for the first time).
-    pub covered_count: u64,
-    next_pc: u64,
+    machine: Machine<'p>,
+    errors: Vec<FoundError>,
+    coverage: Coverage,
     /// The initial cells of the program-wide variables (`$in`, `$ic`);
     /// a call takes its caller's (merging renumbers cells).
     globals: Vec<(String, CellId)>,
-    /// main's parameters: name, term variable, input-array dimensions (0: an integer).
-    pub inputs: Vec<(String, crate::term::Var, u8)>,
-    pub stream: Option<crate::term::Var>,
     /// main's annotations, with path subsumption on.
-    pub annotations: Option<super::subsume::Annotations>,
+    annotations: Option<Annotations>,
     /// The goal and its necessary condition, in a guided run.
-    pub guidance: Option<super::guide::Guidance>,
+    guidance: Option<Guidance>,
     /// Loop summaries computed so far (`--summarization`).
-    pub summaries: super::summary::Memo,
+    summaries: Memo,
 }
 
 impl<'p> Executor<'p> {
     pub(crate) fn new(prog: &'p Explored, solver: Solver, opts: &'p Options) -> Executor<'p> {
-        let mut terms = Terms::new();
+        let mut machine = Machine::new(prog, solver, opts);
         let annotations = opts.subsumption.map(|at| {
             let main = prog.main;
-            super::subsume::Annotations::new(
+            Annotations::new(
                 &prog.bodies[main],
                 &prog.succ[main],
-                &mut terms,
+                machine.terms_mut(),
                 at,
                 opts.invariants_from_true,
             )
         });
         Executor {
-            covered: prog
-                .bodies
-                .iter()
-                .map(|b| vec![false; b.edges.len()])
-                .collect(),
-            prog,
-            terms,
-            solver,
-            opts,
-            stats: Stats::default(),
+            machine,
             errors: Vec::new(),
-            covered_count: 0,
-            next_pc: 0,
+            coverage: Coverage::new(prog),
             globals: Vec::new(),
-            inputs: Vec::new(),
-            stream: None,
             annotations,
             guidance: None,
-            summaries: Default::default(),
+            summaries: Memo::default(),
         }
     }
 
     /// The state at main's entry: each parameter a symbol (an input array a
     /// symbolic array), the input stream a symbolic array at position 0.
     pub(crate) fn initial_state(&mut self) -> Result<State, String> {
+        let prog = self.machine.program();
         let mut st = State {
             frames: Vec::new(),
             store: Arc::new(Vec::new()),
@@ -112,61 +104,23 @@ impl<'p> Executor<'p> {
             tree_node: 0,
             merged_at: None,
             trail: Default::default(),
-            laps: Arc::new(vec![0; self.prog.bodies[self.prog.main].loops.len()]),
+            laps: Arc::new(vec![0; prog.bodies[prog.main].loops.len()]),
             deferred: false,
         };
-        let stream = self
-            .terms
-            .symbol(crate::term::VarKind::ArraySymbol(1), "$in₀");
-        self.stream = Some(stream);
-        let input = Value::Input(super::state::InputArray {
-            symbol: stream,
-            dims: 1,
-            prefix: Arc::new([]),
-            writes: Arc::new([]),
-        });
-        let zero = Value::Int(self.terms.int(0));
+        let input = self.machine.declare_input_stream();
+        let zero = Value::Int(self.machine.terms_mut().int(0));
         self.globals = vec![
             (ir::INPUT_STREAM.to_string(), st.new_cell(input)),
             (ir::INPUT_COUNTER.to_string(), st.new_cell(zero)),
         ];
-        let main = &self.prog.bodies[self.prog.main];
+        let main = &prog.bodies[prog.main];
         let mut args = Vec::new();
         for v in &main.vars[..main.params] {
-            args.push(self.main_argument(v)?);
+            args.push(self.machine.declare_main_argument(v)?);
         }
-        let frame = self.frame(&mut st, self.prog.main, args, None);
+        let frame = self.frame(&mut st, prog.main, args, None);
         st.frames.push(frame);
         Ok(st)
-    }
-
-    fn main_argument(&mut self, v: &ir::VarInfo) -> Result<Value, String> {
-        let dims = v.ty.array_depth().ok_or_else(|| {
-            format!(
-                "main's parameter `{}` is not an integer or an array of integers",
-                v.name
-            )
-        })?;
-        if dims == 0 {
-            // Named as the necessary conditions name an input (`a₀`), so
-            // that a guiding condition imports onto the same symbols.
-            let s = (self.terms).symbol(crate::term::VarKind::Symbol, &format!("{}₀", v.name));
-            self.inputs.push((v.name.clone(), s, 0));
-            return Ok(Value::Int(self.terms.var(s)));
-        }
-        let dims =
-            u8::try_from(dims).map_err(|_| format!("`{}` has too many dimensions", v.name))?;
-        let s = (self.terms).symbol(
-            crate::term::VarKind::ArraySymbol(dims),
-            &format!("{}₀", v.name),
-        );
-        self.inputs.push((v.name.clone(), s, dims));
-        Ok(Value::Input(super::state::InputArray {
-            symbol: s,
-            dims,
-            prefix: Arc::new([]),
-            writes: Arc::new([]),
-        }))
     }
 
     /// A new activation of `func`: a fresh cell per variable (parameters
@@ -178,7 +132,7 @@ impl<'p> Executor<'p> {
         args: Vec<Value>,
         result_to: Option<ir::VarId>,
     ) -> Frame {
-        let body = &self.prog.bodies[func];
+        let body = &self.machine.program().bodies[func];
         let mut args = args.into_iter();
         let cells: Vec<CellId> = body
             .vars
@@ -202,7 +156,7 @@ impl<'p> Executor<'p> {
     /// renumbered when states merge), or the initial one for main.
     fn global_cell(&self, st: &State, name: &str) -> CellId {
         if let Some(caller) = st.frames.last() {
-            let body = &self.prog.bodies[caller.func];
+            let body = &self.machine.program().bodies[caller.func];
             if let Some(v) = body.var_id(name) {
                 return caller.cells[v as usize];
             }
@@ -214,28 +168,17 @@ impl<'p> Executor<'p> {
             .expect("the globals exist from the start")
     }
 
-    pub(crate) fn next_id(&mut self) -> u64 {
-        self.next_pc += 1;
-        self.next_pc
-    }
-
-    /// Adds a conjunct to the path condition, unless it is one already
-    /// (the guard of a loop, asked again at every lap).
-    pub(crate) fn add_to_pc(&mut self, st: &mut State, c: TermId) {
-        if self.terms.as_bool(c) != Some(true) && !st.pc.contains(c) {
-            st.pc = st.pc.and(c, self.next_id());
-        }
-    }
-
     /// One step of a state.
     pub(crate) fn step(&mut self, mut st: State) -> Next {
+        let prog = self.machine.program();
         let (func, node) = (st.frame().func, st.frame().node);
-        let out = &self.prog.succ[func][node as usize];
+        let out = &prog.succ[func][node as usize];
         match out.as_slice() {
             [] => self.leave_function(st),
-            [e] if !is_guard(&self.prog.bodies[func].edges[*e as usize].instr) => {
+            [e] if !is_guard(&prog.bodies[func].edges[*e as usize].instr) => {
                 let e = *e;
-                let backup = (self.opts.index_mode == super::IndexMode::Fork).then(|| st.clone());
+                let fork = self.machine.options().index_mode == super::IndexMode::Fork;
+                let backup = fork.then(|| st.clone());
                 match self.run_edge(&mut st, e) {
                     Ok(()) => self.arrive_or_summarise(st, func, e),
                     Err(Halt::Fork(t, js)) => Next::Split(
@@ -248,77 +191,102 @@ impl<'p> Executor<'p> {
                     Err(Halt::Undecided(why)) => Next::End(PathEnd::Undecided(why)),
                 }
             }
-            _ => {
-                let out = out.clone();
-                self.branch(st, func, &out)
-            }
+            _ => self.branch(st, func, out),
         }
     }
 
     /// A forked copy of a state on `term == j`.
     fn pin(&mut self, mut st: State, t: TermId, j: usize) -> State {
-        let jt = self.terms.int(j);
-        let eq = self.terms.eq(t, jt);
-        self.add_to_pc(&mut st, eq);
+        let terms = self.machine.terms_mut();
+        let jt = terms.int(j);
+        let eq = terms.eq(t, jt);
+        self.machine.add_to_pc(&mut st, eq);
         Arc::make_mut(&mut st.pins).push((t, j));
         st
     }
 
     /// After an edge: mark it covered, move to its target; park at a join.
-    pub(crate) fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
-        self.cover(func, e);
+    fn arrive(&mut self, mut st: State, func: usize, e: EdgeId) -> Next {
+        self.coverage.cover(func, e);
         if let Some(ann) = &self.annotations
             && st.frames.len() == 1
         {
             ann.count_lap(&mut st.laps, e);
         }
-        let edge = &self.prog.bodies[func].edges[e as usize];
+        let prog = self.machine.program();
+        let edge = &prog.bodies[func].edges[e as usize];
         if !matches!(edge.instr, Instr::Call { .. }) {
             st.frame_mut().node = edge.to;
         }
         let here = st.frame();
-        if self.opts.merging != super::Merging::None
+        if self.machine.options().merging != super::Merging::None
             && !matches!(edge.instr, Instr::Call { .. })
-            && self.prog.joins[here.func][here.node as usize]
+            && prog.joins[here.func][here.node as usize]
         {
             return Next::Park(st);
         }
         Next::Continue(st)
     }
 
-    pub(crate) fn cover(&mut self, func: usize, e: EdgeId) {
-        let c = &mut self.covered[func][e as usize];
-        if !*c {
-            *c = true;
-            self.covered_count += 1;
+    /// `arrive`, except that with `--summarization` a state entering a
+    /// summarisable loop leaves it at once, as its summary's states.
+    fn arrive_or_summarise(&mut self, st: State, func: usize, e: EdgeId) -> Next {
+        match self.summaries.leave_loop(&mut self.machine, &st, func, e) {
+            Some(left) => self.past_the_loop(func, e, left),
+            None => self.arrive(st, func, e),
+        }
+    }
+
+    /// The states a summary made of a state that entered its loop by `e`,
+    /// each past the exit edge of its trace.
+    fn past_the_loop(&mut self, func: usize, e: EdgeId, left: Left) -> Next {
+        self.coverage.cover(func, e);
+        let mut states = Vec::with_capacity(left.states.len());
+        for (s, exit) in left.states {
+            self.coverage.cover(func, exit);
+            states.push(s);
+        }
+        if states.is_empty() {
+            return Next::End(if left.undecided {
+                PathEnd::Undecided("no trace of a loop summary could be decided".into())
+            } else {
+                PathEnd::Finished(0) // the loop never ends from here
+            });
+        }
+        let first = states.remove(0);
+        if states.is_empty() {
+            Next::Continue(first)
+        } else {
+            Next::Split(first, states)
         }
     }
 
     fn run_edge(&mut self, st: &mut State, e: EdgeId) -> Result<(), Halt> {
-        let func = st.frame().func;
-        let edge = &self.prog.bodies[func].edges[e as usize];
+        let prog = self.machine.program();
+        let edge = &prog.bodies[st.frame().func].edges[e as usize];
+        let m = &mut self.machine;
         match &edge.instr {
             Instr::Assign(p, x) => {
-                let v = self.eval(st, x)?;
-                self.assign(st, p, v)?;
+                let v = m.eval(st, x)?;
+                m.assign(st, p, v)?;
             }
             Instr::Alloc(v, x) => {
-                let val = self.eval(st, x)?;
+                let val = m.eval(st, x)?;
                 let c = st.new_cell(val);
                 st.write(st.cell_of(*v), Value::Ptr(c));
             }
             Instr::Call { dst, func, args } => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {
-                    vals.push(self.eval(st, a)?);
+                    vals.push(m.eval(st, a)?);
                 }
-                let callee = self.prog.by_name[func];
+                let callee = prog.by_name[func];
                 st.frame_mut().node = edge.to;
                 let frame = self.frame(st, callee, vals, Some(*dst));
                 st.frames.push(frame);
             }
             Instr::Output(x) => {
-                self.eval(st, x)?;
+                m.eval(st, x)?;
             }
             Instr::Skip | Instr::Enter(_) | Instr::Assume(_) | Instr::Assert(..) => {}
         }
@@ -329,7 +297,7 @@ impl<'p> Executor<'p> {
     /// other ends the path.
     fn leave_function(&mut self, mut st: State) -> Next {
         let frame = st.frames.pop().expect("a running state has a frame");
-        let body = &self.prog.bodies[frame.func];
+        let body = &self.machine.program().bodies[frame.func];
         if body.node_kinds[frame.node as usize] != NodeKind::Exit {
             return Next::End(PathEnd::Finished(st.paths));
         }
@@ -347,12 +315,13 @@ impl<'p> Executor<'p> {
     /// A vertex whose out-edges are guarded: errors first (each asked of
     /// the solver), then the feasible continuations.
     fn branch(&mut self, mut st: State, func: usize, out: &[EdgeId]) -> Next {
-        let body = &self.prog.bodies[func];
+        let prog = self.machine.program();
+        let body = &prog.bodies[func];
         let mut guards = Vec::with_capacity(out.len());
         for &e in out {
             let g = match &body.edges[e as usize].instr {
-                Instr::Assume(c) | Instr::Assert(c, _) => self.cond(&mut st, c),
-                _ => Ok(self.terms.bool(true)),
+                Instr::Assume(c) | Instr::Assert(c, _) => self.machine.cond(&mut st, c),
+                _ => Ok(self.machine.terms_mut().bool(true)),
             };
             match g {
                 Ok(g) => guards.push((e, g)),
@@ -362,16 +331,13 @@ impl<'p> Executor<'p> {
                 }
             }
         }
-        let (errors, onward): (Vec<_>, Vec<_>) = guards.into_iter().partition(|(e, _)| {
-            self.prog
-                .is_error(func, body.edges[*e as usize].to)
-                .is_some()
-        });
+        let (errors, onward): (Vec<_>, Vec<_>) = (guards.into_iter())
+            .partition(|(e, _)| prog.is_error(func, body.edges[*e as usize].to).is_some());
         let mut error_possible = false;
         let checked = !errors.is_empty();
         for (e, g) in errors {
             error_possible |= self.check_error(&st, func, e, g);
-            if self.stats.stopped_at_error {
+            if self.machine.stats().stopped_at_error {
                 return Next::End(PathEnd::Error);
             }
         }
@@ -388,7 +354,7 @@ impl<'p> Executor<'p> {
         cannot_fail: bool,
         error_possible: bool,
     ) -> Next {
-        let exits = &self.prog.loop_exits[func];
+        let exits = &self.machine.program().loop_exits[func];
         onward.sort_by_key(|(e, _)| !exits[*e as usize]);
         let complementary = onward.len() == 2;
         let mut feasible = Vec::new();
@@ -403,21 +369,18 @@ impl<'p> Executor<'p> {
             let f = if implied || alone {
                 Answer::Sat
             } else {
-                self.feasible(&st, *g)
+                self.machine.feasible(&st, *g)
             };
             match f {
                 Answer::Sat => feasible.push((*e, *g, implied || alone)),
                 Answer::Unsat => {
                     first_unsat = k == 0;
                     // Pruned: the solver said so (a constant guard is no branch).
-                    if self.terms.as_bool(*g).is_none() {
-                        self.stats.pruned += 1;
+                    if self.machine.terms().as_bool(*g).is_none() {
+                        self.machine.stats_mut().pruned += 1;
                     }
                 }
-                Answer::Unknown(why) => {
-                    self.stats.undecided_paths += 1;
-                    self.stats.note_undecided(why);
-                }
+                Answer::Unknown(why) => self.machine.stats_mut().undecided_path(why),
             }
         }
         if feasible.is_empty() {
@@ -434,7 +397,7 @@ impl<'p> Executor<'p> {
             .map(|(e, g, known)| {
                 let mut s = st.clone();
                 if !known {
-                    self.add_to_pc(&mut s, g);
+                    self.machine.add_to_pc(&mut s, g);
                 }
                 s.deferred = self.past_t(&s, e);
                 self.arrive(s, func, e)
@@ -456,58 +419,230 @@ impl<'p> Executor<'p> {
     /// state has been round once already (the thesis's `_t = 0`): with
     /// path subsumption on, such a state waits until nothing else can run.
     fn past_t(&self, st: &State, e: EdgeId) -> bool {
-        let body = &self.prog.bodies[st.frame().func];
+        let prog = self.machine.program();
+        let body = &prog.bodies[st.frame().func];
         let from = body.edges[e as usize].from;
         match body.node_kinds[from as usize] {
             NodeKind::LoopHeader(l) => {
                 self.annotations.is_some()
                     && st.frames.len() == 1
-                    && !self.prog.loop_exits[st.frame().func][e as usize]
+                    && !prog.loop_exits[st.frame().func][e as usize]
                     && st.laps.get(l as usize).is_some_and(|n| *n >= 1)
             }
             _ => false,
         }
     }
 
-    /// Whether `pc ∧ g` is satisfiable; constants need no solver.
-    pub(crate) fn feasible(&mut self, st: &State, g: TermId) -> Answer {
-        match self.terms.as_bool(g) {
-            Some(true) => Answer::Sat,
-            Some(false) => Answer::Unsat,
-            None => self.solver.check(&self.terms, &st.pc, g, false),
-        }
-    }
+    // ---- errors ----------------------------------------------------------------
 
     /// Asks whether the error edge `e` (guard `g`) can be taken; if so,
     /// records the error with a witness and its replay. Returns whether
     /// the error is possible.
     fn check_error(&mut self, st: &State, func: usize, e: EdgeId, g: TermId) -> bool {
-        let body = &self.prog.bodies[func];
-        let tid = self
-            .prog
+        let prog = self.machine.program();
+        let body = &prog.bodies[func];
+        let tid = prog
             .is_error(func, body.edges[e as usize].to)
             .expect("an error edge");
-        let f = match self.terms.as_bool(g) {
+        let f = match self.machine.terms().as_bool(g) {
             Some(false) => return false,
-            _ => self.solver.check(&self.terms, &st.pc, g, true),
+            _ => self.machine.check_for_values(&st.pc, g),
         };
         match f {
             Answer::Unsat => false,
             Answer::Unknown(why) => {
-                self.stats
-                    .note_undecided(format!("whether the target can fail: {why}"));
-                self.stats.undecided_paths += 1;
+                let why = format!("whether the target can fail: {why}");
+                self.machine.stats_mut().undecided_path(why);
                 false
             }
             Answer::Sat => {
                 let conjuncts: Vec<TermId> = st.pc.conjuncts().into_iter().chain([g]).collect();
-                let witness = self.witness(&conjuncts);
-                self.solver.close();
-                let target = self.prog.targets[func][&tid].clone();
+                let witness = witness::from_model(&mut self.machine, &conjuncts);
+                self.machine.close_check();
+                let target = prog.targets[func][&tid].clone();
                 self.record_error(target, witness);
                 true
             }
         }
+    }
+
+    /// Records an error at `target` once, with a witness that replays to it.
+    fn record_error(&mut self, target: Target, witness: Result<Witness, String>) {
+        if self.errors.iter().any(|e| e.target == target) {
+            self.stop_if_first(&target);
+            return;
+        }
+        let Some(witness) = witness::replayed(&mut self.machine, &target, witness) else {
+            return;
+        };
+        self.stop_if_first(&target);
+        self.errors.push(FoundError {
+            target,
+            witness,
+            found_after: self.machine.stats().started.elapsed(),
+        });
+    }
+
+    /// A guided run stops at its goal (and only there), a search for one
+    /// target at that target; otherwise the first error stops the
+    /// thesis's executor.
+    fn stop_if_first(&mut self, target: &Target) {
+        let opts = self.machine.options();
+        let stop = match (&self.guidance, &opts.stop_at) {
+            (Some(g), _) => g.goal == *target,
+            (None, Some(t)) => t == target,
+            (None, None) => opts.stop_at_first_error,
+        };
+        if stop {
+            self.machine.stats_mut().stopped_at_error = true;
+        }
+    }
+
+    // ---- what the run loop asks ------------------------------------------------
+
+    pub(crate) fn program(&self) -> &'p Explored {
+        self.machine.program()
+    }
+
+    pub(crate) fn options(&self) -> &'p Options {
+        self.machine.options()
+    }
+
+    pub(crate) fn stats(&self) -> &Stats {
+        self.machine.stats()
+    }
+
+    /// For the run loop's own counters (steps, merges, blacklisted sites).
+    pub(crate) fn stats_mut(&mut self) -> &mut Stats {
+        self.machine.stats_mut()
+    }
+
+    pub(crate) fn coverage(&self) -> &Coverage {
+        &self.coverage
+    }
+
+    pub(crate) fn guidance(&self) -> Option<&Guidance> {
+        self.guidance.as_ref()
+    }
+
+    /// The solver's queries and time so far.
+    pub(crate) fn solver_effort(&self) -> (u64, Duration) {
+        let s = self.machine.solver();
+        (s.queries, s.time)
+    }
+
+    /// A guided run: the goal's condition and distances.
+    pub(crate) fn aim(&mut self, db: &Database, file: SourceFile) {
+        if let Some(g) = &self.machine.options().guide {
+            let prog = self.machine.program();
+            let guidance = Guidance::new(db, file, prog, self.machine.terms_mut(), g);
+            self.guidance = Some(guidance);
+        }
+    }
+
+    /// Whether a state may go on: in a guided run, whether it may still
+    /// reach the goal (a state that cannot is counted and dropped).
+    pub(crate) fn on_course(&mut self, st: &State) -> bool {
+        let Some(g) = &mut self.guidance else {
+            return true;
+        };
+        if g.may_reach_goal(&mut self.machine, st) {
+            return true;
+        }
+        self.machine.stats_mut().off_course += 1;
+        false
+    }
+
+    /// Path subsumption before a step: a state of main adds its vertex to
+    /// its trail; a subsumed one ends here, its trail annotated again.
+    /// Whether the state goes on.
+    pub(crate) fn unsubsumed(&mut self, st: &mut State) -> bool {
+        let Some(ann) = &mut self.annotations else {
+            return true;
+        };
+        if st.frames.len() != 1 {
+            return true;
+        }
+        st.trail = st.trail.push(st.frame().node);
+        if !ann.subsumes(&mut self.machine, st) {
+            return true;
+        }
+        self.machine.stats_mut().subsumed += 1;
+        ann.learn(&mut self.machine, &st.trail);
+        false
+    }
+
+    /// After a path of main ended, with path subsumption on: what its
+    /// trail teaches the annotations.
+    pub(crate) fn learn(&mut self, trail: &Trail) {
+        if let Some(ann) = &mut self.annotations {
+            ann.learn(&mut self.machine, trail);
+        }
+    }
+
+    /// Counts how a path ended.
+    pub(crate) fn end_path(&mut self, e: PathEnd) {
+        let s = self.machine.stats_mut();
+        match e {
+            PathEnd::Finished(n) => {
+                s.paths = s.paths.saturating_add(n);
+                s.runs += 1;
+            }
+            PathEnd::Error => s.error_paths += 1,
+            PathEnd::Undecided(why) => s.undecided_path(why),
+        }
+    }
+
+    /// The merge of two states at the same location (counted), or `None`
+    /// when their sharing differs (counted as refused).
+    pub(crate) fn merge(&mut self, a: &State, b: &State) -> Option<State> {
+        let id = self.machine.next_pc_id();
+        let merged = merge::merge(self.machine.terms_mut(), a, b, id);
+        let s = self.machine.stats_mut();
+        match merged {
+            Some(_) => s.states_merged += 1,
+            None => s.merges_refused += 1,
+        }
+        merged
+    }
+
+    /// The statistics so far, with the figures kept elsewhere (the
+    /// solver's, the coverage, the guidance's note, the invariants) filled
+    /// in; the run loop adds its own (the worklist).
+    pub(crate) fn stats_so_far(&self) -> Stats {
+        let mut s = self.machine.stats().clone();
+        let solver = self.machine.solver();
+        s.queries = solver.queries;
+        s.decided_locally = solver.decided_locally();
+        s.solver_time = solver.time;
+        s.second_opinions = solver.second_opinions;
+        s.covered_edges = self.coverage.count() as usize;
+        if let Some(g) = &self.guidance {
+            s.guide_note = g.note.clone();
+        }
+        if let Some(a) = &self.annotations {
+            s.invariants = a.invariants;
+            s.invariants_refuted = a.refuted;
+        }
+        s
+    }
+
+    /// With path subsumption: main's annotations by source line.
+    pub(crate) fn annotations_by_line(&mut self) -> Vec<(usize, String)> {
+        match &self.annotations {
+            Some(a) => a.listing(self.machine.program(), self.machine.terms_mut()),
+            None => Vec::new(),
+        }
+    }
+
+    pub(crate) fn take_errors(&mut self) -> Vec<FoundError> {
+        std::mem::take(&mut self.errors)
+    }
+
+    /// The term store, emptied out at the end of a run (a large one is
+    /// freed on a thread of its own).
+    pub(crate) fn take_terms(&mut self) -> Terms {
+        self.machine.take_terms()
     }
 }
 

@@ -13,8 +13,11 @@
 //!
 //! Dropped states may reach other targets: a guided run speaks for its
 //! goal only.
+//!
+//! [`Guidance`] asks the run's `machine::Machine`; which states it is asked
+//! about is the stepping's (`exec`) and the run loop's.
 
-use super::exec::Executor;
+use super::machine::Machine;
 use super::program::Explored;
 use super::state::State;
 use crate::db::{Database, SourceFile, Target};
@@ -199,32 +202,28 @@ fn backwards(prog: &Explored, f: usize, sources: &[(NodeId, u32)]) -> Vec<u32> {
     dist
 }
 
-impl Executor<'_> {
+impl Guidance {
     /// Whether a state may still reach the goal: its path condition is
     /// consistent with the goal's necessary condition (or the solver
     /// could not say).
-    pub(crate) fn may_reach_goal(&mut self, st: &State) -> bool {
-        let Some(c) = self.guidance.as_ref().and_then(|g| g.condition) else {
+    pub(crate) fn may_reach_goal(&mut self, m: &mut Machine, st: &State) -> bool {
+        let Some(c) = self.condition else {
             return true;
         };
-        let f = self
-            .solver
-            .check_within(&self.terms, &st.pc, c, CHECK_LIMIT);
-        let g = self.guidance.as_mut().expect("guided");
-        match f {
+        match m.check_within(&st.pc, c, CHECK_LIMIT) {
             Answer::Unsat => {
-                g.slow = 0;
+                self.slow = 0;
                 false
             }
             Answer::Sat => {
-                g.slow = 0;
+                self.slow = 0;
                 true
             }
             Answer::Unknown(_) => {
-                g.slow += 1;
-                if g.slow >= GIVE_UP_AFTER {
-                    g.condition = None;
-                    g.note = Some(format!(
+                self.slow += 1;
+                if self.slow >= GIVE_UP_AFTER {
+                    self.condition = None;
+                    self.note = Some(format!(
                         "its condition stopped guiding: {GIVE_UP_AFTER} checks in a row took over {} ms",
                         CHECK_LIMIT.as_millis()
                     ));

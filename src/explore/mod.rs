@@ -1,32 +1,44 @@
 //! The thesis's symbolic executor (Rozhoň, *Nested loops and path
 //! explosion in symbolic execution*, chapters 4–5; `docs/thesis-executor.md`).
 //!
+//! - [`program`]: the program as the executor walks it;
 //! - [`state`]: symbolic states (storage cells and frames, the call stack,
 //!   the path condition);
-//! - [`eval`]: expressions, conditions and places on a state;
-//! - [`exec`]: one step of a state, the worklist rules at branches, checks;
-//! - [`solver`]: the one warm solver session of a run (push/pop);
-//! - [`search`]: the worklist and the six search strategies;
-//! - [`merge`], [`query_count`]: state merging and its heuristics;
-//! - [`subsume`]: path subsumption (lazy annotations, loop invariants);
-//! - [`guide`]: guidance towards one target by its necessary condition;
-//! - [`witness`]: an error's witness and its replay on the interpreter;
-//! - [`summary`]: PDA loop summarisation (`--summarization`);
+//! - [`solver`]: the one warm solver session of a run (push/pop), with
+//!   [`unary`]'s local decisions;
+//! - [`machine`]: what every step and every feature works on (the program,
+//!   terms, the solver, options, statistics, main's inputs);
+//! - [`eval`]: expressions, conditions and places on a state (methods of
+//!   the machine);
+//! - the features, each on the machine and its own state: [`subsume`]
+//!   (path subsumption: lazy annotations, loop invariants), [`guide`]
+//!   (guidance towards one target by its necessary condition), [`witness`]
+//!   (an error's witness and its replay on the interpreter), [`summary`]
+//!   (PDA loop summarisation, `--summarization`), [`merge`] (state merging)
+//!   and [`coverage`] (the edges run);
+//! - [`exec`]: the [`exec::Executor`]: one step of a state, the worklist
+//!   rules at branches, checks, and the run's bookkeeping; the only module
+//!   that knows the features together (none of them knows it);
+//! - [`run`]: the run loop, the worklist's strategies ([`search`]), merging
+//!   decisions ([`query_count`]), limits;
 //! - [`decider`]: the engines of the contract ([`GuidedExecutor`],
 //!   [`WitnessSearch`]);
-//! - here: the options, the run loop, its limits and statistics.
+//! - here: the options, the statistics, the report, and [`explore`].
 //!
 //! Knows the front end (through `db`), the IR, terms, the solver layer and
 //! witnesses; of the other engines only `nc`, for guidance (the goal's
 //! necessary condition).
 
+mod coverage;
 pub mod decider;
 mod eval;
 mod exec;
 mod guide;
+mod machine;
 mod merge;
 mod program;
 pub mod query_count;
+mod run;
 mod search;
 mod solver;
 mod state;
@@ -43,11 +55,8 @@ pub use decider::{GuidedExecutor, WitnessSearch};
 use crate::db::{Database, SourceFile, Target};
 use crate::interp::Witness;
 use crate::smt::Profile;
-use exec::{Executor, Next, PathEnd};
 pub use guide::Guide;
 use program::Explored;
-use search::{Pool, Worklist};
-use state::State;
 use std::time::{Duration, Instant};
 pub use subsume::AtChecks;
 
@@ -271,6 +280,12 @@ impl Stats {
             self.undecided_reasons.push(why);
         }
     }
+
+    /// A path dropped because the solver could not decide it, and why.
+    pub(crate) fn undecided_path(&mut self, why: String) {
+        self.undecided_paths += 1;
+        self.note_undecided(why);
+    }
 }
 
 /// An error found, with the witness that the interpreter replayed to it.
@@ -305,12 +320,6 @@ pub struct Report {
 /// allows, so that the run ends with a report rather than killed.
 pub const DEFAULT_MAX_MEMORY_MIB: u64 = 2048;
 
-/// The run reads its memory use every this many steps.
-const MEMORY_EVERY: u64 = 64;
-
-/// A slower query than this on a merged state blacklists its merge site.
-const SLOW_MERGED_QUERY: Duration = Duration::from_millis(500);
-
 /// Explores `file` (which must have parsed and type-checked).
 pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report, String> {
     let prog = Explored::new(db, file)?;
@@ -319,398 +328,5 @@ pub fn explore(db: &Database, file: SourceFile, opts: &Options) -> Result<Report
     if let Some(p) = &opts.second_opinion {
         solver = solver.with_second_opinion(p.clone(), deadline);
     }
-    let mut ex = Executor::new(&prog, solver, opts);
-    ex.stats.total_edges = prog.edge_count();
-    let initial = ex.initial_state()?;
-    let mut run = Run {
-        counts: query_counts(&prog, opts),
-        worklist: Worklist::new(opts.strategy, opts.seed),
-        ex,
-        deadline,
-        memory: crate::memory::Gauge::new(),
-        blacklist: Vec::new(),
-        last_progress: Instant::now(),
-        distances: rustc_hash::FxHashMap::default(),
-        distance_epoch: u64::MAX,
-    };
-    let mut start = || {
-        run.aim(db, file);
-        // The invariants that need no path (loops that never end): the
-        // iteration from `true` of every nest, before the first step.
-        run.ex.learn(&state::Trail::default());
-        if run.on_course(&initial) {
-            run.worklist.push(initial.clone(), Pool::Active);
-        }
-        run.drive()
-    };
-    let end = match deadline {
-        Some(d) => {
-            crate::deadline::run(d, start).unwrap_or_else(|_| End::Incomplete("timeout".into()))
-        }
-        None => start(),
-    };
-    let stats = run.stats();
-    let annotations = match &run.ex.annotations {
-        Some(a) => a.listing(&prog, &mut run.ex.terms),
-        None => Vec::new(),
-    };
-    let errors = std::mem::take(&mut run.ex.errors);
-    drop_aside(run.worklist);
-    drop_aside(std::mem::take(&mut run.ex.terms));
-    Ok(Report {
-        end,
-        errors,
-        stats,
-        annotations,
-    })
-}
-
-/// Drops `big` on a thread of its own: a run stopped at its deadline may
-/// hold a gigabyte of states and terms, whose freeing took ~155 ms past
-/// `--timeout` (a 5 s run of `apc bench thesis` ended after 5.15 s;
-/// docs/thesis-executor.md §11, "Limits").
-fn drop_aside<T: Send + 'static>(big: T) {
-    let _ = std::thread::Builder::new()
-        .name("apc-drop".into())
-        .spawn(move || drop(big));
-}
-
-/// The query counts of every function, for the heuristic merging strategies.
-fn query_counts(prog: &Explored, opts: &Options) -> Vec<query_count::QueryCounts> {
-    match opts.merging {
-        Merging::Lattice => prog.bodies.iter().map(query_count::lattice).collect(),
-        Merging::Recursive => prog
-            .bodies
-            .iter()
-            .map(|b| query_count::recursive(b, opts.kappa))
-            .collect(),
-        Merging::None | Merging::Aggressive => Vec::new(),
-    }
-}
-
-struct Run<'p> {
-    ex: Executor<'p>,
-    worklist: Worklist,
-    counts: Vec<query_count::QueryCounts>,
-    deadline: Option<Instant>,
-    /// What this run has allocated (runs may share the process).
-    memory: crate::memory::Gauge,
-    blacklist: Vec<(usize, crate::ir::NodeId)>,
-    last_progress: Instant,
-    distances: rustc_hash::FxHashMap<(usize, crate::ir::NodeId), u32>,
-    distance_epoch: u64,
-}
-
-impl Run<'_> {
-    /// A guided run: the goal's condition and distances.
-    fn aim(&mut self, db: &Database, file: SourceFile) {
-        if let Some(g) = &self.ex.opts.guide {
-            let guidance = guide::Guidance::new(db, file, self.ex.prog, &mut self.ex.terms, g);
-            self.ex.guidance = Some(guidance);
-        }
-    }
-
-    /// Whether a state may go on: in a guided run, whether it may still
-    /// reach the goal (a state that cannot is counted and dropped).
-    fn on_course(&mut self, st: &State) -> bool {
-        if self.ex.guidance.is_none() || self.ex.may_reach_goal(st) {
-            return true;
-        }
-        self.ex.stats.off_course += 1;
-        false
-    }
-
-    /// The thesis's `run`: take a state, run its path until it ends or
-    /// splits, until the worklist is empty, an error is found, or a limit.
-    fn drive(&mut self) -> End {
-        loop {
-            if let Some(why) = self.limit_reached() {
-                return End::Incomplete(why);
-            }
-            let Some(st) = self.pick() else { break };
-            self.run_path(st);
-            if self.ex.stats.stopped_at_error {
-                return End::ErrorFound;
-            }
-        }
-        let s = &self.ex.stats;
-        if s.undecided_paths > 0 || s.replay_failures > 0 {
-            return End::Incomplete(format!(
-                "{} paths not decided ({})",
-                s.undecided_paths + s.replay_failures,
-                s.undecided_reasons.join("; ")
-            ));
-        }
-        End::Complete
-    }
-
-    fn limit_reached(&self) -> Option<String> {
-        let s = &self.ex.stats;
-        if self.deadline.is_some_and(|d| Instant::now() >= d) || crate::deadline::stop_requested() {
-            return Some("timeout".into());
-        }
-        if s.steps >= self.ex.opts.max_steps {
-            return Some(format!("step limit ({})", self.ex.opts.max_steps));
-        }
-        if self.ex.opts.max_paths != u64::MAX && s.paths >= self.ex.opts.max_paths {
-            return Some(format!("path limit ({})", self.ex.opts.max_paths));
-        }
-        let limit = self.ex.opts.max_memory_mib;
-        if s.steps.is_multiple_of(MEMORY_EVERY) && self.memory.mib() >= limit {
-            return Some(format!("memory limit ({limit} MiB)"));
-        }
-        None
-    }
-
-    fn pick(&mut self) -> Option<State> {
-        let epoch = self.ex.covered_count;
-        if epoch != self.distance_epoch {
-            self.distances.clear();
-            self.distance_epoch = epoch;
-        }
-        if let Some(g) = &self.ex.guidance {
-            return self.worklist.pick_nearest(&mut |st: &State| g.distance(st));
-        }
-        let (ex, distances) = (&self.ex, &mut self.distances);
-        let mut distance = |st: &State| {
-            let f = st.frame();
-            *distances
-                .entry((f.func, f.node))
-                .or_insert_with(|| distance_to_uncovered(ex, f.func, f.node))
-        };
-        self.worklist.pick(&mut distance)
-    }
-
-    /// Runs one path until it ends, parks, or the run must stop.
-    fn run_path(&mut self, mut st: State) {
-        st.deferred = false;
-        loop {
-            self.ex.stats.steps += 1;
-            self.progress();
-            if self.limit_reached().is_some() {
-                self.worklist.push(st, Pool::Active);
-                return;
-            }
-            if !self.unsubsumed(&mut st) {
-                return;
-            }
-            let trail = st.trail.clone();
-            let pc_before = st.pc.id();
-            if st.frames.len() > self.ex.opts.max_call_depth {
-                self.end_path(PathEnd::Undecided("call-depth limit".into()));
-                return;
-            }
-            let queries_before = (self.ex.solver.queries, self.ex.solver.time);
-            let merged_at = st.merged_at;
-            let next = self.ex.step(st);
-            self.watch_merged(merged_at, queries_before);
-            match next {
-                Next::Continue(s) => {
-                    if s.pc.id() != pc_before && !self.on_course(&s) {
-                        return;
-                    }
-                    // Another lap past `_t` waits even when it is the only
-                    // way on (a loop whose exit cannot be taken): the
-                    // thesis's `_t < 0` forces the path out there too.
-                    if s.deferred {
-                        self.add(s, Pool::Deferred);
-                        return;
-                    }
-                    st = s;
-                }
-                Next::Split(first, rest) => match self.split(first, rest) {
-                    Some(s) => st = s,
-                    None => return,
-                },
-                Next::Park(s) => {
-                    self.add(s, Pool::Parked);
-                    return;
-                }
-                Next::End(e) => {
-                    self.end_path(e);
-                    self.ex.learn(&trail);
-                    return;
-                }
-            }
-            if self.ex.stats.stopped_at_error {
-                return;
-            }
-        }
-    }
-
-    /// Path subsumption before a step: a state of main adds its vertex to
-    /// its trail; a subsumed one ends here, its trail annotated again.
-    /// Whether the state goes on.
-    fn unsubsumed(&mut self, st: &mut State) -> bool {
-        if self.ex.annotations.is_none() || st.frames.len() != 1 {
-            return true;
-        }
-        st.trail = st.trail.push(st.frame().node);
-        if !self.ex.subsumed(st) {
-            return true;
-        }
-        self.ex.stats.subsumed += 1;
-        self.ex.learn(&st.trail);
-        false
-    }
-
-    /// A split: the others wait in the worklist (a loop iteration past
-    /// `_t` deferred), the first goes on; in a guided run, only those that
-    /// may still reach the goal.
-    fn split(&mut self, first: State, rest: Vec<State>) -> Option<State> {
-        let leaves = self.worklist.branch(first.tree_node, rest.len() + 1);
-        for (mut s, leaf) in rest.into_iter().zip(&leaves[1..]) {
-            s.tree_node = *leaf;
-            let pool = if s.deferred {
-                Pool::Deferred
-            } else {
-                Pool::Active
-            };
-            if self.on_course(&s) {
-                self.add(s, pool);
-            }
-        }
-        let mut first = first;
-        first.tree_node = leaves[0];
-        if !self.on_course(&first) {
-            return None;
-        }
-        if first.deferred {
-            self.add(first, Pool::Deferred);
-            return None;
-        }
-        Some(first)
-    }
-
-    fn end_path(&mut self, e: PathEnd) {
-        let s = &mut self.ex.stats;
-        match e {
-            PathEnd::Finished(n) => {
-                s.paths = s.paths.saturating_add(n);
-                s.runs += 1;
-            }
-            PathEnd::Error => s.error_paths += 1,
-            PathEnd::Undecided(why) => {
-                s.undecided_paths += 1;
-                s.note_undecided(why);
-            }
-        }
-    }
-
-    /// A merged state whose query was slow blacklists its merge site.
-    fn watch_merged(
-        &mut self,
-        merged_at: Option<(usize, crate::ir::NodeId)>,
-        before: (u64, Duration),
-    ) {
-        let Some(site) = merged_at else { return };
-        let (q, t) = (self.ex.solver.queries, self.ex.solver.time);
-        if q > before.0 && t - before.1 > SLOW_MERGED_QUERY && !self.blacklist.contains(&site) {
-            self.blacklist.push(site);
-            self.ex.stats.blacklisted += 1;
-        }
-    }
-
-    /// Adds a state to the worklist, merged into a waiting one at the same
-    /// location if the merging strategy agrees.
-    fn add(&mut self, st: State, pool: Pool) {
-        if self.ex.opts.merging == Merging::None {
-            return self.worklist.push(st, pool);
-        }
-        let f = st.frame();
-        if self.blacklist.contains(&(f.func, f.node)) {
-            return self.worklist.push(st, pool);
-        }
-        for slot in self.worklist.at(&st.location()) {
-            let other = self.worklist.state(slot);
-            if !self.worth_merging(other, &st) {
-                self.ex.stats.merges_refused += 1;
-                continue;
-            }
-            let id = self.ex.next_id();
-            let Some(merged) = merge::merge(&mut self.ex.terms, other, &st, id) else {
-                self.ex.stats.merges_refused += 1;
-                continue;
-            };
-            let (_, was) = self.worklist.remove(slot);
-            self.ex.stats.states_merged += 1;
-            return self.worklist.push(merged, merged_pool(pool, was));
-        }
-        self.worklist.push(st, pool)
-    }
-
-    /// The merging strategy's verdict on two states at the same location.
-    fn worth_merging(&self, a: &State, b: &State) -> bool {
-        if self.counts.is_empty() {
-            return true; // aggressive
-        }
-        let f = a.frame();
-        let q = &self.counts[f.func];
-        let cost: u64 = merge::differing_vars(a, b)
-            .into_iter()
-            .map(|v| q.at(f.node, v) as u64)
-            .sum();
-        (cost as f64) < self.ex.opts.limit_cost
-    }
-
-    fn progress(&mut self) {
-        if let Some(p) = &self.ex.opts.progress
-            && self.last_progress.elapsed() > Duration::from_millis(100)
-        {
-            self.last_progress = Instant::now();
-            p(&self.stats());
-        }
-    }
-
-    /// The statistics so far, with the figures kept elsewhere (the
-    /// solver's, the coverage, the worklist) filled in.
-    fn stats(&self) -> Stats {
-        let mut s = self.ex.stats.clone();
-        s.queries = self.ex.solver.queries;
-        s.decided_locally = self.ex.solver.decided_locally();
-        s.solver_time = self.ex.solver.time;
-        s.second_opinions = self.ex.solver.second_opinions;
-        s.covered_edges = self.ex.covered_count as usize;
-        s.worklist = self.worklist.len();
-        s.elapsed = s.started.elapsed();
-        if let Some(g) = &self.ex.guidance {
-            s.guide_note = g.note.clone();
-        }
-        if let Some(a) = &self.ex.annotations {
-            s.invariants = a.invariants;
-            s.invariants_refuted = a.refuted;
-        }
-        s
-    }
-}
-
-/// Where a merged state waits: parked if either was, deferred only if both were.
-fn merged_pool(a: Pool, b: Pool) -> Pool {
-    match (a, b) {
-        (Pool::Parked, _) | (_, Pool::Parked) => Pool::Parked,
-        (Pool::Deferred, Pool::Deferred) => Pool::Deferred,
-        _ => Pool::Active,
-    }
-}
-
-/// Edges from `node` to the nearest edge not run yet, in its function
-/// (a large number if none is left there).
-fn distance_to_uncovered(ex: &Executor, func: usize, node: crate::ir::NodeId) -> u32 {
-    let body = &ex.prog.bodies[func];
-    let mut dist = vec![u32::MAX; body.node_count as usize];
-    let mut queue = std::collections::VecDeque::from([node]);
-    dist[node as usize] = 0;
-    while let Some(n) = queue.pop_front() {
-        for &e in &ex.prog.succ[func][n as usize] {
-            if !ex.covered[func][e as usize] {
-                return dist[n as usize];
-            }
-            let to = body.edges[e as usize].to as usize;
-            if dist[to] == u32::MAX {
-                dist[to] = dist[n as usize] + 1;
-                queue.push_back(to as crate::ir::NodeId);
-            }
-        }
-    }
-    10_000
+    run::run(db, file, &prog, solver, opts, deadline)
 }

@@ -27,9 +27,13 @@
 //! inductive), so a solver `unknown` only ever means "not pruned".
 //! Annotations live in `main` only: a vertex of a callee would need its
 //! calling context; calls block propagation.
+//!
+//! [`Annotations`] work on the run's `machine::Machine` (its terms and
+//! solver); when a state is checked or a path learnt from is the stepping's
+//! (`exec`), which this does not know.
 
 use super::eval::int_term;
-use super::exec::Executor;
+use super::machine::Machine;
 use super::state::{PathCond, State, Trail, Value};
 use crate::ir::{Body, CmpOp, Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
 use crate::smt::Answer;
@@ -712,81 +716,60 @@ fn successors_first(
     out
 }
 
-impl Executor<'_> {
+/// The annotations at work on a run: pruning its states, learning from its
+/// paths (the solver's and the terms' of the [`Machine`]).
+impl Annotations {
     /// Whether a state of main is subsumed: its path condition implies its
     /// vertex's annotation (PC ∧ ¬A unsatisfiable). Never on `unknown`.
-    pub(crate) fn subsumed(&mut self, st: &State) -> bool {
-        let Some(ann) = &self.annotations else {
-            return false;
-        };
+    pub(crate) fn subsumes(&self, m: &mut Machine, st: &State) -> bool {
         let v = st.frame().node;
-        if st.frames.len() != 1
-            || !ann.has(v)
-            || self.prog.succ[self.prog.main][v as usize].is_empty()
-        {
+        let prog = m.program();
+        if st.frames.len() != 1 || !self.has(v) || prog.succ[prog.main][v as usize].is_empty() {
             return false;
         }
-        let a = ann.at(v, &mut self.terms);
-        self.stats.annotation_checks += 1;
-        let Some(here) = self.annotation_here(st, a) else {
+        let a = self.at(v, m.terms_mut());
+        m.stats_mut().annotation_checks += 1;
+        let Some(here) = self.annotation_here(m, st, a) else {
             return false;
         };
-        let not_here = self.terms.not(here);
-        matches!(self.feasible(st, not_here), Answer::Unsat)
+        let not_here = m.terms_mut().not(here);
+        matches!(m.feasible(st, not_here), Answer::Unsat)
     }
 
     /// An annotation with the state's values for main's variables, if each
     /// variable it reads has one the annotation language can say.
-    fn annotation_here(&mut self, st: &State, a: TermId) -> Option<TermId> {
-        let ann = self.annotations.as_ref()?;
+    fn annotation_here(&self, m: &mut Machine, st: &State, a: TermId) -> Option<TermId> {
         let vars: Option<Vec<(Var, (crate::ir::VarId, Reading))>> =
-            (self.terms.free_vars(a).into_iter())
-                .map(|v| ann.var(v).map(|var| (v, var)))
+            (m.terms().free_vars(a).into_iter())
+                .map(|v| self.var(v).map(|var| (v, var)))
                 .collect();
         let mut s = Subst::new();
         for (v, (var, reading)) in vars? {
             let value = st.read(st.cell_of(var)).clone();
-            let t = match (reading, &value, Terms::var_sort(v)) {
-                (Reading::Length, Value::Array(cells), _) => self.terms.int(cells.len() as i64),
-                (Reading::NonNull, Value::Null, _) => self.terms.int(0),
-                (Reading::NonNull, Value::Ptr(_), _) => self.terms.int(1),
-                (Reading::Value, Value::Input(ia), crate::term::Sort::Array(1)) if ia.dims == 1 => {
-                    let j = self.terms.new_var(VarKind::Bound, "j");
-                    let jt = self.terms.var(j);
-                    let body = self.input_element(ia, jt).int(&mut self.terms);
-                    self.terms.lambda(vec![j], body)
-                }
-                (Reading::Value, _, crate::term::Sort::Int) => value.int(&mut self.terms),
-                _ => return None,
-            };
-            s.bind(v, t);
+            s.bind(v, value_here(m, reading, &value, v)?);
         }
-        Some(s.apply(&mut self.terms, a))
+        Some(s.apply(m.terms_mut(), a))
     }
 
     /// After a path of main ended: annotate its vertices again, then try
     /// the new invariant candidates of the loop nests.
-    pub(crate) fn learn(&mut self, trail: &Trail) {
-        let Some(mut ann) = self.annotations.take() else {
-            return;
-        };
-        let prog = self.prog;
+    pub(crate) fn learn(&mut self, m: &mut Machine, trail: &Trail) {
+        let prog = m.program();
         let (body, succ) = (&prog.bodies[prog.main], &prog.succ[prog.main]);
-        ann.backtrack(trail, body, succ, &mut self.terms);
-        for (nest, ds) in ann.candidates() {
+        self.backtrack(trail, body, succ, m.terms_mut());
+        for (nest, ds) in self.candidates() {
             for d in ds {
-                let b = ann.round(nest, d, body, succ, &mut self.terms);
-                if self.inductive(&ann, nest, d, &b) {
-                    ann.keep(nest, d, b, &mut self.terms);
+                let b = self.round(nest, d, body, succ, m.terms_mut());
+                if self.inductive(m, nest, d, &b) {
+                    self.keep(nest, d, b, m.terms_mut());
                 } else {
-                    ann.refuted += 1;
+                    self.refuted += 1;
                 }
             }
         }
-        for nest in ann.downward_due() {
-            self.downward(&mut ann, nest);
+        for nest in self.downward_due() {
+            self.downward(m, nest);
         }
-        self.annotations = Some(ann);
     }
 
     /// The greatest-fixpoint iteration from `true` (docs/thesis-executor.md,
@@ -796,23 +779,21 @@ impl Executor<'_> {
     /// the nest can fail and leaving it is safe; d₁ = `g ∨ A(exit)` for a
     /// loop with guard g and a safe body, so an invariant guard proves that
     /// a loop that never ends never fails.
-    fn downward(&mut self, ann: &mut Annotations, nest: usize) {
-        let prog = self.prog;
+    fn downward(&mut self, m: &mut Machine, nest: usize) {
+        let prog = m.program();
         let (body, succ) = (&prog.bodies[prog.main], &prog.succ[prog.main]);
-        let mut d = self.terms.bool(true);
+        let mut d = m.terms_mut().bool(true);
         for _ in 0..FROM_TRUE_STEPS {
-            let b = ann.round(nest, d, body, succ, &mut self.terms);
-            if self.inductive(ann, nest, d, &b) {
-                ann.keep(nest, d, b, &mut self.terms);
+            let b = self.round(nest, d, body, succ, m.terms_mut());
+            if self.inductive(m, nest, d, &b) {
+                self.keep(nest, d, b, m.terms_mut());
                 return;
             }
-            ann.refuted += 1;
-            let next: Vec<TermId> = (ann.nest_headers(nest).iter()).map(|h| b[h]).collect();
-            let next = self.terms.and(next);
-            if next == d
-                || self.terms.as_bool(next) == Some(false)
-                || self.terms.dag_size(&[next]) > MAX_SIZE
-            {
+            self.refuted += 1;
+            let next: Vec<TermId> = (self.nest_headers(nest).iter()).map(|h| b[h]).collect();
+            let t = m.terms_mut();
+            let next = t.and(next);
+            if next == d || t.as_bool(next) == Some(false) || t.dag_size(&[next]) > MAX_SIZE {
                 return;
             }
             d = next;
@@ -822,24 +803,39 @@ impl Executor<'_> {
     /// Whether `d` holds again after one round from every header: `d ∧ ¬B(h)`
     /// unsatisfiable for each (a general state: no path condition).
     fn inductive(
-        &mut self,
-        ann: &Annotations,
+        &self,
+        m: &mut Machine,
         nest: usize,
         d: TermId,
         b: &HashMap<NodeId, TermId>,
     ) -> bool {
-        ann.nest_headers(nest).iter().all(|h| {
-            let bh = b[h];
-            let nb = self.terms.not(bh);
-            let q = self.terms.and2(d, nb);
-            match self.terms.as_bool(q) {
+        self.nest_headers(nest).iter().all(|h| {
+            let t = m.terms_mut();
+            let nb = t.not(b[h]);
+            let q = t.and2(d, nb);
+            match t.as_bool(q) {
                 Some(v) => !v,
-                None => matches!(
-                    self.solver
-                        .check(&self.terms, &PathCond::default(), q, false),
-                    Answer::Unsat
-                ),
+                None => matches!(m.check(&PathCond::default(), q), Answer::Unsat),
             }
         })
     }
+}
+
+/// The term of a variable's value on a state, as an annotation reads it
+/// (`None`: one the annotation language cannot say).
+fn value_here(m: &mut Machine, reading: Reading, value: &Value, v: Var) -> Option<TermId> {
+    let t = m.terms_mut();
+    Some(match (reading, value, Terms::var_sort(v)) {
+        (Reading::Length, Value::Array(cells), _) => t.int(cells.len() as i64),
+        (Reading::NonNull, Value::Null, _) => t.int(0),
+        (Reading::NonNull, Value::Ptr(_), _) => t.int(1),
+        (Reading::Value, Value::Input(ia), crate::term::Sort::Array(1)) if ia.dims == 1 => {
+            let j = t.new_var(VarKind::Bound, "j");
+            let jt = t.var(j);
+            let body = m.input_element(ia, jt).int(m.terms_mut());
+            m.terms_mut().lambda(vec![j], body)
+        }
+        (Reading::Value, _, crate::term::Sort::Int) => value.int(t),
+        _ => return None,
+    })
 }

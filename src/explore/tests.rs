@@ -66,36 +66,41 @@ fn query_count_of_listing_4_8() {
     );
 }
 
-/// An executor on a program of `tests/programs`, with summaries built by
-/// hand, and the summary of main's loop `l`.
+/// Loop summaries on programs of `tests/programs`: a machine of their own
+/// and the summary of main's loop `l`.
 mod summaries {
     use super::*;
-    use crate::explore::exec::Executor;
+    use crate::explore::machine::Machine;
     use crate::explore::program::Explored;
     use crate::explore::solver::Solver;
     use crate::term::TermId;
 
-    fn with_summary(name: &str, l: u32, f: impl FnOnce(&mut Executor, &summary::Summary)) {
+    /// The summary of main's loop `l` in program `name`, or why there is none.
+    fn summarise(name: &str, l: u32, f: impl FnOnce(&mut Machine, &summary::Outcome)) {
         let (db, file, _) = program(name);
         let prog = Explored::new(&db, file).expect("explores");
         let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3 installed");
         let opts = Options::new(z3.clone());
         let solver = Solver::start(&z3, None).expect("z3 starts");
-        let mut ex = Executor::new(&prog, solver, &opts);
-        let s = ex.summary_of(prog.main, l);
-        match &*s {
-            Ok(s) => f(&mut ex, s),
-            Err(why) => panic!("{name}: not summarised: {why}"),
-        }
+        let mut m = Machine::new(&prog, solver, &opts);
+        let s = summary::Memo::default().summary_of(&mut m, prog.main, l);
+        f(&mut m, &s)
     }
 
-    fn dump(ex: &Executor, s: &summary::Summary) {
+    fn with_summary(name: &str, l: u32, f: impl FnOnce(&mut Machine, &summary::Summary)) {
+        summarise(name, l, |m, s| match &**s {
+            Ok(s) => f(m, s),
+            Err(why) => panic!("{name}: not summarised: {why}"),
+        })
+    }
+
+    fn dump(m: &Machine, s: &summary::Summary) {
         for (a, b, c) in &s.pda.edges {
             eprintln!(
                 "{} -> {}: {}",
                 s.pda.vertices[*a].name,
                 s.pda.vertices[*b].name,
-                ex.terms.show(*c)
+                m.terms().show(*c)
             );
         }
         for t in &s.traces {
@@ -107,8 +112,8 @@ mod summaries {
                     e.map(|e| {
                         format!(
                             "{} := {}",
-                            ex.terms.var_name(s.symbols.syms[i]),
-                            ex.terms.show(e)
+                            m.terms().var_name(s.symbols.syms[i]),
+                            m.terms().show(e)
                         )
                     })
                 })
@@ -116,22 +121,27 @@ mod summaries {
             eprintln!(
                 "trace {}: {} | {}",
                 t.shape,
-                ex.terms.show(t.cond),
+                m.terms().show(t.cond),
                 eff.join("; ")
             );
         }
     }
 
+    /// The slot of main's variable `name` among a summary's symbols.
+    fn slot(m: &Machine, s: &summary::Summary, name: &str) -> usize {
+        let prog = m.program();
+        let v = prog.bodies[prog.main].var_id(name).expect("the variable");
+        s.symbols.slot(v).expect("an integer variable")
+    }
+
     /// The symbol of main's variable `name` in a summary, as a term.
-    fn sym(ex: &mut Executor, s: &summary::Summary, name: &str) -> TermId {
-        let body = &ex.prog.bodies[ex.prog.main];
-        let v = body.var_id(name).expect("the variable");
-        let i = s.symbols.slot(v).expect("an integer variable");
-        ex.terms.var(s.symbols.syms[i])
+    fn sym(m: &mut Machine, s: &summary::Summary, name: &str) -> TermId {
+        let i = slot(m, s, name);
+        m.terms_mut().var(s.symbols.syms[i])
     }
 
     /// The edge source → target and its condition, with its counter k.
-    fn edge(ex: &mut Executor, s: &summary::Summary, from: &str, to: &str) -> (TermId, TermId) {
+    fn edge(m: &mut Machine, s: &summary::Summary, from: &str, to: &str) -> (TermId, TermId) {
         let (a, b) = (s.pda.vertex(from).unwrap(), s.pda.vertex(to).unwrap());
         let c = s
             .pda
@@ -140,14 +150,14 @@ mod summaries {
             .find(|(x, y, _)| (*x, *y) == (a, b))
             .map(|e| e.2)
             .unwrap_or_else(|| panic!("no edge {from} -> {to}"));
-        let ks: Vec<_> = ex
-            .terms
+        let ks: Vec<_> = m
+            .terms()
             .free_vars(c)
             .into_iter()
             .filter(|v| v.kind == crate::term::VarKind::Counter)
             .collect();
-        assert_eq!(ks.len(), 1, "one counter in {}", ex.terms.show(c));
-        (c, ex.terms.var(ks[0]))
+        assert_eq!(ks.len(), 1, "one counter in {}", m.terms().show(c));
+        (c, m.terms_mut().var(ks[0]))
     }
 
     fn edge_names(s: &summary::Summary) -> Vec<(String, String)> {
@@ -172,15 +182,16 @@ mod summaries {
     /// or κ > 0 iterations with a = a + 2κ and i = i + κ.
     #[test]
     fn pda_of_listing_4_9() {
-        with_summary("thesis_4_9.mc", 0, |ex, s| {
-            dump(ex, s);
+        with_summary("thesis_4_9.mc", 0, |m, s| {
+            dump(m, s);
             assert_eq!(s.pda.vertices.len(), 2);
             assert!(s.pda.vertices[0].exit.is_some() && s.pda.vertices[1].exit.is_none());
             assert_eq!(edge_names(s), vec![("p2".into(), "p1".into())]);
             assert!(s.pda.cycles.is_empty(), "sequential");
-            let (i, n, a) = (sym(ex, s, "i"), sym(ex, s, "n"), sym(ex, s, "a"));
-            let (c, k) = edge(ex, s, "p2", "p1");
-            let t = &mut ex.terms;
+            let (i, n, a) = (sym(m, s, "i"), sym(m, s, "n"), sym(m, s, "a"));
+            let (c, k) = edge(m, s, "p2", "p1");
+            let (ai, ii) = (slot(m, s, "a"), slot(m, s, "i"));
+            let t = m.terms_mut();
             let ik = t.add(i, k);
             let ik1 = t.add_int(ik, -1);
             let zero = t.int(0);
@@ -194,14 +205,6 @@ mod summaries {
             assert_eq!(zero_iterations.cond, t.ge(i, n));
             let more = &s.traces[1];
             let kappa = t.var(more.counters[0]);
-            let (ai, ii) = (
-                s.symbols
-                    .slot(ex.prog.bodies[0].var_id("a").unwrap())
-                    .unwrap(),
-                s.symbols
-                    .slot(ex.prog.bodies[0].var_id("i").unwrap())
-                    .unwrap(),
-            );
             let two_k = t.scale(2.into(), kappa);
             assert_eq!(more.effect[ai], Some(t.add(a, two_k)));
             assert_eq!(more.effect[ii], Some(t.add(i, kappa)));
@@ -213,8 +216,8 @@ mod summaries {
     /// with the thesis's conditions; one cycle p2 ↔ p3, both periods 1.
     #[test]
     fn pda_of_listing_4_10() {
-        with_summary("thesis_4_10.mc", 0, |ex, s| {
-            dump(ex, s);
+        with_summary("thesis_4_10.mc", 0, |m, s| {
+            dump(m, s);
             assert_eq!(s.pda.vertices.len(), 3);
             let p = |n: &str| s.pda.vertex(n).unwrap();
             assert!(s.pda.vertices[p("p1")].exit.is_some());
@@ -224,8 +227,8 @@ mod summaries {
                     .delta
                     .iter()
                     .enumerate()
-                    .filter(|(i, d)| **d != ex.terms.var_const(s.symbols.syms[*i]))
-                    .map(|(i, _)| ex.terms.var_name(s.symbols.syms[i]).to_string())
+                    .filter(|(i, d)| **d != m.terms().var_const(s.symbols.syms[*i]))
+                    .map(|(i, _)| m.terms().var_name(s.symbols.syms[i]).to_string())
                     .collect()
             };
             assert_eq!(changes(p("p2")), vec!["x°"]);
@@ -238,11 +241,11 @@ mod summaries {
                     ("p3".into(), "p2".into())
                 ]
             );
-            let (x, n, z) = (sym(ex, s, "x"), sym(ex, s, "n"), sym(ex, s, "z"));
+            let (x, n, z) = (sym(m, s, "x"), sym(m, s, "n"), sym(m, s, "z"));
             // Table 4.6, rows 1 and 2.
             for (to, exit) in [("p1", true), ("p3", false)] {
-                let (c, k) = edge(ex, s, "p2", to);
-                let t = &mut ex.terms;
+                let (c, k) = edge(m, s, "p2", to);
+                let t = m.terms_mut();
                 let zero = t.int(0);
                 let xk = t.add(x, k);
                 let xk1 = t.add_int(xk, -1);
@@ -255,8 +258,8 @@ mod summaries {
                 assert_eq!(c, t.and(expected), "p2 -> {to}: {}", t.show(c));
             }
             // Row 3, corrected (the thesis prints p3 → p1 and drops a conjunct).
-            let (c, k) = edge(ex, s, "p3", "p2");
-            let t = &mut ex.terms;
+            let (c, k) = edge(m, s, "p3", "p2");
+            let t = m.terms_mut();
             let zero = t.int(0);
             let zk = t.add(z, k);
             let zk1 = t.add_int(zk, -1);
@@ -291,13 +294,13 @@ mod summaries {
     /// `res := res + v·κ` with `v` fixed on entry.
     #[test]
     fn nested_loops_of_listing_4_13() {
-        with_summary("thesis_4_13.mc", 0, |ex, s| {
-            dump(ex, s);
+        with_summary("thesis_4_13.mc", 0, |m, s| {
+            dump(m, s);
             assert!(s.pda.cycles.is_empty());
             // The exit and one body path per inner trace.
             assert_eq!(s.pda.vertices.len(), 7);
             assert_eq!(s.traces.len(), 7);
-            assert_eq!(ex.stats.loops_summarised, 2, "inner and outer");
+            assert_eq!(m.stats().loops_summarised, 2, "inner and outer");
         });
     }
 
@@ -309,15 +312,10 @@ mod summaries {
             ("thesis_4_11.mc", "irregular: connected cycles"),
             ("thesis_4_12.mc", "the condition `i < n` is NIV"),
         ] {
-            let (db, file, _) = program(name);
-            let prog = Explored::new(&db, file).expect("explores");
-            let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3");
-            let opts = Options::new(z3.clone());
-            let mut ex = Executor::new(&prog, Solver::start(&z3, None).unwrap(), &opts);
-            match &*ex.summary_of(prog.main, 0) {
+            summarise(name, 0, |_, s| match &**s {
                 Ok(_) => panic!("{name} summarised"),
                 Err(e) => assert!(e.starts_with(why), "{name}: {e}"),
-            }
+            });
         }
     }
 }

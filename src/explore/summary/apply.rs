@@ -9,111 +9,65 @@
 //! The state runs the loop as usual when the loop is not summarisable, or
 //! when a value the summary reads is not an integer here (an unassigned
 //! variable, an input array with writes).
+//!
+//! What becomes of the states (their coverage, the worklist) is the
+//! stepping's: this only makes them.
 
-use super::{Summary, Trace};
-use crate::explore::exec::{Executor, Next, PathEnd};
+use super::{Memo, Summary, Trace};
+use crate::explore::machine::Machine;
 use crate::explore::state::{State, Value};
 use crate::ir::{EdgeId, LoopId, NodeKind};
 use crate::smt::Answer;
 use crate::term::{Subst, Var};
 
-impl Executor<'_> {
-    /// `arrive`, except that with `--summarization` a state entering a
-    /// summarisable loop leaves it at once, as its summary's states.
-    pub(crate) fn arrive_or_summarise(&mut self, st: State, func: usize, e: EdgeId) -> Next {
-        if self.opts.summarization
-            && let Some(l) = self.entered_loop(func, e)
-            && let Ok(summary) = &*self.summary_of(func, l)
-            && let Some(next) = self.apply_summary(&st, func, e, summary)
-        {
-            return next;
-        }
-        self.arrive(st, func, e)
-    }
+/// The states a loop's summary made of a state entering it.
+pub(crate) struct Left {
+    /// One per trace that can be taken, each with the loop-exit edge it
+    /// left by, in the summary's order.
+    pub states: Vec<(State, EdgeId)>,
+    /// Whether the solver left some trace undecided.
+    pub undecided: bool,
+}
 
-    /// The loop whose header edge `e` enters from outside, if any.
-    fn entered_loop(&self, func: usize, e: EdgeId) -> Option<LoopId> {
-        let body = &self.prog.bodies[func];
-        let NodeKind::LoopHeader(l) = body.node_kinds[body.edges[e as usize].to as usize] else {
+impl Memo {
+    /// With `--summarization`, the states a summarisable loop that edge
+    /// `e` enters from outside makes of `st`; `None` if the state must run
+    /// the loop (no such loop, no summary, or one that cannot apply).
+    pub(crate) fn leave_loop(
+        &mut self,
+        m: &mut Machine,
+        st: &State,
+        func: usize,
+        e: EdgeId,
+    ) -> Option<Left> {
+        if !m.options().summarization {
+            return None;
+        }
+        let l = entered_loop(m, func, e)?;
+        let Ok(summary) = &*self.summary_of(m, func, l) else {
             return None;
         };
-        let lp = body.loops.get(l as usize)?;
-        (!lp.back_edges.contains(&e)).then_some(l)
-    }
-
-    /// The states the summary makes of `st`; `None` if it cannot apply.
-    fn apply_summary(&mut self, st: &State, func: usize, e: EdgeId, s: &Summary) -> Option<Next> {
-        let entry = self.entry_values(st, s)?;
-        self.cover(func, e);
-        self.stats.summaries_applied += 1;
-        let mut states = Vec::new();
-        let mut undecided = false;
-        for t in &s.traces {
-            match self.instantiate(st, func, s, t, &entry) {
-                Some(Some(n)) => states.push(n),
+        let entry = entry_values(m, st, summary)?;
+        m.stats_mut().summaries_applied += 1;
+        let mut left = Left {
+            states: Vec::new(),
+            undecided: false,
+        };
+        for t in &summary.traces {
+            match self.instantiate(m, st, func, summary, t, &entry) {
+                Some(Some(s)) => left.states.push((s, t.exit)),
                 Some(None) => {}
-                None => undecided = true,
+                None => left.undecided = true,
             }
         }
-        if states.is_empty() {
-            return Some(Next::End(if undecided {
-                PathEnd::Undecided("no trace of a loop summary could be decided".into())
-            } else {
-                PathEnd::Finished(0) // the loop never ends from here
-            }));
-        }
-        let first = states.remove(0);
-        Some(if states.is_empty() {
-            Next::Continue(first)
-        } else {
-            Next::Split(first, states)
-        })
-    }
-
-    /// The substitution of the summary's entry symbols by the state's
-    /// values; `None` if a symbol some trace reads has no integer value.
-    fn entry_values(&mut self, st: &State, s: &Summary) -> Option<Subst> {
-        let sy = &s.symbols;
-        let mut subst = Subst::new();
-        let mut missing: Vec<Var> = Vec::new();
-        for (i, v) in sy.vars.iter().enumerate() {
-            let value = st.read(st.cell_of(*v)).clone();
-            let ints = value
-                .leaves(&mut self.terms)
-                .iter()
-                .all(|(_, x)| matches!(x, Value::Int(_)));
-            if ints {
-                let t = value.int(&mut self.terms);
-                subst.bind(sy.syms[i], t);
-            } else {
-                missing.push(sy.syms[i]);
-            }
-        }
-        for (v, a) in &sy.arrays {
-            match st.read(st.cell_of(*v)) {
-                Value::Input(arr)
-                    if arr.dims == 1 && arr.prefix.is_empty() && arr.writes.is_empty() =>
-                {
-                    let t = self.terms.var(arr.symbol);
-                    subst.bind(*a, t);
-                }
-                _ => missing.push(*a),
-            }
-        }
-        let reads_missing = s.traces.iter().any(|t| {
-            self.terms.mentions_any(t.cond, &missing)
-                || t.effect
-                    .iter()
-                    .flatten()
-                    .any(|e| self.terms.mentions_any(*e, &missing))
-        });
-        (!reads_missing).then_some(subst)
+        Some(left)
     }
 
     /// The state trace `t` makes of `st`: `Some(None)` if the trace cannot
     /// be taken, `None` if the solver could not say.
     fn instantiate(
         &mut self,
+        m: &mut Machine,
         st: &State,
         func: usize,
         s: &Summary,
@@ -122,35 +76,76 @@ impl Executor<'_> {
     ) -> Option<Option<State>> {
         let mut subst = entry.clone();
         for c in &t.counters {
-            let fresh = self.new_counter("κ");
-            let ft = self.terms.var(fresh);
+            let fresh = self.new_counter(m, "κ");
+            let ft = m.terms_mut().var(fresh);
             subst.bind(*c, ft);
         }
-        let cond = subst.apply(&mut self.terms, t.cond);
-        match self.feasible(st, cond) {
+        let cond = subst.apply(m.terms_mut(), t.cond);
+        match m.feasible(st, cond) {
             Answer::Sat => {}
             Answer::Unsat => {
-                if self.terms.as_bool(cond).is_none() {
-                    self.stats.pruned += 1;
+                if m.terms().as_bool(cond).is_none() {
+                    m.stats_mut().pruned += 1;
                 }
                 return Some(None);
             }
             Answer::Unknown(why) => {
-                self.stats.undecided_paths += 1;
-                self.stats.note_undecided(why);
+                m.stats_mut().undecided_path(why);
                 return None;
             }
         }
         let mut out = st.clone();
-        self.add_to_pc(&mut out, cond);
+        m.add_to_pc(&mut out, cond);
         for (i, e) in t.effect.iter().enumerate() {
             if let Some(e) = e {
-                let value = subst.apply(&mut self.terms, *e);
+                let value = subst.apply(m.terms_mut(), *e);
                 out.write(out.cell_of(s.symbols.vars[i]), Value::Int(value));
             }
         }
-        self.cover(func, t.exit);
-        out.frame_mut().node = self.prog.bodies[func].edges[t.exit as usize].to;
+        out.frame_mut().node = m.program().bodies[func].edges[t.exit as usize].to;
         Some(Some(out))
     }
+}
+
+/// The loop whose header edge `e` enters from outside, if any.
+fn entered_loop(m: &Machine, func: usize, e: EdgeId) -> Option<LoopId> {
+    let body = &m.program().bodies[func];
+    let NodeKind::LoopHeader(l) = body.node_kinds[body.edges[e as usize].to as usize] else {
+        return None;
+    };
+    let lp = body.loops.get(l as usize)?;
+    (!lp.back_edges.contains(&e)).then_some(l)
+}
+
+/// The substitution of the summary's entry symbols by the state's
+/// values; `None` if a symbol some trace reads has no integer value.
+fn entry_values(m: &mut Machine, st: &State, s: &Summary) -> Option<Subst> {
+    let sy = &s.symbols;
+    let t = m.terms_mut();
+    let mut subst = Subst::new();
+    let mut missing: Vec<Var> = Vec::new();
+    for (i, v) in sy.vars.iter().enumerate() {
+        let value = st.read(st.cell_of(*v)).clone();
+        let ints = (value.leaves(t).iter()).all(|(_, x)| matches!(x, Value::Int(_)));
+        if ints {
+            subst.bind(sy.syms[i], value.int(t));
+        } else {
+            missing.push(sy.syms[i]);
+        }
+    }
+    for (v, a) in &sy.arrays {
+        match st.read(st.cell_of(*v)) {
+            Value::Input(arr)
+                if arr.dims == 1 && arr.prefix.is_empty() && arr.writes.is_empty() =>
+            {
+                subst.bind(*a, t.var(arr.symbol));
+            }
+            _ => missing.push(*a),
+        }
+    }
+    let reads_missing = s.traces.iter().any(|tr| {
+        t.mentions_any(tr.cond, &missing)
+            || (tr.effect.iter().flatten()).any(|e| t.mentions_any(*e, &missing))
+    });
+    (!reads_missing).then_some(subst)
 }

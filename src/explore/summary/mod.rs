@@ -17,7 +17,10 @@
 //! - [`apply`]: a state entering a loop forks one state per trace.
 //!
 //! A summary is computed once per (function, loop) in a run, on first use,
-//! and remembered, failures with their reason.
+//! and remembered, failures with their reason ([`Memo`]). The stages work
+//! on the run's `machine::Machine` (terms, solver, statistics) and the
+//! memo; what becomes of the states a summary makes (coverage, the
+//! worklist) is the stepping's (`exec`), which this does not know.
 
 mod apply;
 mod classify;
@@ -25,12 +28,13 @@ mod paths;
 mod pda;
 mod traces;
 
-use super::exec::Executor;
+use super::machine::Machine;
 use crate::ir::{EdgeId, LoopId, VarId};
-use crate::term::{TermId, Var, VarKind};
+use crate::term::{TermId, Terms, Var, VarKind};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
+pub(crate) use apply::Left;
 pub(crate) use pda::Pda;
 
 /// Most paths through one loop body (after splitting `!=`), and most
@@ -54,6 +58,10 @@ impl Symbols {
     }
     pub(crate) fn array(&self, v: VarId) -> Option<Var> {
         self.arrays.iter().find(|(x, _)| *x == v).map(|(_, s)| *s)
+    }
+    /// The general state: each variable its entry symbol.
+    pub(crate) fn general(&self, terms: &mut Terms) -> Vec<TermId> {
+        self.syms.iter().map(|s| terms.var(*s)).collect()
     }
 }
 
@@ -90,29 +98,56 @@ pub(crate) struct Memo {
     counters: u32,
 }
 
-impl Executor<'_> {
+impl Memo {
     /// The summary of loop `l` of function `func`, computed on first use.
-    pub(crate) fn summary_of(&mut self, func: usize, l: LoopId) -> Outcome {
-        if let Some(s) = self.summaries.loops.get(&(func, l)) {
+    pub(crate) fn summary_of(&mut self, m: &mut Machine, func: usize, l: LoopId) -> Outcome {
+        Summariser { m, memo: self }.summary_of(func, l)
+    }
+
+    /// A fresh path counter `κn` (`kn` while the automaton is built).
+    fn new_counter(&mut self, m: &mut Machine, name: &str) -> Var {
+        self.counters += 1;
+        let n = self.counters;
+        (m.terms_mut()).new_var(VarKind::Counter, format!("{name}{n}"))
+    }
+}
+
+/// The work of summarising: the run's [`Machine`] (terms, solver,
+/// statistics) and the memo (the inner loops' summaries, the symbols, the
+/// counters' numbering). The stages (`paths`, `pda`, `traces`) are its
+/// methods.
+struct Summariser<'a, 'p> {
+    m: &'a mut Machine<'p>,
+    memo: &'a mut Memo,
+}
+
+impl Summariser<'_, '_> {
+    fn summary_of(&mut self, func: usize, l: LoopId) -> Outcome {
+        if let Some(s) = self.memo.loops.get(&(func, l)) {
             return s.clone();
         }
         let _phase = crate::deadline::phase("loop summarisation");
         let outcome = Arc::new(self.summarise(func, l));
         match &*outcome {
-            Ok(_) => self.stats.loops_summarised += 1,
-            Err(why) => {
-                self.stats.loops_not_summarisable += 1;
-                let lp = &self.prog.bodies[func].loops[l as usize];
-                let (line, col) = self.prog.line_col(func, lp.span);
-                let name = &self.prog.bodies[func].name;
-                let why = format!("the loop at {line}:{col} in {name}: {why}");
-                if self.stats.not_summarisable_reasons.len() < 5 {
-                    self.stats.not_summarisable_reasons.push(why);
-                }
-            }
+            Ok(_) => self.m.stats_mut().loops_summarised += 1,
+            Err(why) => self.not_summarisable(func, l, why),
         }
-        self.summaries.loops.insert((func, l), outcome.clone());
+        self.memo.loops.insert((func, l), outcome.clone());
         outcome
+    }
+
+    /// Counts a loop found not summarisable, and keeps the first reasons.
+    fn not_summarisable(&mut self, func: usize, l: LoopId, why: &str) {
+        let prog = self.m.program();
+        let lp = &prog.bodies[func].loops[l as usize];
+        let (line, col) = prog.line_col(func, lp.span);
+        let name = &prog.bodies[func].name;
+        let why = format!("the loop at {line}:{col} in {name}: {why}");
+        let stats = self.m.stats_mut();
+        stats.loops_not_summarisable += 1;
+        if stats.not_summarisable_reasons.len() < 5 {
+            stats.not_summarisable_reasons.push(why);
+        }
     }
 
     fn summarise(&mut self, func: usize, l: LoopId) -> Result<Summary, String> {
@@ -127,36 +162,32 @@ impl Executor<'_> {
         })
     }
 
-    /// A fresh path counter `κn` (`kn` while the automaton is built).
-    pub(super) fn new_counter(&mut self, name: &str) -> Var {
-        self.summaries.counters += 1;
-        let n = self.summaries.counters;
-        self.terms.new_var(VarKind::Counter, format!("{name}{n}"))
+    fn new_counter(&mut self, name: &str) -> Var {
+        self.memo.new_counter(self.m, name)
     }
 
     /// The function's integer variables and their entry symbols (one set
     /// per function: an inner loop's traces are over the same symbols as
     /// the outer loop's paths).
     fn symbols_of(&mut self, func: usize) -> Arc<Symbols> {
-        if let Some(s) = self.summaries.symbols.get(&func) {
+        if let Some(s) = self.memo.symbols.get(&func) {
             return s.clone();
         }
-        let body = &self.prog.bodies[func];
+        let body = &self.m.program().bodies[func];
         let (mut vars, mut syms, mut arrays) = (Vec::new(), Vec::new(), Vec::new());
         for (i, v) in body.vars.iter().enumerate() {
             let id = i as VarId;
+            let t = self.m.terms_mut();
             if v.ty.is_int() {
                 vars.push(id);
-                syms.push(self.terms.new_var(VarKind::Symbol, format!("{}°", v.name)));
+                syms.push(t.new_var(VarKind::Symbol, format!("{}°", v.name)));
             } else if v.ty.array_depth() == Some(1) && v.is_input() {
-                let a = self
-                    .terms
-                    .new_var(VarKind::ArraySymbol(1), format!("{}°", v.name));
+                let a = t.new_var(VarKind::ArraySymbol(1), format!("{}°", v.name));
                 arrays.push((id, a));
             }
         }
         let s = Arc::new(Symbols { vars, syms, arrays });
-        self.summaries.symbols.insert(func, s.clone());
+        self.memo.symbols.insert(func, s.clone());
         s
     }
 }

@@ -12,10 +12,10 @@
 //! splitting the path; an inner loop that is not summarisable makes the
 //! outer one fail too.
 
+use super::Summariser;
 use super::classify::conjuncts;
 use super::{MAX_PATHS, Symbols, traces};
 use crate::explore::eval::int_term;
-use crate::explore::exec::Executor;
 use crate::ir::{Cond, EdgeId, Expr, Instr, LoopId, NodeId, NodeKind, Place, VarId};
 use crate::symbolic::comparison;
 use crate::term::{TermId, Terms};
@@ -38,7 +38,7 @@ struct Walk {
 
 type Found<T> = Result<T, String>;
 
-impl Executor<'_> {
+impl Summariser<'_, '_> {
     /// The paths through loop `l`, in the order of the flowgraph's edges.
     pub(super) fn loop_paths(
         &mut self,
@@ -46,8 +46,9 @@ impl Executor<'_> {
         l: LoopId,
         sy: &Symbols,
     ) -> Found<Vec<LoopPath>> {
-        let lp = self.prog.bodies[func].loops[l as usize].clone();
-        let start: Vec<TermId> = sy.syms.iter().map(|s| self.terms.var(*s)).collect();
+        let prog = self.m.program();
+        let lp = &prog.bodies[func].loops[l as usize];
+        let start = sy.general(self.m.terms_mut());
         let mut todo = std::collections::VecDeque::from([Walk {
             node: lp.header,
             atoms: Vec::new(),
@@ -56,10 +57,10 @@ impl Executor<'_> {
         let mut done = Vec::new();
         while let Some(w) = todo.pop_front() {
             crate::deadline::tick();
-            for e in self.prog.succ[func][w.node as usize].clone() {
-                let edge = self.prog.bodies[func].edges[e as usize].clone();
-                if let Some(t) = self.prog.is_error(func, edge.to) {
-                    let t = &self.prog.targets[func][&t];
+            for &e in &prog.succ[func][w.node as usize] {
+                let edge = &prog.bodies[func].edges[e as usize];
+                if let Some(t) = prog.is_error(func, edge.to) {
+                    let t = &prog.targets[func][&t];
                     return Err(format!(
                         "the loop body may fail ({} at {}:{}): a summary would skip the failure",
                         t.kind.as_str(),
@@ -81,7 +82,7 @@ impl Executor<'_> {
                 } else if !lp.nodes.contains(&edge.to) {
                     return Err("the body leaves the loop other than through its condition".into());
                 } else if let NodeKind::LoopHeader(inner) =
-                    self.prog.bodies[func].node_kinds[edge.to as usize]
+                    prog.bodies[func].node_kinds[edge.to as usize]
                 {
                     next.node = edge.to;
                     for s in self.through_inner(func, inner, next, sy)? {
@@ -111,8 +112,9 @@ impl Executor<'_> {
         w: Walk,
         sy: &Symbols,
     ) -> Found<Vec<Walk>> {
-        let span = self.prog.bodies[func].loops[inner as usize].span;
-        let (line, col) = self.prog.line_col(func, span);
+        let prog = self.m.program();
+        let span = prog.bodies[func].loops[inner as usize].span;
+        let (line, col) = prog.line_col(func, span);
         let summary = self.summary_of(func, inner);
         let s = match &*summary {
             Ok(s) => s,
@@ -124,7 +126,7 @@ impl Executor<'_> {
         };
         let mut out = Vec::new();
         for t in &s.traces {
-            let Some(solved) = traces::eliminate(&mut self.terms, t) else {
+            let Some(solved) = traces::eliminate(self.m.terms_mut(), t) else {
                 continue; // infeasible
             };
             if !solved.counters.is_empty() {
@@ -137,18 +139,18 @@ impl Executor<'_> {
             let mut next = w.clone();
             let mut feasible = true;
             for a in solved.atoms {
-                let a = at.apply(&mut self.terms, a);
-                feasible &= conjuncts(&self.terms, a, &mut next.atoms).is_some();
+                let a = at.apply(self.m.terms_mut(), a);
+                feasible &= conjuncts(self.m.terms(), a, &mut next.atoms).is_some();
             }
             if !feasible {
                 continue;
             }
             for (i, e) in solved.effect.iter().enumerate() {
                 if let Some(e) = e {
-                    next.state[i] = at.apply(&mut self.terms, *e);
+                    next.state[i] = at.apply(self.m.terms_mut(), *e);
                 }
             }
-            next.node = self.prog.bodies[func].edges[t.exit as usize].to;
+            next.node = prog.bodies[func].edges[t.exit as usize].to;
             out.push(next);
         }
         Ok(out)
@@ -181,7 +183,7 @@ impl Executor<'_> {
             Instr::Enter(_) => return Err("the body enters an inlined function".into()),
             Instr::Assume(c) | Instr::Assert(c, _) => {
                 let t = self.cond_of(func, c, &w.state, sy)?;
-                return Ok(conjuncts(&self.terms, t, &mut w.atoms).is_some());
+                return Ok(conjuncts(self.m.terms(), t, &mut w.atoms).is_some());
             }
             Instr::Skip => {}
         }
@@ -192,7 +194,7 @@ impl Executor<'_> {
         sy.slot(v).ok_or_else(|| {
             format!(
                 "the body {what} `{}`, which is not an integer variable",
-                self.prog.bodies[func].var(v).name
+                self.m.program().bodies[func].var(v).name
             )
         })
     }
@@ -205,12 +207,12 @@ impl Executor<'_> {
             self.term_of(func, a, state, sy)?,
             self.term_of(func, b, state, sy)?,
         );
-        Ok(comparison(&mut self.terms, *op, x, y))
+        Ok(comparison(self.m.terms_mut(), *op, x, y))
     }
 
     /// An integer expression's term on the walk's state.
     fn term_of(&mut self, func: usize, e: &Expr, state: &[TermId], sy: &Symbols) -> Found<TermId> {
-        let body = &self.prog.bodies[func];
+        let body = &self.m.program().bodies[func];
         let var = |_: &mut Terms, v: VarId| {
             sy.slot(v).map(|i| state[i]).ok_or_else(|| {
                 format!(
@@ -220,7 +222,7 @@ impl Executor<'_> {
             })
         };
         let array = |t: &mut Terms, v: VarId| sy.array(v).map(|a| t.var(a));
-        int_term(&mut self.terms, e, &var, &array).map_err(|what| {
+        int_term(self.m.terms_mut(), e, &var, &array).map_err(|what| {
             if what.ends_with("variable") {
                 what
             } else {

@@ -17,10 +17,10 @@
 //!
 //! A solver `unknown` anywhere here makes the loop unsummarisable.
 
+use super::Summariser;
 use super::classify::{self, Step};
 use super::paths::LoopPath;
 use super::{MAX_PATHS, Symbols};
-use crate::explore::exec::Executor;
 use crate::explore::state::PathCond;
 use crate::ir::EdgeId;
 use crate::smt::Answer;
@@ -62,7 +62,7 @@ impl Pda {
 
 type Found<T> = Result<T, String>;
 
-impl Executor<'_> {
+impl Summariser<'_, '_> {
     pub(super) fn build_pda(&mut self, sy: &Symbols, paths: Vec<LoopPath>) -> Found<Pda> {
         let vertices = self.vertices(sy, paths)?;
         let (succ, edges) = self.pda_edges(sy, &vertices)?;
@@ -99,22 +99,22 @@ impl Executor<'_> {
             steps.push((step, p.exit));
         }
         for p in bodies {
-            for atoms in classify::split_ne(&mut self.terms, &p.atoms) {
-                let step = Step::new(&mut self.terms, sy, atoms, p.delta.clone());
+            for atoms in classify::split_ne(self.m.terms_mut(), &p.atoms) {
+                let step = Step::new(self.m.terms_mut(), sy, atoms, p.delta.clone());
                 steps.push((step, None));
             }
         }
         let mut out = Vec::new();
         for (step, exit) in steps {
-            let c = self.terms.and(step.atoms.clone());
+            let c = self.m.terms_mut().and(step.atoms.clone());
             if !self.satisfiable(c, "whether a path through the loop is feasible")? {
                 continue;
             }
             if exit.is_none() {
-                if let Some(why) = classify::niv_condition(&self.terms, sy, &step) {
+                if let Some(why) = classify::niv_condition(self.m.terms(), sy, &step) {
                     return Err(why);
                 }
-                if let Some(why) = classify::inexpressible(&self.terms, sy, &step) {
+                if let Some(why) = classify::inexpressible(self.m.terms(), sy, &step) {
                     return Err(why);
                 }
             }
@@ -136,7 +136,7 @@ impl Executor<'_> {
         sy: &Symbols,
         vs: &[Vertex],
     ) -> Found<(Vec<Vec<usize>>, Vec<(usize, usize, TermId)>)> {
-        let general: Vec<TermId> = sy.syms.iter().map(|s| self.terms.var(*s)).collect();
+        let general = sy.general(self.m.terms_mut());
         let mut succ = vec![Vec::new(); vs.len()];
         let mut edges = Vec::new();
         for s in 0..vs.len() {
@@ -148,14 +148,15 @@ impl Executor<'_> {
                     continue;
                 }
                 let k = self.new_counter("k");
-                let kt = self.terms.var(k);
-                let mut atoms = vec![classify::positive(&mut self.terms, k)];
-                let km1 = self.terms.add_int(kt, -1);
-                let before = classify::shifted(&mut self.terms, sy, &vs[s].step, &general, km1);
-                atoms.extend(classify::holds(&mut self.terms, sy, &vs[s].step, &before));
-                let after = classify::after(&mut self.terms, sy, &vs[s].step, &general, kt);
-                atoms.extend(classify::holds(&mut self.terms, sy, &vs[t].step, &after));
-                let c = self.terms.and(atoms);
+                let tm = self.m.terms_mut();
+                let kt = tm.var(k);
+                let mut atoms = vec![classify::positive(tm, k)];
+                let km1 = tm.add_int(kt, -1);
+                let before = classify::shifted(tm, sy, &vs[s].step, &general, km1);
+                atoms.extend(classify::holds(tm, sy, &vs[s].step, &before));
+                let after = classify::after(tm, sy, &vs[s].step, &general, kt);
+                atoms.extend(classify::holds(tm, sy, &vs[t].step, &after));
+                let c = tm.and(atoms);
                 if self.satisfiable(c, "an edge of the path dependency automaton")? {
                     succ[s].push(t);
                     edges.push((s, t, c));
@@ -189,9 +190,9 @@ impl Executor<'_> {
         vs: &[Vertex],
         (u, v, w): (usize, usize, usize),
     ) -> Found<Option<BigInt>> {
-        let general: Vec<TermId> = sy.syms.iter().map(|s| self.terms.var(*s)).collect();
+        let general = sy.general(self.m.terms_mut());
         let (ku, k) = (self.new_counter("k"), self.new_counter("k"));
-        let t = &mut self.terms;
+        let t = self.m.terms_mut();
         let (kut, kt) = (t.var(ku), t.var(k));
         let mut atoms = vec![classify::positive(t, ku), classify::positive(t, k)];
         atoms.extend(classify::holds_throughout(
@@ -207,25 +208,23 @@ impl Executor<'_> {
         atoms.extend(classify::holds(t, sy, &vs[w].step, &left));
         let f = t.and(atoms);
         let what = "a period in the path dependency automaton";
-        let p = match self
-            .solver
-            .check(&self.terms, &PathCond::default(), f, true)
-        {
+        let p = match self.m.check_for_values(&PathCond::default(), f) {
             Answer::Unsat => return Ok(None),
             Answer::Unknown(why) => {
                 return Err(format!("the solver could not decide {what} ({why})"));
             }
             Answer::Sat => {
-                let value = self.solver.values(&self.terms, &[kt]);
-                self.solver.close();
+                let value = self.m.values(&[kt]);
+                self.m.close_check();
                 value
                     .map_err(|e| format!("no model for {what}: {e}"))?
                     .remove(0)
             }
         };
-        let pt = self.terms.int(p.clone());
-        let other = self.terms.ne(kt, pt);
-        let again = self.terms.and2(f, other);
+        let t = self.m.terms_mut();
+        let pt = t.int(p.clone());
+        let other = t.ne(kt, pt);
+        let again = t.and2(f, other);
         if self.satisfiable(again, what)? {
             let names = cycle_names(vs, u, v, w);
             return Err(format!(
@@ -238,13 +237,10 @@ impl Executor<'_> {
 
     /// Whether `c` is satisfiable on its own; `unknown` is an error.
     pub(super) fn satisfiable(&mut self, c: TermId, what: &str) -> Found<bool> {
-        if let Some(b) = self.terms.as_bool(c) {
+        if let Some(b) = self.m.terms().as_bool(c) {
             return Ok(b);
         }
-        match self
-            .solver
-            .check(&self.terms, &PathCond::default(), c, false)
-        {
+        match self.m.check(&PathCond::default(), c) {
             Answer::Sat => Ok(true),
             Answer::Unsat => Ok(false),
             Answer::Unknown(why) => Err(format!("the solver could not decide {what} ({why})")),

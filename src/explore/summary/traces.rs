@@ -21,10 +21,10 @@
 //! first and the K-th round) followed by the part of a round up to c_b, or
 //! only that part.
 
+use super::Summariser;
 use super::classify::{self, Step, conjuncts};
 use super::pda::Pda;
 use super::{MAX_TRACES, Symbols, Trace};
-use crate::explore::exec::Executor;
 use crate::term::{Node, Subst, TermId, Terms, Var};
 use num_bigint::BigInt;
 
@@ -39,9 +39,9 @@ struct Partial {
 
 type Found<T> = Result<T, String>;
 
-impl Executor<'_> {
+impl Summariser<'_, '_> {
     pub(super) fn traces(&mut self, sy: &Symbols, pda: &Pda) -> Found<Vec<Trace>> {
-        let general: Vec<TermId> = sy.syms.iter().map(|s| self.terms.var(*s)).collect();
+        let general = sy.general(self.m.terms_mut());
         let start = Partial {
             atoms: Vec::new(),
             state: general,
@@ -161,7 +161,7 @@ impl Executor<'_> {
     fn round(&mut self, sy: &Symbols, pda: &Pda, c: usize, s: usize) -> Found<Option<Step>> {
         let cyc = &pda.cycles[c];
         let m = cyc.members.len();
-        let general: Vec<TermId> = sy.syms.iter().map(|x| self.terms.var(*x)).collect();
+        let general = sy.general(self.m.terms_mut());
         let mut q = Partial {
             atoms: Vec::new(),
             state: general,
@@ -175,9 +175,9 @@ impl Executor<'_> {
             };
             q = self.fixed(sy, pda, cyc.members[i], n, q);
         }
-        let step = Step::new(&mut self.terms, sy, q.atoms, q.state);
-        let why = classify::niv_condition(&self.terms, sy, &step)
-            .or_else(|| classify::inexpressible(&self.terms, sy, &step));
+        let step = Step::new(self.m.terms_mut(), sy, q.atoms, q.state);
+        let why = classify::niv_condition(self.m.terms(), sy, &step)
+            .or_else(|| classify::inexpressible(self.m.terms(), sy, &step));
         match why {
             Some(why) => Err(format!(
                 "a round of the cycle {}: {why}",
@@ -190,17 +190,13 @@ impl Executor<'_> {
     /// A run of `k ≥ 1` iterations of `step`, k a fresh counter.
     fn free(&mut self, sy: &Symbols, step: &Step, name: &str, p: Partial) -> Partial {
         let k = self.new_counter("κ");
-        let kt = self.terms.var(k);
+        let t = self.m.terms_mut();
+        let kt = t.var(k);
         let mut q = p;
-        q.atoms.push(classify::positive(&mut self.terms, k));
-        q.atoms.extend(classify::holds_throughout(
-            &mut self.terms,
-            sy,
-            step,
-            &q.state,
-            kt,
-        ));
-        q.state = classify::after(&mut self.terms, sy, step, &q.state, kt);
+        q.atoms.push(classify::positive(t, k));
+        q.atoms
+            .extend(classify::holds_throughout(t, sy, step, &q.state, kt));
+        q.state = classify::after(t, sy, step, &q.state, kt);
         q.counters.push(k);
         q.shape.push(name.to_string());
         q
@@ -209,16 +205,12 @@ impl Executor<'_> {
     /// A run of exactly `n` iterations of vertex `v` (its period).
     fn fixed(&mut self, sy: &Symbols, pda: &Pda, v: usize, n: &BigInt, p: Partial) -> Partial {
         let step = &pda.vertices[v].step;
-        let nt = self.terms.int(n.clone());
+        let t = self.m.terms_mut();
+        let nt = t.int(n.clone());
         let mut q = p;
-        q.atoms.extend(classify::holds_throughout(
-            &mut self.terms,
-            sy,
-            step,
-            &q.state,
-            nt,
-        ));
-        q.state = classify::after(&mut self.terms, sy, step, &q.state, nt);
+        q.atoms
+            .extend(classify::holds_throughout(t, sy, step, &q.state, nt));
+        q.state = classify::after(t, sy, step, &q.state, nt);
         q.shape.push(format!("{}×{n}", pda.vertices[v].name));
         q
     }
@@ -235,18 +227,18 @@ impl Executor<'_> {
     /// Ends a trace with exit path `v`.
     fn finish(&mut self, sy: &Symbols, pda: &Pda, v: usize, p: Partial) -> Option<Trace> {
         let vx = &pda.vertices[v];
+        let t = self.m.terms_mut();
         let mut q = p;
-        q.atoms
-            .extend(classify::holds(&mut self.terms, sy, &vx.step, &q.state));
+        q.atoms.extend(classify::holds(t, sy, &vx.step, &q.state));
         let s = classify::at(sy, &q.state);
-        let cond = self.terms.and(q.atoms);
-        if self.terms.as_bool(cond) == Some(false) {
+        let cond = t.and(q.atoms);
+        if t.as_bool(cond) == Some(false) {
             return None;
         }
         let effect = (0..sy.syms.len())
             .map(|i| {
-                let after = s.apply(&mut self.terms, vx.step.delta[i]);
-                (after != self.terms.var(sy.syms[i])).then_some(after)
+                let after = s.apply(t, vx.step.delta[i]);
+                (after != t.var(sy.syms[i])).then_some(after)
             })
             .collect();
         q.shape.push(vx.name.clone());
