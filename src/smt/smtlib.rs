@@ -373,28 +373,13 @@ impl<'a> ScriptPrinter<'a> {
             };
             side.push((k.abs(), *x));
         }
-        let side = |summands: Vec<(BigInt, TermId)>, constant: BigInt| {
-            let mut parts: Vec<SExpr> = (summands.iter())
-                .map(|(k, x)| {
-                    let x = self.term(*x, names);
-                    if k.is_one() {
-                        x
-                    } else {
-                        self.command("*", vec![self.int(k), x])
-                    }
-                })
-                .collect();
-            if !constant.is_zero() {
-                parts.push(self.int(&constant));
-            }
-            self.nary("+", "0", parts)
-        };
         let (lc, rc) = if c.is_positive() {
             (c, BigInt::zero())
         } else {
             (BigInt::zero(), -c)
         };
-        self.command(op, vec![side(left, lc), side(right, rc)])
+        let sides = vec![self.sum(&lc, &left, names), self.sum(&rc, &right, names)];
+        self.command(op, sides)
     }
 
     /// `(op args…)`.
