@@ -15,7 +15,7 @@ use super::cells::Followed;
 use super::encode::{Arithmetic, Cells, Inputs, Reading, Rule, StateVar, value_name};
 use super::slice;
 use crate::ir::{self, BinOp, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
-use crate::syntax::ast::UnOp;
+use crate::symbolic::{self, Reads};
 use crate::term::{TermId, Terms, Var, VarKind as TermVar};
 use std::collections::BTreeSet;
 
@@ -53,21 +53,30 @@ pub(super) struct State {
 struct Fresh {
     vars: Vec<Var>,
     tag: String,
-    /// The expressions the clause's edge reads but the encoding does not
-    /// follow (memory, products left unknown), each with its unknown: one
+    /// What the clause's edge reads but the encoding does not follow
+    /// (memory, products left unknown), each with its unknown: one
     /// instruction writes nothing while it reads, so the same read twice
     /// (`*p >= *p`) is the same value.
-    unfollowed: Vec<(Expr, TermId)>,
+    unfollowed: Vec<(Unfollowed, TermId)>,
+}
+
+/// A read the encoding does not follow, as its unknown's key.
+#[derive(Clone, Debug, PartialEq)]
+enum Unfollowed {
+    /// A variable, a load, a field, then the indices read from it.
+    Read(Expr, Vec<TermId>),
+    /// A product or quotient of unknowns, read linearly.
+    Arithmetic(BinOp, TermId, TermId),
 }
 
 impl Fresh {
     /// The unknown value of an expression the encoding does not follow.
-    fn unknown_of(&mut self, t: &mut Terms, e: &Expr) -> TermId {
-        if let Some((_, u)) = self.unfollowed.iter().find(|(r, _)| r == e) {
+    fn unknown_of(&mut self, t: &mut Terms, read: Unfollowed) -> TermId {
+        if let Some((_, u)) = self.unfollowed.iter().find(|(r, _)| *r == read) {
             return *u;
         }
         let u = self.int(t);
-        self.unfollowed.push((e.clone(), u));
+        self.unfollowed.push((read, u));
         u
     }
 
@@ -234,13 +243,13 @@ impl State {
     /// `a[i] := value` for a followed `a`: the cell at `i`, when `i` is
     /// known, or each cell that `i` may be.
     fn write_cell(&self, cx: &mut Edge, a: VarId, i: &Expr, value: TermId) {
-        if let Some(k) = literal_index(i) {
+        let i = self.expr(cx, i);
+        if let Some(k) = literal_index(cx.t, i) {
             if let Some(slot) = self.cell_slot(a, k) {
                 cx.head[slot] = value;
             }
             return;
         }
-        let i = self.expr(cx, i);
         for (k, slot) in self.cell_slots(a).enumerate() {
             let old = self.slot(cx.t, slot);
             let at = cx.t.int(k);
@@ -251,15 +260,18 @@ impl State {
 
     /// What `a[i]` reads for a followed `a`: its cell at `i`, or any value
     /// past the cells (out of bounds).
-    fn read_cell(&self, cx: &mut Edge, e: &Expr, a: VarId, i: &Expr) -> TermId {
-        if let Some(k) = literal_index(i) {
+    fn read_cell(&self, cx: &mut Edge, a: VarId, i: TermId) -> TermId {
+        let past = |cx: &mut Edge| {
+            cx.fresh
+                .unknown_of(cx.t, Unfollowed::Read(Expr::Var(a), vec![i]))
+        };
+        if let Some(k) = literal_index(cx.t, i) {
             return match self.cell_slot(a, k) {
                 Some(slot) => self.slot(cx.t, slot),
-                None => cx.fresh.unknown_of(cx.t, e),
+                None => past(cx),
             };
         }
-        let i = self.expr(cx, i);
-        let past = cx.fresh.unknown_of(cx.t, e);
+        let past = past(cx);
         (self.cell_slots(a).enumerate().rev()).fold(past, |rest, (k, slot)| {
             let at = cx.t.int(k);
             let here = cx.t.eq(i, at);
@@ -553,64 +565,12 @@ impl State {
         }
     }
 
+    /// The value of `e` as an integer term, by the one translation
+    /// (`symbolic`) over this state.
     fn expr(&self, cx: &mut Edge, e: &Expr) -> TermId {
-        match e {
-            Expr::Int(n) => cx.t.int(n.clone()),
-            Expr::Var(v) => match self.value[*v as usize] {
-                Some(k) => self.slot(cx.t, k),
-                None => cx.fresh.unknown_of(cx.t, e),
-            },
-            Expr::Unary(UnOp::Neg, a) => {
-                let a = self.expr(cx, a);
-                cx.t.neg(a)
-            }
-            Expr::Unary(UnOp::Not, a) => {
-                let a = self.expr(cx, a);
-                let zero = cx.t.int(0);
-                let is_zero = cx.t.eq(a, zero);
-                as_int(cx.t, is_zero)
-            }
-            Expr::Binary(op, x, y) => self.binary(cx, e, *op, x, y),
-            Expr::Cmp(op, a, b) => {
-                let holds = self.cmp(cx, *op, a, b);
-                as_int(cx.t, holds)
-            }
-            Expr::Index(a, i) if self.is_input_array(a) => {
-                let (a, i) = (self.expr(cx, a), self.expr(cx, i));
-                input_select(cx.t, a, i)
-            }
-            Expr::Index(a, i) if matches!(**a, Expr::Var(v) if self.elems[v as usize].is_some()) => {
-                let Expr::Var(a) = **a else { unreachable!() };
-                self.read_cell(cx, e, a, i)
-            }
-            Expr::Load(p) if matches!(**p, Expr::Var(v) if self.followed.is_followed(v)) => {
-                let Expr::Var(v) = **p else { unreachable!() };
-                self.read_through(cx.t, v)
-            }
-            // Local arrays, records, other pointers: an unknown integer (a
-            // pointer compared with `==` is one too), the same for the
-            // same read.
-            Expr::Index(..) | Expr::Load(_) | Expr::Field(..) => cx.fresh.unknown_of(cx.t, e),
-            Expr::Null | Expr::AddrOf(_) | Expr::Record(_) | Expr::Array(_) => cx.fresh.int(cx.t),
-        }
-    }
-
-    /// `x op y`; a product or quotient of two unknowns is left unknown
-    /// with linear arithmetic. Division is C's, truncating.
-    fn binary(&self, cx: &mut Edge, e: &Expr, op: BinOp, x: &Expr, y: &Expr) -> TermId {
-        if is_nonlinear(op, x, y) {
-            self.nonlinear.set(true);
-            if self.arithmetic == Arithmetic::Linear {
-                return cx.fresh.unknown_of(cx.t, e);
-            }
-        }
-        let (a, b) = (self.expr(cx, x), self.expr(cx, y));
-        match op {
-            BinOp::Add => cx.t.add(a, b),
-            BinOp::Sub => cx.t.sub(a, b),
-            BinOp::Mul => cx.t.mul(a, b),
-            BinOp::Div => cx.t.div(a, b),
-        }
+        let mut r = Reader { state: self, cx };
+        let Ok(t) = symbolic::int(&mut r, e);
+        t
     }
 
     fn is_followed_array(&self, place: &Place) -> bool {
@@ -626,16 +586,9 @@ impl State {
     }
 
     fn cmp(&self, cx: &mut Edge, op: CmpOp, a: &Expr, b: &Expr) -> TermId {
-        let (a, b) = (self.expr(cx, a), self.expr(cx, b));
-        let t = &mut *cx.t;
-        match op {
-            CmpOp::Eq => t.eq(a, b),
-            CmpOp::Ne => t.ne(a, b),
-            CmpOp::Lt => t.lt(a, b),
-            CmpOp::Le => t.le(a, b),
-            CmpOp::Gt => t.gt(a, b),
-            CmpOp::Ge => t.ge(a, b),
-        }
+        let mut r = Reader { state: self, cx };
+        let Ok(t) = symbolic::compare(&mut r, op, a, b);
+        t
     }
 
     /// The guard of a condition; `None` when it is not known (either
@@ -687,33 +640,108 @@ struct Edge<'a> {
     fresh: Fresh,
 }
 
-/// A condition as C's integer: 1 or 0.
-fn as_int(t: &mut Terms, holds: TermId) -> TermId {
-    let (one, zero) = (t.int(1), t.int(0));
-    t.ite(holds, one, zero)
+/// A value in the clauses' state model.
+enum Held {
+    Int(TermId),
+    /// An input array (an array value) and the indices read so far: a
+    /// row until every dimension is indexed.
+    Input(TermId, Vec<TermId>),
+    /// A followed local array: its cells are slots.
+    Cells(VarId),
+    /// What the encoding does not follow: unknown when read as an integer.
+    Unfollowed(Expr, Vec<TermId>),
 }
 
-/// `a[i]` for an input array `a` (an array value, or a row of one): the
-/// indices of nested reads gathered into one `Select` on the array value.
-fn input_select(t: &mut Terms, a: TermId, i: TermId) -> TermId {
-    match t.node(a).clone() {
-        crate::term::Node::Select(array, indices) => {
-            let mut all = indices.to_vec();
-            all.push(i);
-            t.select(array, all)
-        }
-        _ => t.select(a, vec![i]),
+/// The state read by the one translation, for one edge.
+struct Reader<'s, 'e, 'a> {
+    state: &'s State,
+    cx: &'e mut Edge<'a>,
+}
+
+impl Reads for Reader<'_, '_, '_> {
+    type Value = Held;
+    type Error = std::convert::Infallible;
+
+    fn terms(&mut self) -> &mut Terms {
+        self.cx.t
     }
-}
 
-/// A product of two non-literals, or a quotient by a non-literal: beyond
-/// linear arithmetic.
-fn is_nonlinear(op: BinOp, a: &Expr, b: &Expr) -> bool {
-    let literal = |e: &Expr| matches!(e, Expr::Int(_));
-    match op {
-        BinOp::Mul => !literal(a) && !literal(b),
-        BinOp::Div => !literal(b),
-        BinOp::Add | BinOp::Sub => false,
+    fn int_value(&mut self, t: TermId) -> Held {
+        Held::Int(t)
+    }
+
+    fn to_int(&mut self, v: Held) -> Result<TermId, Self::Error> {
+        let cx = &mut *self.cx;
+        Ok(match v {
+            Held::Int(t) => t,
+            Held::Input(array, indices) => cx.t.select(array, indices),
+            Held::Cells(a) => cx
+                .fresh
+                .unknown_of(cx.t, Unfollowed::Read(Expr::Var(a), vec![])),
+            Held::Unfollowed(e, indices) => cx.fresh.unknown_of(cx.t, Unfollowed::Read(e, indices)),
+        })
+    }
+
+    fn var(&mut self, v: VarId) -> Result<Held, Self::Error> {
+        let s = self.state;
+        Ok(match s.value[v as usize] {
+            Some(k) if s.input_arrays[v as usize] => Held::Input(s.slot(self.cx.t, k), vec![]),
+            Some(k) => Held::Int(s.slot(self.cx.t, k)),
+            None if s.elems[v as usize].is_some() => Held::Cells(v),
+            None => Held::Unfollowed(Expr::Var(v), vec![]),
+        })
+    }
+
+    fn element(&mut self, array: Held, index: TermId) -> Result<Held, Self::Error> {
+        Ok(match array {
+            Held::Input(a, mut indices) => {
+                indices.push(index);
+                Held::Input(a, indices)
+            }
+            Held::Cells(a) => Held::Int(self.state.read_cell(self.cx, a, index)),
+            Held::Unfollowed(e, mut indices) => {
+                indices.push(index);
+                Held::Unfollowed(e, indices)
+            }
+            // An integer indexed: not a program the types accept.
+            Held::Int(t) => Held::Unfollowed(Expr::Int(0.into()), vec![t, index]),
+        })
+    }
+
+    /// Loads through a followed pointer read its cell; other loads and
+    /// fields are unknown (the same for the same read); addresses, null
+    /// and literals of arrays and records are unknown integers (a pointer
+    /// compared with `==` is one too).
+    fn other(&mut self, e: &Expr) -> Result<Held, Self::Error> {
+        let cx = &mut *self.cx;
+        Ok(match e {
+            Expr::Load(p) if matches!(**p, Expr::Var(v) if self.state.followed.is_followed(v)) => {
+                let Expr::Var(v) = **p else { unreachable!() };
+                Held::Int(self.state.read_through(cx.t, v))
+            }
+            Expr::Load(_) | Expr::Field(..) => Held::Unfollowed(e.clone(), vec![]),
+            _ => Held::Int(cx.fresh.int(cx.t)),
+        })
+    }
+
+    /// A product of two non-constants, or a quotient by a non-constant,
+    /// is beyond linear arithmetic: noted, and with the linear reading an
+    /// unknown.
+    fn arithmetic(&mut self, op: BinOp, x: TermId, y: TermId) -> Result<TermId, Self::Error> {
+        let cx = &mut *self.cx;
+        let constant = |t: TermId| cx.t.as_int(t).is_some();
+        let nonlinear = match op {
+            BinOp::Mul => !constant(x) && !constant(y),
+            BinOp::Div => !constant(y),
+            BinOp::Add | BinOp::Sub => false,
+        };
+        if nonlinear {
+            self.state.nonlinear.set(true);
+            if self.state.arithmetic == Arithmetic::Linear {
+                return Ok(cx.fresh.unknown_of(cx.t, Unfollowed::Arithmetic(op, x, y)));
+            }
+        }
+        Ok(symbolic::binary(cx.t, op, x, y))
     }
 }
 
@@ -743,11 +771,8 @@ fn used_and_asked(edges: &[&ir::Edge]) -> (BTreeSet<VarId>, BTreeSet<VarId>) {
 }
 
 /// The index `i` is, when it is a literal in range of a slot.
-fn literal_index(i: &Expr) -> Option<usize> {
-    match i {
-        Expr::Int(n) => usize::try_from(n).ok(),
-        _ => None,
-    }
+fn literal_index(t: &Terms, i: TermId) -> Option<usize> {
+    t.as_int(i).and_then(|n| usize::try_from(n).ok())
 }
 
 /// The local arrays that only ever hold an unchanged copy of an input

@@ -42,6 +42,13 @@ pub trait Reads {
     /// arrays and records.
     fn other(&mut self, e: &Expr) -> Result<Self::Value, Self::Error>;
 
+    /// `x op y` on integer terms. By default exact; a model may leave a
+    /// product or a quotient of unknowns unknown (the Horn clauses'
+    /// linear reading).
+    fn arithmetic(&mut self, op: BinOp, x: TermId, y: TermId) -> Result<TermId, Self::Error> {
+        Ok(binary(self.terms(), op, x, y))
+    }
+
     /// `a op b` as a Boolean term. By default both as integers; a model
     /// with pointers compares those by identity.
     fn compare(
@@ -77,7 +84,7 @@ pub fn value<R: Reads>(r: &mut R, e: &Expr) -> Result<R::Value, R::Error> {
         Expr::Binary(BinOp::Add | BinOp::Sub, ..) if chain_len(e) > LONG_CHAIN => long_sum(r, e)?,
         Expr::Binary(op, a, b) => {
             let (x, y) = (int(r, a)?, int(r, b)?);
-            binary(r.terms(), *op, x, y)
+            r.arithmetic(*op, x, y)?
         }
         Expr::Cmp(op, a, b) => {
             let c = compare(r, *op, a, b)?;
