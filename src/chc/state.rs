@@ -674,6 +674,9 @@ impl Reads for Reader<'_, '_, '_> {
         let cx = &mut *self.cx;
         Ok(match v {
             Held::Int(t) => t,
+            // A whole input array (`b = a` into a copy's slot) is the
+            // array value itself.
+            Held::Input(array, indices) if indices.is_empty() => array,
             Held::Input(array, indices) => cx.t.select(array, indices),
             Held::Cells(a) => cx
                 .fresh

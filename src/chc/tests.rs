@@ -489,3 +489,18 @@ fn a_local_arrays_length_is_state_for_its_bounds_checks() {
     let v = verdict(&program("a[1]"), oob);
     assert!(matches!(v, Verdict::Counterexample(_)), "{v:?}");
 }
+
+/// The unrolling takes a copy of an input array whole (`B = A` puts the
+/// array value in the copy's slot): the counterexample's state is found.
+#[test]
+fn the_unrolling_takes_a_copied_input_array_whole() {
+    let src = "main(A) { var B, x; B = A; x = B[2]; assert(x != 5); return 0; }";
+    let enc = match verdict(src, crate::TargetKind::Assert) {
+        Verdict::Counterexample(enc) => enc,
+        v => panic!("no counterexample: {v:?}"),
+    };
+    let accept = |_: &mut smt::Warm| Ok(smt::Judgement::Accept(()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (found, unrolling) = find_counterexample(&enc, accept, 1, deadline);
+    assert!(matches!(found, Search::Found(..)), "{found:?}\n{unrolling}");
+}
