@@ -16,6 +16,7 @@
 //! With `--all-targets-first`, every target of a program is first asked
 //! about at once ([`together`]).
 
+pub mod sweep;
 pub mod together;
 
 pub use crate::db::{Target, targets};
@@ -124,9 +125,9 @@ pub fn check_batch(
     if builds_conditions(opts) {
         crate::nc::decider::start_helper_ahead(opts);
     }
-    let decided: Vec<Vec<Option<Report>>> = (subjects.iter())
+    let (decided, spent): (Vec<Vec<Option<Report>>>, Vec<Vec<Duration>>) = (subjects.iter())
         .map(|s| together::decided(s, opts))
-        .collect();
+        .unzip();
     let work: Vec<(usize, usize)> = (decided.iter().enumerate())
         .flat_map(|(f, slot)| {
             (0..slot.len())
@@ -152,12 +153,20 @@ pub fn check_batch(
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let dbs: Vec<Database> = subjects.iter().map(|s| s.db.clone()).collect();
-            let (next, work, slots, plan) = (&next, &work, &slots, &plan);
+            let (next, work, slots, plan, spent) = (&next, &work, &slots, &plan, &spent);
             deadline::analysis_thread()
                 .spawn_scoped(scope, move || {
                     while let Some(&(f, i)) = work.get(next.fetch_add(1, Ordering::SeqCst)) {
                         let (file, targets) = plan[f];
-                        let r = check_target(&dbs[f], file, &targets[i], opts);
+                        // What an earlier phase spent on it counts too,
+                        // against its deadline as in its time.
+                        let before = spent[f][i];
+                        let left = CheckOptions {
+                            timeout: opts.timeout.saturating_sub(before),
+                            ..opts.clone()
+                        };
+                        let mut r = check_target(&dbs[f], file, &targets[i], &left);
+                        r.time += before;
                         done(&r);
                         let mut slot = slots[f].lock().unwrap_or_else(|e| e.into_inner());
                         slot[i] = Some(r);

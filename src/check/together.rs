@@ -19,33 +19,45 @@ use super::{CheckOptions, PORTFOLIO, Report, Subject, portfolio};
 use crate::db::{self, Target};
 use crate::deadline::{Ended, Stop};
 use crate::engine::{Decision, Question, Verdict};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The engines asked about every target at once, all started at once.
 pub const EVERY_TARGET: [&str; 3] = ["chc", "explore", "nc"];
 
-/// With `opts.all_targets_first` and the portfolio: the reports of the
-/// targets that all of a program's targets at once decide (those the value
-/// facts do not prove), within one `opts.timeout`, each with that time;
-/// `None` for the others.
-pub fn decided(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
-    let mut slots = vec![None; s.targets.len()];
-    if !opts.all_targets_first || opts.engine != PORTFOLIO {
-        return slots;
+/// What the phases before the one-by-one checks made of a program's
+/// targets: a report per target they decided, and the time each target
+/// was charged (its share of a sweep).
+pub type Phase = (Vec<Option<Report>>, Vec<Duration>);
+
+/// With the portfolio: the reports of the targets that one exploration
+/// of the whole program decides (`sweep`); then, with
+/// `opts.all_targets_first`, of those that all of a program's other open
+/// targets at once decide (those the value facts do not prove), within
+/// one `opts.timeout`, each with that time; `None` for the others.
+pub fn decided(s: &Subject, opts: &CheckOptions) -> Phase {
+    let n = s.targets.len();
+    let (mut slots, mut spent) = (vec![None; n], vec![Duration::ZERO; n]);
+    if opts.engine != PORTFOLIO {
+        return (slots, spent);
     }
-    let start = Instant::now();
     let open: Vec<usize> = (0..s.targets.len())
         .filter(|&i| db::proved_by_value_facts(&s.db, s.file, &s.targets[i]).is_none())
         .collect();
+    super::sweep::sweep(s, &open, opts, &mut slots, &mut spent);
+    if !opts.all_targets_first {
+        return (slots, spent);
+    }
+    let start = Instant::now();
+    let open: Vec<usize> = open.into_iter().filter(|&i| slots[i].is_none()).collect();
     if open.len() < 2 {
-        return slots;
+        return (slots, spent);
     }
     let targets: Vec<Target> = open.iter().map(|&i| s.targets[i].clone()).collect();
     let stop = Stop::until(start + opts.timeout);
     // A defect here leaves the targets to be checked (and reported) one by
     // one.
     let Ok(d) = decide(&s.db, s.file, &targets, opts, &stop) else {
-        return slots;
+        return (slots, spent);
     };
     // One time for every target the answer decides: they share its cost.
     let elapsed = start.elapsed();
@@ -64,7 +76,7 @@ pub fn decided(s: &Subject, opts: &CheckOptions) -> Vec<Option<Report>> {
         }
         Verdict::Unknown(_) => {}
     }
-    slots
+    (slots, spent)
 }
 
 /// Every one of `targets` at once, under `stop`: the engines of

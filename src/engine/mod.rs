@@ -377,6 +377,7 @@ impl fmt::Display for Method {
             How::Counterexample => format!("{}-counterexample", self.engine),
             How::PathFound => match self.engine {
                 "explore" if self.every_target => "explore-whole-program".into(),
+                "explore-search" if self.every_target => "explore-sweep".into(),
                 "explore" => "explore-guided".into(),
                 "compact" => "compact-error-leaf".into(),
                 other => other.to_string(),

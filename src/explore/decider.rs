@@ -127,3 +127,34 @@ fn explored(q: &Question, o: &Options, engine: &'static str) -> Decision {
     ];
     d
 }
+
+/// What one exploration of the whole program found about the targets of a
+/// question: each target it reached, with its replayed witness, and
+/// whether every path ended (then no other target asked about is
+/// reachable).
+pub struct Sweep {
+    pub found: Vec<(crate::db::Target, crate::interp::Witness)>,
+    pub complete: bool,
+}
+
+/// Explores the whole program once within `budget` (tree search, lattice
+/// merging, every error kept rather than the first): the witness search
+/// of [`WitnessSearch`], for all of a file's targets at once.
+pub fn sweep(q: &Question, budget: Duration) -> Result<Sweep, String> {
+    let solver = q.options.solvers.first().ok_or("no solver")?;
+    let mut o = Options::new(solver.clone());
+    o.timeout = Some(budget);
+    o.strategy = Strategy::Tree;
+    o.merging = Merging::Lattice;
+    o.stop_at_first_error = false;
+    let _p = deadline::phase("sweeping");
+    let r = super::explore(q.db, q.file, &o)?;
+    let found = (r.errors.into_iter())
+        .filter(|e| q.targets.contains(&e.target))
+        .map(|e| (e.target, e.witness))
+        .collect();
+    Ok(Sweep {
+        found,
+        complete: r.end == End::Complete,
+    })
+}

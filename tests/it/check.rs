@@ -960,3 +960,52 @@ fn every_registered_engine_answers_through_the_contract() {
         }
     }
 }
+
+/// A file of many reachable asserts is decided by one exploration of the
+/// whole program (the sweep): every assert reachable, each witness
+/// replaying to its own assert, decided by the executor's witness search
+/// for all targets at once; and a file whose exploration ends every path
+/// without an error is proved the same way.
+#[test]
+fn one_sweep_decides_a_file_of_many_asserts() {
+    let dir = std::env::temp_dir().join(format!("apc-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let asserts: String = (0..30)
+        .map(|i| format!("  assert(x != {i} || y != {});\n", 3 * i))
+        .collect();
+    let file = dir.join("asserts.mc").display().to_string();
+    std::fs::write(&file, format!("main(x, y) {{\n{asserts}  return 0;\n}}\n")).unwrap();
+    let report = json(&apc(&[
+        "check",
+        &file,
+        "--format",
+        "json",
+        "--timeout",
+        "10",
+    ]));
+    let targets = report["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 30, "{report}");
+    for t in targets {
+        assert_eq!(t["verdict"], "reachable", "{t}");
+        assert_eq!(t["method"], "explore-sweep", "{t}");
+        let run = replay(&file, &t["witness"]);
+        assert_eq!(run["error"]["line"], t["line"], "{t}\n{run}");
+    }
+    let safe = dir.join("safe.mc").display().to_string();
+    std::fs::write(
+        &safe,
+        "main(x) {\n  var y;\n  y = x * x;\n  if (x > 3) {\n    assert(y > 9);\n  }\n  assert(y >= 0 || x < 0);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let report = json(&apc(&[
+        "check",
+        &safe,
+        "--format",
+        "json",
+        "--timeout",
+        "10",
+    ]));
+    for t in report["targets"].as_array().unwrap() {
+        assert_eq!(t["verdict"], "unreachable", "{t}");
+    }
+}
