@@ -437,6 +437,8 @@ const HANG_SLACK: Duration = Duration::from_secs(5);
 #[derive(Default, Debug)]
 struct VerdictStats {
     runs: usize,
+    /// Hit targets the sweep decided (one exploration for all targets).
+    swept: usize,
     hit_runs: usize,
     hit_targets: usize,
     /// unreachable, reachable, unknown.
@@ -445,6 +447,48 @@ struct VerdictStats {
     /// Hit targets by kind, in main or in a helper.
     kinds: BTreeMap<String, usize>,
     slowest: Duration,
+}
+
+/// The sweep (one exploration for all of a program's targets, before
+/// they are checked one by one) on the same program: it must not call a
+/// hit target unreachable either.
+#[allow(clippy::too_many_arguments)]
+fn sweep_against_runs(
+    db: &Database,
+    file: apc::db::SourceFile,
+    targets: &[apc::db::Target],
+    opts: &apc::check::CheckOptions,
+    hit: &BTreeMap<usize, Witness>,
+    st: &mut VerdictStats,
+    findings: &mut Findings,
+    p: usize,
+    src: &str,
+) {
+    use apc::check::{self, Verdict};
+    let subject = check::Subject {
+        db: db.clone(),
+        file,
+        targets: targets.to_vec(),
+    };
+    let open: Vec<usize> = (0..targets.len()).collect();
+    let mut slots = vec![None; targets.len()];
+    let mut spent = vec![Duration::ZERO; targets.len()];
+    check::sweep::sweep(&subject, &open, opts, &mut slots, &mut spent);
+    for i in hit.keys() {
+        let Some(r) = &slots[*i] else { continue };
+        st.swept += 1;
+        if matches!(r.verdict, Verdict::Unreachable) {
+            let t = &targets[*i];
+            let what = format!(
+                "UNSOUND: a run hits {} at {}:{}, but the sweep says unreachable ({:?})",
+                t.kind.as_str(),
+                t.line,
+                t.col,
+                r.method
+            );
+            findings.add(true, "unsound", p, what, src);
+        }
+    }
 }
 
 /// The verdict pipeline (`apc check`'s race, solvers, replay) on generated
@@ -527,6 +571,17 @@ fn check_verdicts(
         if only.is_some_and(|o| o != p) {
             continue;
         }
+        sweep_against_runs(
+            &db,
+            file,
+            &targets,
+            &opts,
+            &hit,
+            &mut st,
+            &mut findings,
+            p,
+            &src,
+        );
         for (i, w) in hit {
             st.hit_targets += 1;
             let t = targets[i].clone();
@@ -647,7 +702,7 @@ fn verdicts_never_contradict_runs() {
     // `apc check`'s engine, the portfolio of every engine.
     let (st, findings) = check_verdicts(seed, n, &Knobs::from_env(), chosen_engine());
     eprintln!(
-        "seed {seed:#x}: {n} programs, {} runs ({} hit a target), {} targets hit {:?}: {} unreachable, {} reachable, {} unknown {:?}; slowest check {:.1?}; {:.1?} in all",
+        "seed {seed:#x}: {n} programs, {} runs ({} hit a target), {} targets hit {:?}: {} unreachable, {} reachable, {} unknown {:?}; {} decided by the sweep; slowest check {:.1?}; {:.1?} in all",
         st.runs,
         st.hit_runs,
         st.hit_targets,
@@ -656,6 +711,7 @@ fn verdicts_never_contradict_runs() {
         st.verdicts[1],
         st.verdicts[2],
         st.reasons,
+        st.swept,
         st.slowest,
         start.elapsed()
     );
