@@ -14,7 +14,7 @@
 //! is the long run (`SOUNDNESS_SEED`, `SOUNDNESS_KNOBS` as elsewhere).
 
 use super::generator::{Knobs, Rng, program, witness};
-use super::{Findings, generated_db, run_flags, run_generated, seed_or};
+use super::{Findings, generated_db, place_of, run_flags, run_generated, seed_or};
 use crate::common::env_or;
 use apc::check::{self, CheckOptions, Verdict};
 use apc::db;
@@ -153,12 +153,9 @@ fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
             );
             for e in &plain.errors {
                 if complete && !report.errors.iter().any(|f| f.target == e.target) {
-                    let t = &e.target;
                     let what = format!(
-                        "{how}: explored every path but missed {} at {}:{} that the plain executor reaches with {:?}",
-                        t.kind.as_str(),
-                        t.line,
-                        t.col,
+                        "{how}: explored every path but missed {} that the plain executor reaches with {:?}",
+                        place_of(&e.target),
                         e.witness
                     );
                     findings.add(true, "pruned-error", p, what, &src);
@@ -187,7 +184,7 @@ fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
             }
             tally.checked += 1;
             let v = check::check_target(&db, file, t, &check_opts).verdict;
-            let place = format!("{} at {}:{}", t.kind.as_str(), t.line, t.col);
+            let place = place_of(t);
             match (&v, by_explore) {
                 (Verdict::Unreachable, true) => {
                     let what = format!("{how}: explore reached {place}, check says unreachable");
@@ -385,14 +382,13 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
         }
         let found =
             |r: &explore::Report, t: &apc::db::Target| r.errors.iter().any(|e| e.target == *t);
-        let place = |t: &apc::db::Target| format!("{} at {}:{}", t.kind.as_str(), t.line, t.col);
         if plain.end == End::Complete {
             tally.complete_plain += 1;
             for e in &summarised.errors {
                 if !found(&plain, &e.target) {
                     let what = format!(
                         "{how}: summarised found {}, the plain run explored every path without it",
-                        place(&e.target)
+                        place_of(&e.target)
                     );
                     findings.add(true, "summary-extra", p, what, &src);
                 }
@@ -404,7 +400,7 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
                 if !found(&summarised, &e.target) {
                     let what = format!(
                         "{how}: summarised explored every path without {} that the plain run found ({:?})",
-                        place(&e.target),
+                        place_of(&e.target),
                         s.not_summarisable_reasons
                     );
                     findings.add(true, "summary-missed", p, what, &src);
@@ -414,7 +410,7 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
                 if !found(&summarised, &targets[*i]) {
                     let what = format!(
                         "{how}: summarised explored every path but missed {} that a run hits ({flags})",
-                        place(&targets[*i])
+                        place_of(&targets[*i])
                     );
                     findings.add(true, "summary-missed", p, what, &src);
                 }

@@ -65,6 +65,11 @@ fn generated_db(p: usize, src: &str) -> (Database, apc::db::SourceFile) {
 }
 
 /// The witness as `apc run` flags.
+/// Where a target is, for findings: `assert at 12:5`.
+fn place_of(t: &apc::db::Target) -> String {
+    format!("{} at {}:{}", t.kind.as_str(), t.line, t.col)
+}
+
 fn run_flags(w: &Witness) -> String {
     fn arg(v: &ArgValue) -> String {
         match v {
@@ -478,12 +483,9 @@ fn sweep_against_runs(
         let Some(r) = &slots[*i] else { continue };
         st.swept += 1;
         if matches!(r.verdict, Verdict::Unreachable) {
-            let t = &targets[*i];
             let what = format!(
-                "UNSOUND: a run hits {} at {}:{}, but the sweep says unreachable ({:?})",
-                t.kind.as_str(),
-                t.line,
-                t.col,
+                "UNSOUND: a run hits {}, but the sweep says unreachable ({:?})",
+                place_of(&targets[*i]),
                 r.method
             );
             findings.add(true, "unsound", p, what, src);
@@ -593,7 +595,7 @@ fn check_verdicts(
             *st.kinds
                 .entry(format!("{} in {place}", t.kind.as_str()))
                 .or_default() += 1;
-            let where_ = format!("{} at {}:{}", t.kind.as_str(), t.line, t.col);
+            let where_ = place_of(&t);
             let start = Instant::now();
             let report = {
                 let (db, t, opts) = (db.clone(), t.clone(), opts.clone());
