@@ -12,8 +12,13 @@ use std::collections::{HashMap, HashSet};
 /// writes them are dead (lowering's temporaries, mostly): the rules into
 /// the header pass an unknown `dead.k` for them instead of a value, so
 /// that Spacer's invariants need not carry what the program no longer
-/// reads. Returns which slots are live at some header.
-pub(super) fn forget_dead(terms: &mut Terms, rules: &mut [Rule], state: &[StateVar]) -> Vec<bool> {
+/// reads. Returns which slots are live at some header, and each slot's
+/// unknown (if one was passed).
+pub(super) fn forget_dead(
+    terms: &mut Terms,
+    rules: &mut [Rule],
+    state: &[StateVar],
+) -> (Vec<bool>, Vec<Option<Var>>) {
     let slot_of: HashMap<Var, usize> = (state.iter().enumerate())
         .map(|(k, s)| (s.var, k))
         .collect();
@@ -30,27 +35,24 @@ pub(super) fn forget_dead(terms: &mut Terms, rules: &mut [Rule], state: &[StateV
         })
         .collect();
     let live = live_at_headers(rules, &reads, state.len());
-    let mut unknown: Vec<Option<TermId>> = vec![None; state.len()];
+    let mut unknown: Vec<Option<Var>> = vec![None; state.len()];
     for r in rules.iter_mut() {
         let Some(at) = r.to.map(|t| live.get(&t)) else {
             continue;
         };
         for (k, slot) in state.iter().enumerate() {
             if at.is_none_or(|l| !l[k]) {
-                let u = *unknown[k].get_or_insert_with(|| {
-                    let v = terms.new_var(slot.var.kind, format!("dead.{k}"));
-                    terms.var(v)
-                });
-                r.args[k] = u;
-                if let crate::term::Node::Var(v) = terms.node(u) {
-                    r.vars.push(*v);
-                }
+                let u = *unknown[k]
+                    .get_or_insert_with(|| terms.new_var(slot.var.kind, format!("dead.{k}")));
+                r.args[k] = terms.var(u);
+                r.vars.push(u);
             }
         }
     }
-    (0..state.len())
+    let live_somewhere = (0..state.len())
         .map(|k| live.values().any(|l| l[k]))
-        .collect()
+        .collect();
+    (live_somewhere, unknown)
 }
 
 /// The slots live at each header: read by a rule out of it, by its
@@ -92,12 +94,12 @@ pub(super) fn drop_unread_slots(
     terms: &Terms,
     rules: &mut [Rule],
     state: &[StateVar],
-    live: &[bool],
+    (live, unknowns): &(Vec<bool>, Vec<Option<Var>>),
 ) -> Vec<StateVar> {
     let slot_of: HashMap<Var, usize> = (state.iter().enumerate())
         .map(|(k, s)| (s.var, k))
         .collect();
-    let mut keep = live.to_vec();
+    let mut keep = live.clone();
     for r in rules.iter().filter(|r| r.from.is_none()) {
         for t in r.guards.iter().chain(&r.args) {
             for k in (terms.free_vars(*t).iter()).filter_map(|v| slot_of.get(v)) {
@@ -106,14 +108,9 @@ pub(super) fn drop_unread_slots(
         }
     }
     // The slots dropped, and the unknowns `forget_dead` passed for them.
-    let dropped: HashSet<String> = (0..state.len())
+    let dropped: HashSet<Var> = (0..state.len())
         .filter(|k| !keep[*k])
-        .flat_map(|k| {
-            [
-                terms.var_name(state[k].var).to_string(),
-                format!("dead.{k}"),
-            ]
-        })
+        .flat_map(|k| std::iter::once(state[k].var).chain(unknowns[k]))
         .collect();
     for r in rules.iter_mut() {
         if r.to.is_some() {
@@ -122,7 +119,7 @@ pub(super) fn drop_unread_slots(
                 .map(|(a, _)| *a)
                 .collect();
         }
-        r.vars.retain(|v| !dropped.contains(terms.var_name(*v)));
+        r.vars.retain(|v| !dropped.contains(v));
     }
     (state.iter().zip(&keep))
         .filter(|(_, k)| **k)

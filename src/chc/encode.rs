@@ -141,14 +141,19 @@ impl Encoding {
         self.rules.iter().map(|r| r.clause(&state)).collect()
     }
 
-    /// The script for Z3's fixed-point engine with the solver `options`
-    /// (keyword, value): declarations, clauses, `(check-sat)` and
+    /// The scripts for Z3's fixed-point engine, one per set of solver
+    /// options (keyword, value): declarations, clauses, `(check-sat)` and
     /// `(get-model)`.
-    pub fn script(&self, options: &[(&str, String)]) -> String {
+    pub fn scripts(&self, option_sets: &[Vec<(&str, String)>]) -> Vec<String> {
         let relations: Vec<Relation> = self.predicates.iter().map(|p| self.relation(*p)).collect();
-        let clauses = self.clauses();
         let legend = format!("state: {}", self.legend());
-        horn::fixedpoint(&self.terms, &relations, &clauses, options, &legend)
+        horn::fixedpoint(
+            &self.terms,
+            &relations,
+            &self.clauses(),
+            option_sets,
+            &legend,
+        )
     }
 
     /// Which variable is which program variable.
@@ -223,11 +228,11 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
         .filter(|h| relevant[*h as usize])
         .collect();
     let mut rules = eliminate(&mut terms, rules, &headers, &state.vars())?;
-    let live = dead::forget_dead(&mut terms, &mut rules, &state.slots);
+    let dead = dead::forget_dead(&mut terms, &mut rules, &state.slots);
     // A block whose guard is `false` cannot run: it holds under any
     // invariant, and a query made of such blocks only is no query.
     rules.retain(|r| !r.guards.iter().any(|g| terms.as_bool(*g) == Some(false)));
-    let state_vars = dead::drop_unread_slots(&terms, &mut rules, &state.slots, &live);
+    let state_vars = dead::drop_unread_slots(&terms, &mut rules, &state.slots, &dead);
     Ok(Encoding {
         terms,
         state: state_vars,

@@ -342,7 +342,7 @@ pub const SEED_STAGGER: Duration = Duration::from_millis(500);
 /// The scripts of [`SPACER_RUNS`], each with `extra` options too; for an
 /// older Z3, Spacer's defaults with seeds 0, 1, 2.
 fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<String> {
-    (SPACER_RUNS.iter().enumerate())
+    let option_sets: Vec<Vec<(&str, String)>> = (SPACER_RUNS.iter().enumerate())
         .map(|(i, &(options, seed))| {
             let (options, seed) = if newer {
                 (options, seed)
@@ -353,9 +353,10 @@ fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<Strin
                 .map(|&(key, value)| (key, value.to_string()))
                 .collect();
             run.push(("fp.spacer.random_seed", seed.to_string()));
-            enc.script(&run)
+            run
         })
-        .collect()
+        .collect();
+    enc.scripts(&option_sets)
 }
 
 /// Spacer's runs raced, each seed after the one before it by

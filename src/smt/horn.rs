@@ -38,23 +38,41 @@ pub struct Clause {
     pub origin: String,
 }
 
-/// The script for Z3's fixed-point engine: `options` (keyword, value), a
-/// `comment`, the predicates' declarations, each clause asserted with its
-/// quantifier, then `(check-sat)` and `(get-model)`.
+/// The scripts for Z3's fixed-point engine, one per set of solver
+/// `options` (keyword, value): the options, a `comment`, the predicates'
+/// declarations, each clause asserted with its quantifier, then
+/// `(check-sat)` and `(get-model)`. The clauses are printed once for all
+/// the scripts (they can be megabytes).
 pub fn fixedpoint(
     terms: &Terms,
     relations: &[Relation],
     clauses: &[Clause],
-    options: &[(&str, String)],
+    option_sets: &[Vec<(&str, String)>],
+    comment: &str,
+) -> Vec<String> {
+    let body = fixedpoint_body(terms, relations, clauses, comment);
+    (option_sets.iter())
+        .map(|options| {
+            let mut out = String::from("(set-logic HORN)\n");
+            for (key, value) in options {
+                out.push_str(&super::smtlib::set_option(key, value));
+                out.push('\n');
+            }
+            out + &body
+        })
+        .collect()
+}
+
+/// The part of [`fixedpoint`]'s scripts after the options.
+fn fixedpoint_body(
+    terms: &Terms,
+    relations: &[Relation],
+    clauses: &[Clause],
     comment: &str,
 ) -> String {
     let ctx = arena();
     let p = ScriptPrinter::balanced(terms, &ctx);
-    let mut out = String::from("(set-logic HORN)\n");
-    for (key, value) in options {
-        out.push_str(&super::smtlib::set_option(key, value));
-        out.push('\n');
-    }
+    let mut out = String::new();
     let _ = writeln!(out, "; {comment}");
     define_division(&p, &mut out, clauses);
     for r in relations {
