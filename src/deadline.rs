@@ -21,10 +21,16 @@
 //! crash and prints nothing.
 //!
 //! Without a token (the default) every check passes.
+//!
+//! A token also counts the solver work done under it ([`SolverUse`]): the
+//! solver layer adds each check and each byte it sends to the token of the
+//! work that asked, and to that token's ancestors, so that a target's
+//! token holds what the target cost, in a measure that does not depend on
+//! the machine's speed.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -53,6 +59,10 @@ pub struct Stop(Arc<StopInner>);
 #[derive(Debug, Default)]
 struct StopInner {
     thrown: AtomicBool,
+    /// Solver checks asked and SMT-LIB bytes sent under this token (its
+    /// children's included).
+    checks: AtomicU64,
+    bytes: AtomicU64,
     /// The earliest of its own deadline and its ancestors'.
     deadline: Option<Instant>,
     parent: Option<Stop>,
@@ -77,9 +87,9 @@ impl Stop {
             (a, b) => a.or(b),
         };
         Stop(Arc::new(StopInner {
-            thrown: AtomicBool::new(false),
             deadline,
             parent: Some(self.clone()),
+            ..StopInner::default()
         }))
     }
 
@@ -114,6 +124,24 @@ impl Stop {
 
     pub fn deadline(&self) -> Option<Instant> {
         self.0.deadline
+    }
+
+    /// The solver work done under this token so far.
+    pub fn solver_use(&self) -> SolverUse {
+        SolverUse {
+            checks: self.0.checks.load(Ordering::Relaxed),
+            bytes: self.0.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts solver work on this token and its ancestors.
+    pub fn add_solver_use(&self, used: SolverUse) {
+        let mut at = Some(self);
+        while let Some(stop) = at {
+            stop.0.checks.fetch_add(used.checks, Ordering::Relaxed);
+            stop.0.bytes.fetch_add(used.bytes, Ordering::Relaxed);
+            at = stop.0.parent.as_ref();
+        }
     }
 
     /// The time left before the deadline (`None`: no deadline).
@@ -224,6 +252,52 @@ pub fn run<T>(deadline: Instant, f: impl FnOnce() -> T) -> Result<T, Timeout> {
 /// is).
 pub fn run_until<T>(deadline: Option<Instant>, f: impl FnOnce() -> T) -> Result<T, Timeout> {
     Stop::nested_until(deadline).run(f)
+}
+
+/// Solver work, counted in what does not depend on the machine: checks
+/// asked (`check-sat`s) and bytes of SMT-LIB sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SolverUse {
+    pub checks: u64,
+    pub bytes: u64,
+}
+
+impl SolverUse {
+    /// A script's use: its bytes and its `check-sat`s.
+    pub fn of_script(script: &str) -> SolverUse {
+        SolverUse {
+            checks: script.matches("(check-sat").count() as u64,
+            bytes: script.len() as u64,
+        }
+    }
+
+    /// An even share of `self` for each of `n` (the remainder to the first).
+    pub fn shares(self, n: usize) -> impl Iterator<Item = SolverUse> {
+        let n = n.max(1) as u64;
+        (0..n).map(move |i| {
+            let part = |total: u64| total / n + u64::from(i < total % n);
+            SolverUse {
+                checks: part(self.checks),
+                bytes: part(self.bytes),
+            }
+        })
+    }
+}
+
+impl std::ops::AddAssign for SolverUse {
+    fn add_assign(&mut self, o: SolverUse) {
+        self.checks += o.checks;
+        self.bytes += o.bytes;
+    }
+}
+
+/// Counts solver work on this thread's token (nothing without one).
+pub fn count_solver_use(used: SolverUse) {
+    STOP.with(|s| {
+        if let Some(stop) = s.borrow().as_ref() {
+            stop.add_solver_use(used);
+        }
+    });
 }
 
 /// This thread's token, to hand on to the threads it spawns.

@@ -26,7 +26,7 @@ pub use crate::engine::{
 };
 
 use crate::db::{self, Database, SourceFile};
-use crate::deadline::{self, Ended, Entrant, Finish, Stop};
+use crate::deadline::{self, Ended, Entrant, Finish, SolverUse, Stop};
 use crate::engine::{Decider, How, Question};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -71,18 +71,53 @@ pub struct Report {
     /// The solver that decided.
     pub solver: Option<String>,
     pub time: Duration,
+    /// The solver work it cost (its share of work done for several).
+    pub solver_use: SolverUse,
 }
 
 impl Report {
-    fn of(target: &Target, d: Decision, time: Duration) -> Report {
+    fn of(target: &Target, d: Decision, cost: Cost) -> Report {
         Report {
             target: target.clone(),
             engine: d.method.as_ref().map(|m| m.engine),
             verdict: d.verdict,
             method: d.method,
             solver: d.solver,
-            time,
+            time: cost.time,
+            solver_use: cost.solver,
         }
+    }
+}
+
+/// What a target cost: time, and solver work.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cost {
+    pub time: Duration,
+    pub solver: SolverUse,
+}
+
+impl std::ops::AddAssign for Cost {
+    fn add_assign(&mut self, o: Cost) {
+        self.time += o.time;
+        self.solver += o.solver;
+    }
+}
+
+impl Cost {
+    /// What the work under `stop`, begun at `start`, cost until now.
+    fn since(start: Instant, stop: &Stop) -> Cost {
+        Cost {
+            time: start.elapsed(),
+            solver: stop.solver_use(),
+        }
+    }
+
+    /// An even share of this cost for each of `n`.
+    fn shares(self, n: usize) -> Vec<Cost> {
+        let time = self.time / n.max(1) as u32;
+        (self.solver.shares(n))
+            .map(|solver| Cost { time, solver })
+            .collect()
     }
 }
 
@@ -125,7 +160,7 @@ pub fn check_batch(
     if builds_conditions(opts) {
         crate::nc::decider::start_helper_ahead(opts);
     }
-    let (decided, spent): (Vec<Vec<Option<Report>>>, Vec<Vec<Duration>>) = (subjects.iter())
+    let (decided, spent): (Vec<Vec<Option<Report>>>, Vec<Vec<Cost>>) = (subjects.iter())
         .map(|s| together::decided(s, opts))
         .unzip();
     let work: Vec<(usize, usize)> = (decided.iter().enumerate())
@@ -162,11 +197,12 @@ pub fn check_batch(
                         // against its deadline as in its time.
                         let before = spent[f][i];
                         let left = CheckOptions {
-                            timeout: opts.timeout.saturating_sub(before),
+                            timeout: opts.timeout.saturating_sub(before.time),
                             ..opts.clone()
                         };
                         let mut r = check_target(&dbs[f], file, &targets[i], &left);
-                        r.time += before;
+                        r.time += before.time;
+                        r.solver_use += before.solver;
                         done(&r);
                         let mut slot = slots[f].lock().unwrap_or_else(|e| e.into_inner());
                         slot[i] = Some(r);
@@ -219,7 +255,7 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             Err(ended) => break Decision::unknown(ended.reason()),
         }
     };
-    Report::of(t, decision, start.elapsed())
+    Report::of(t, decision, Cost::since(start, &stop))
 }
 
 /// The chosen engine, or combination of engines, on the question.

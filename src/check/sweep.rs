@@ -10,7 +10,7 @@
 //! `--timeout`): a file whose exploration does not end gives up that
 //! much, and the targets left are checked one by one as before.
 
-use super::{CheckOptions, PORTFOLIO, Report, Subject};
+use super::{CheckOptions, Cost, PORTFOLIO, Report, Subject};
 use crate::db::Target;
 use crate::deadline::Stop;
 use crate::engine::{Decision, How, Question};
@@ -29,7 +29,7 @@ pub fn sweep(
     open: &[usize],
     opts: &CheckOptions,
     slots: &mut [Option<Report>],
-    spent: &mut [Duration],
+    spent: &mut [Cost],
 ) {
     let wanted = opts.engine == PORTFOLIO && opts.portfolio.contains(&"explore-search");
     if !wanted || open.len() < 2 {
@@ -47,9 +47,9 @@ pub fn sweep(
     // The executor stops itself at the budget; the token is a backstop.
     let stop = Stop::until(start + budget * 2);
     let swept = stop.guard(|| crate::explore::decider::sweep(&q, budget));
-    let share = start.elapsed() / open.len() as u32;
-    for &i in open {
-        spent[i] += share;
+    let shares = Cost::since(start, &stop).shares(open.len());
+    for (&i, share) in open.iter().zip(&shares) {
+        spent[i] += *share;
     }
     let Ok(Ok(swept)) = swept else {
         return;
@@ -58,18 +58,18 @@ pub fn sweep(
     for (target, witness) in swept.found {
         let method = q.method("explore-search", How::PathFound);
         let d = Decision::reachable(witness, method, solver.clone());
-        if let Some(&i) = open.iter().find(|&&i| s.targets[i] == target) {
-            slots[i] = Some(Report::of(&target, d, share));
+        if let Some(k) = open.iter().position(|&i| s.targets[i] == target) {
+            slots[open[k]] = Some(Report::of(&target, d, shares[k]));
         }
     }
     if swept.complete {
-        for &i in open {
+        for (&i, share) in open.iter().zip(&shares) {
             if slots[i].is_some() {
                 continue;
             }
             let method = q.method("explore-search", How::EveryPath);
             let d = Decision::unreachable(method, solver.clone());
-            slots[i] = Some(Report::of(&s.targets[i], d, share));
+            slots[i] = Some(Report::of(&s.targets[i], d, *share));
         }
     }
 }

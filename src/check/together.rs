@@ -15,11 +15,11 @@
 //!
 //! Anything else proves nothing: the targets are then checked one by one.
 
-use super::{CheckOptions, PORTFOLIO, Report, Subject, portfolio};
+use super::{CheckOptions, Cost, PORTFOLIO, Report, Subject, portfolio};
 use crate::db::{self, Target};
 use crate::deadline::{Ended, Stop};
 use crate::engine::{Decision, Question, Verdict};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The engines asked about every target at once, all started at once.
 pub const EVERY_TARGET: [&str; 3] = ["chc", "explore", "nc"];
@@ -27,7 +27,7 @@ pub const EVERY_TARGET: [&str; 3] = ["chc", "explore", "nc"];
 /// What the phases before the one-by-one checks made of a program's
 /// targets: a report per target they decided, and the time each target
 /// was charged (its share of a sweep).
-pub type Phase = (Vec<Option<Report>>, Vec<Duration>);
+pub type Phase = (Vec<Option<Report>>, Vec<Cost>);
 
 /// With the portfolio: the reports of the targets that one exploration
 /// of the whole program decides (`sweep`); then, with
@@ -36,7 +36,7 @@ pub type Phase = (Vec<Option<Report>>, Vec<Duration>);
 /// one `opts.timeout`, each with that time; `None` for the others.
 pub fn decided(s: &Subject, opts: &CheckOptions) -> Phase {
     let n = s.targets.len();
-    let (mut slots, mut spent) = (vec![None; n], vec![Duration::ZERO; n]);
+    let (mut slots, mut spent) = (vec![None; n], vec![Cost::default(); n]);
     if opts.engine != PORTFOLIO {
         return (slots, spent);
     }
@@ -59,19 +59,27 @@ pub fn decided(s: &Subject, opts: &CheckOptions) -> Phase {
     let Ok(d) = decide(&s.db, s.file, &targets, opts, &stop) else {
         return (slots, spent);
     };
-    // One time for every target the answer decides: they share its cost.
-    let elapsed = start.elapsed();
-    let report = |t: &Target, d: &Decision| Report::of(t, d.clone(), elapsed);
+    // One time for every target the answer decides; its solver work is
+    // shared among them.
+    let cost = Cost::since(start, &stop);
+    let shares = cost.shares(open.len());
+    let report = |k: usize, d: &Decision| {
+        let share = Cost {
+            time: cost.time,
+            solver: shares[k].solver,
+        };
+        Report::of(&targets[k], d.clone(), share)
+    };
     match &d.verdict {
         Verdict::Unreachable => {
-            for i in open {
-                slots[i] = Some(report(&s.targets[i], &d));
+            for (k, &i) in open.iter().enumerate() {
+                slots[i] = Some(report(k, &d));
             }
         }
         Verdict::Reachable(_) => {
             if let Some(j) = (d.reached.as_ref()).and_then(|t| targets.iter().position(|x| x == t))
             {
-                slots[open[j]] = Some(report(&targets[j], &d));
+                slots[open[j]] = Some(report(j, &d));
             }
         }
         Verdict::Unknown(_) => {}

@@ -656,6 +656,8 @@ fn file_json(path: &str, solver: &Option<String>, reports: &[Report], total: Dur
             "unreachable": unreachable,
             "reachable": reachable,
             "unknown": unknown,
+            "solver_checks": reports.iter().map(|r| r.solver_use.checks).sum::<u64>(),
+            "smt_bytes": reports.iter().map(|r| r.solver_use.bytes).sum::<u64>(),
         },
         "time_ms": ms(total),
     })
@@ -680,5 +682,7 @@ fn report_json(r: &Report) -> Value {
         "method": r.method.as_ref().map(ToString::to_string),
         "solver": r.solver,
         "time_ms": ms(r.time),
+        "solver_checks": r.solver_use.checks,
+        "smt_bytes": r.solver_use.bytes,
     })
 }

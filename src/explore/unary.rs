@@ -397,6 +397,9 @@ impl Range {
                 ..self.shape()
             }
             .inhabited_by(&self.holes),
+            Rel::IsNot(v) if self.is.is_some() || self.lo.is_none() || self.hi.is_none() => {
+                self.is.is_none_or(|w| w != *v) && self.inhabited_by(&self.holes)
+            }
             Rel::IsNot(_) => self.clone().narrow(rel),
         }
     }
@@ -416,6 +419,11 @@ impl Range {
     }
 
     fn inhabited(&mut self) -> bool {
+        if self.is.is_some() || self.lo.is_none() || self.hi.is_none() {
+            // Holes need no order to be counted against one value or an
+            // unbounded side: a long list of them is not sorted each time.
+            return self.inhabited_by(&self.holes);
+        }
         self.holes.sort_unstable();
         self.holes.dedup();
         self.inhabited_by(&self.holes)
@@ -445,7 +453,15 @@ fn satisfiable(
     bounds: &HashMap<TermId, Bound>,
     formulas: &[TermId],
 ) -> Option<bool> {
-    let todo = formulas.iter().map(|f| (*f, false)).collect();
+    let todo: Vec<Polar> = formulas.iter().map(|f| (*f, false)).collect();
+    let mut greedy = Search {
+        terms,
+        bounds,
+        budget: CASES.max(GREEDY_STEPS_PER_FORMULA * formulas.len() as u32),
+    };
+    if greedy.greedy(todo.clone(), Case::default()).is_some() {
+        return Some(true);
+    }
     Search {
         terms,
         bounds,
@@ -453,6 +469,10 @@ fn satisfiable(
     }
     .run(todo, Case::default())
 }
+
+/// The greedy pass's steps per formula of the slice: it visits each
+/// subformula about once.
+const GREEDY_STEPS_PER_FORMULA: u32 = 16;
 
 /// A formula, and whether it is negated.
 type Polar = (TermId, bool);
@@ -514,6 +534,10 @@ impl<'a> Search<'a> {
                 return Some(false);
             }
             case.open.retain(|d| !case.holding.contains(d));
+            // Each choice scans the open disjunctions: a step each, so
+            // that a long path condition of them (one per assert passed)
+            // goes to the solver rather than cost time quadratic in it.
+            self.budget = self.budget.checked_sub(case.open.len() as u32)?;
             let Some((at, cases)) = self.narrowest(&case) else {
                 return Some(true);
             };
@@ -524,6 +548,33 @@ impl<'a> Search<'a> {
                 [only] => todo.push(*only),
                 _ => return self.either(&cases, case),
             }
+        }
+    }
+
+    /// A satisfying case found without backtracking, if the first case of
+    /// each disjunction that the ranges allow leads to one: a step per
+    /// subformula, where the search's choice of the narrowest disjunction
+    /// scans them all at every choice. `None`: not found this way (the
+    /// formulas may still be satisfiable).
+    fn greedy(&mut self, mut todo: Vec<Polar>, mut case: Case) -> Option<()> {
+        loop {
+            if !self.propagate(&mut todo, &mut case)? {
+                return None;
+            }
+            let d = loop {
+                match case.open.pop() {
+                    None => return Some(()),
+                    Some(d) if case.holding.contains(&d) => continue,
+                    Some(d) => break d,
+                }
+            };
+            let Split::Any(xs) = self.split(d) else {
+                unreachable!("only disjunctions are open")
+            };
+            let first =
+                (xs.iter().map(|x| (*x, d.1))).find(|x| !self.refuted_at_once(*x, &case))?;
+            case.holding.insert(d);
+            todo.push(first);
         }
     }
 
@@ -579,19 +630,24 @@ impl<'a> Search<'a> {
     }
 
     /// Whether the ranges already refute `f` or one of its conjuncts that
-    /// is a literal.
+    /// is a literal (negated or not).
     fn refuted_at_once(&self, f: Polar, case: &Case) -> bool {
-        let refutes = |l: Polar| {
-            let (atom, rel) = self.bound(l);
-            !case.ranges.get(&atom).unwrap_or(&Range::ANY).admits(&rel)
-        };
         match self.split(f) {
-            Split::Literal => refutes(f),
-            Split::All(xs) => xs
-                .iter()
-                .any(|x| matches!(self.split((*x, f.1)), Split::Literal) && refutes((*x, f.1))),
-            Split::Not(_) | Split::Any(_) => false,
+            Split::All(xs) => xs.iter().any(|x| self.literal_refuted((*x, f.1), case)),
+            _ => self.literal_refuted(f, case),
         }
+    }
+
+    /// Whether `f` is a literal, or the negation of one, that the ranges
+    /// refute.
+    fn literal_refuted(&self, f: Polar, case: &Case) -> bool {
+        let literal = match self.split(f) {
+            Split::Literal => f,
+            Split::Not(a) if matches!(self.split((a, !f.1)), Split::Literal) => (a, !f.1),
+            _ => return false,
+        };
+        let (atom, rel) = self.bound(literal);
+        !case.ranges.get(&atom).unwrap_or(&Range::ANY).admits(&rel)
     }
 
     /// Whether one of `cases` and then everything open can hold.
@@ -644,6 +700,41 @@ mod tests {
         assert_eq!(decide(&f, &[not0], is72), Some(true));
         assert_eq!(decide(&f, &[is72], is0), Some(false));
         assert_eq!(decide(&f, &[not0], is0), Some(false));
+    }
+
+    /// A path condition of many passed asserts, one disjunction each
+    /// (`x != i ∨ (x == i ∧ y != 3i)`), as a file of asserts builds it.
+    fn passed_asserts(f: &mut Fixture, n: i64) -> Vec<TermId> {
+        let t = &mut f.terms;
+        (0..n)
+            .map(|i| {
+                let (ki, k3i) = (t.int(i), t.int(3 * i));
+                let (x_not_i, x_is_i, y_not) = (t.ne(f.x, ki), t.eq(f.x, ki), t.ne(f.y, k3i));
+                let inner = t.and(vec![x_is_i, y_not]);
+                t.or(vec![x_not_i, inner])
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_path_condition_of_disjunctions_is_decided_satisfiable_at_once() {
+        let mut f = fixture();
+        let pc = passed_asserts(&mut f, 1000);
+        let t = &mut f.terms;
+        let (k500, k1500, k7) = (t.int(500), t.int(1500), t.int(7));
+        let (x500, y1500, y7) = (t.eq(f.x, k500), t.eq(f.y, k1500), t.eq(f.y, k7));
+        let error = t.and(vec![x500, y1500]);
+        let passing = t.and(vec![x500, y7]);
+        assert_eq!(decide(&f, &pc, passing), Some(true));
+        // The error of an assert passed before: refuted by the search if
+        // within its budget, else left to the solver; never `sat`.
+        assert_ne!(decide(&f, &pc, error), Some(true));
+        let short = passed_asserts(&mut f, 10);
+        let t = &mut f.terms;
+        let (k5, k15) = (t.int(5), t.int(15));
+        let (x5, y15) = (t.eq(f.x, k5), t.eq(f.y, k15));
+        let error = t.and(vec![x5, y15]);
+        assert_eq!(decide(&f, &short, error), Some(false));
     }
 
     #[test]

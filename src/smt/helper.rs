@@ -291,6 +291,7 @@ impl Helper {
         if by_deadline && limit.is_zero() {
             crate::deadline::stop();
         }
+        crate::deadline::count_solver_use(crate::deadline::SolverUse::of_script(script));
         let result = self.ask_with_limit(script, quantified, limit);
         if by_deadline && matches!(&result, Err(Failure::Timeout)) {
             crate::deadline::stop();

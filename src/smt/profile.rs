@@ -59,6 +59,11 @@ pub struct Profile {
     /// session (`{ms}` is replaced) and lift it again, if the solver has one.
     #[serde(default)]
     pub check_limit: Option<(String, String)>,
+    /// The command that prints one term's value after `sat` (`{term}` is
+    /// replaced), where it is faster than `get-value` (solvers/README.md);
+    /// `None`: `get-value`.
+    #[serde(default)]
+    pub value_command: Option<String>,
     /// The version the profile was written for (informational).
     #[serde(default)]
     pub version: String,

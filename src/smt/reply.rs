@@ -36,6 +36,17 @@ pub fn int_values(text: &str) -> Result<Vec<(String, BigInt)>, String> {
         .collect()
 }
 
+/// The s-expressions of `text`, in order, up to its end or to the first
+/// text that is not one.
+pub fn sexprs(text: &str) -> Vec<String> {
+    let mut p = SmtParser::of_str(text);
+    let mut out = Vec::new();
+    while let Ok(e) = p.get_sexpr() {
+        out.push(e.to_string());
+    }
+    out
+}
+
 /// A message on one line, at most 200 bytes.
 pub(super) fn one_line(s: &str) -> String {
     let s: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -49,6 +60,13 @@ pub(super) fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn splits_printed_values() {
+        assert_eq!(sexprs("3\n(- 12)\n  7 "), ["3", "(- 12)", "7"]);
+        assert_eq!(sexprs(""), Vec::<String>::new());
+        assert_eq!(sexprs("(error \"x\")\n"), ["(error \"x\")"]);
+    }
 
     #[test]
     fn parses_smtlib_integers() {

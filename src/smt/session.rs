@@ -14,10 +14,10 @@
 use super::Answer;
 use super::profile::Profile;
 use super::reply::{self, one_line};
-use crate::deadline::Stop;
+use crate::deadline::{SolverUse, Stop};
 use rsmt2::parse::{ExprParser, ValueParser};
 use rsmt2::{SmtConf, SmtRes, SmtStyle, Solver};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -108,6 +108,8 @@ pub struct Session {
     /// other questions, and the next check could read a `sat` or `unsat`
     /// meant for another. Every later check is then `unknown`.
     broken: Option<String>,
+    /// The profile's command for one value, if it has one.
+    value_command: Option<String>,
 }
 
 impl Session {
@@ -162,6 +164,7 @@ impl Session {
             stop,
             solver_name: profile.name.clone(),
             broken: None,
+            value_command: profile.value_command.clone(),
         })
     }
 
@@ -179,6 +182,7 @@ impl Session {
     /// Sends SMT-LIB commands that produce no response (declarations,
     /// definitions, assertions, options the solver supports).
     pub fn send(&mut self, text: &str) -> Result<(), String> {
+        self.stop.add_solver_use(SolverUse::of_script(text));
         let s = self.solver();
         s.write_all(text.as_bytes())
             .and_then(|_| s.write_all(b"\n"))
@@ -199,6 +203,8 @@ impl Session {
         if let Some(why) = &self.broken {
             return Answer::Unknown(why.clone());
         }
+        self.stop
+            .add_solver_use(SolverUse::of_script("(check-sat)\n"));
         match self.solver().check_sat_or_unk() {
             Ok(Some(true)) => Answer::Sat,
             Ok(Some(false)) => Answer::Unsat,
@@ -222,7 +228,8 @@ impl Session {
         why
     }
 
-    /// `get-value` of integer terms after `sat`.
+    /// The values of integer terms after `sat`: by the profile's value
+    /// command if it has one, else by `get-value`.
     pub fn int_values(&mut self, exprs: &[String]) -> Result<Vec<num_bigint::BigInt>, String> {
         if exprs.is_empty() {
             return Ok(vec![]);
@@ -230,6 +237,14 @@ impl Session {
         if let Some(why) = &self.broken {
             return Err(why.clone());
         }
+        if let Some(command) = self.value_command.clone() {
+            return self.values_one_by_one(&command, exprs);
+        }
+        let asked: usize = exprs.iter().map(|e| e.len() + 3).sum();
+        self.stop.add_solver_use(SolverUse {
+            checks: 0,
+            bytes: (asked + "(get-value ()\n".len()) as u64,
+        });
         let answer: Vec<(String, String)> = match self.solver().get_values(exprs) {
             Ok(a) => a,
             Err(e) => {
@@ -253,6 +268,62 @@ impl Session {
             .collect()
     }
 }
+
+impl Session {
+    /// One value command per term, then an `echo` of a marker: the values
+    /// are the s-expressions printed before it.
+    fn values_one_by_one(
+        &mut self,
+        command: &str,
+        exprs: &[String],
+    ) -> Result<Vec<num_bigint::BigInt>, String> {
+        let mut text: String = (exprs.iter())
+            .map(|e| command.replace("{term}", e) + "\n")
+            .collect();
+        text.push_str(&format!("(echo \"{VALUES_END}\")"));
+        self.send(&text)?;
+        let printed = match self.read_until_marker() {
+            Ok(p) => p,
+            Err(e) => return Err(self.break_off(&format!("values: {e}"))),
+        };
+        let values = reply::sexprs(&printed);
+        if values.len() != exprs.len() || values.iter().any(|v| v.starts_with("(error")) {
+            let why = format!("values: `{}` for {} terms", one_line(&printed), exprs.len());
+            return Err(self.break_off(&why));
+        }
+        (values.iter())
+            .map(|v| reply::int(v).ok_or_else(|| format!("values: `{v}` is not an integer")))
+            .collect()
+    }
+
+    /// What the solver prints up to a line holding the marker alone.
+    fn read_until_marker(&mut self) -> Result<String, String> {
+        let solver = self.solver();
+        let mut printed = Vec::new();
+        let mut line = Vec::new();
+        let mut byte = [0u8];
+        loop {
+            match solver.read(&mut byte) {
+                Ok(0) => return Err("the solver ended".into()),
+                Ok(_) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            if byte[0] != b'\n' {
+                line.push(byte[0]);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().trim_matches('"') == VALUES_END {
+                return Ok(String::from_utf8_lossy(&printed).into_owned());
+            }
+            printed.append(&mut line);
+            printed.push(b'\n');
+        }
+    }
+}
+
+/// The marker printed after the values asked one by one.
+const VALUES_END: &str = "apc-values-end";
 
 impl Drop for Session {
     fn drop(&mut self) {

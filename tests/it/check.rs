@@ -969,20 +969,7 @@ fn every_registered_engine_answers_through_the_contract() {
 #[test]
 fn one_sweep_decides_a_file_of_many_asserts() {
     let dir = std::env::temp_dir().join(format!("apc-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let asserts: String = (0..30)
-        .map(|i| format!("  assert(x != {i} || y != {});\n", 3 * i))
-        .collect();
-    let file = dir.join("asserts.mc").display().to_string();
-    std::fs::write(&file, format!("main(x, y) {{\n{asserts}  return 0;\n}}\n")).unwrap();
-    let report = json(&apc(&[
-        "check",
-        &file,
-        "--format",
-        "json",
-        "--timeout",
-        "10",
-    ]));
+    let (file, report) = check_asserts(&dir, 30);
     let targets = report["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 30, "{report}");
     for t in targets {
@@ -1007,5 +994,58 @@ fn one_sweep_decides_a_file_of_many_asserts() {
     ]));
     for t in report["targets"].as_array().unwrap() {
         assert_eq!(t["verdict"], "unreachable", "{t}");
+    }
+}
+
+/// `apc check` (JSON) of a file of `n` reachable asserts of one shape,
+/// `assert(x != i || y != 3i)`, written in `dir`: the file and the report.
+fn check_asserts(dir: &Path, n: usize) -> (String, Value) {
+    std::fs::create_dir_all(dir).unwrap();
+    let asserts: String = (0..n)
+        .map(|i| format!("  assert(x != {i} || y != {});\n", 3 * i))
+        .collect();
+    let file = dir.join(format!("asserts-{n}.mc")).display().to_string();
+    std::fs::write(&file, format!("main(x, y) {{\n{asserts}  return 0;\n}}\n")).unwrap();
+    let args = ["check", &file, "--format", "json", "--timeout", "30"];
+    let report = json(&apc(&args));
+    (file, report)
+}
+
+/// The solver work of a file of n asserts grows linearly in n: the
+/// solver checks and the SMT-LIB bytes per target at n = 60 and 120 are
+/// within 25 % of those at n = 30 (a measure of work, not of time, so
+/// that a busy machine does not change it). Each target's share is in
+/// the JSON, and the summary's totals are their sums.
+#[test]
+fn solver_work_grows_linearly_in_the_number_of_asserts() {
+    let dir = std::env::temp_dir().join(format!("apc-growth-{}", std::process::id()));
+    let per_target = |n: usize| {
+        let (_, report) = check_asserts(&dir, n);
+        let summary = &report["summary"];
+        assert_eq!(summary["reachable"], n, "{summary}");
+        let targets = report["targets"].as_array().unwrap();
+        let sum = |key: &str| {
+            targets
+                .iter()
+                .map(|t| t[key].as_u64().unwrap())
+                .sum::<u64>()
+        };
+        let (checks, bytes) = (sum("solver_checks"), sum("smt_bytes"));
+        assert_eq!(summary["solver_checks"], checks, "{summary}");
+        assert_eq!(summary["smt_bytes"], bytes, "{summary}");
+        assert!(checks > 0 && bytes > 0, "{summary}");
+        (checks as f64 / n as f64, bytes as f64 / n as f64)
+    };
+    let (checks30, bytes30) = per_target(30);
+    for n in [60, 120] {
+        let (checks, bytes) = per_target(n);
+        assert!(
+            checks <= 1.25 * checks30,
+            "n = {n}: {checks} checks per target, {checks30} at 30"
+        );
+        assert!(
+            bytes <= 1.25 * bytes30,
+            "n = {n}: {bytes} bytes per target, {bytes30} at 30"
+        );
     }
 }

@@ -477,7 +477,7 @@ fn sweep_against_runs(
     };
     let open: Vec<usize> = (0..targets.len()).collect();
     let mut slots = vec![None; targets.len()];
-    let mut spent = vec![Duration::ZERO; targets.len()];
+    let mut spent = vec![apc::check::Cost::default(); targets.len()];
     check::sweep::sweep(&subject, &open, opts, &mut slots, &mut spent);
     for i in hit.keys() {
         let Some(r) = &slots[*i] else { continue };
