@@ -11,6 +11,12 @@
 //! size (DAG nodes, bytes of the SMT-LIB query), and the time `apc check`
 //! takes to decide the assert after the build. Growth is summarised by the
 //! least-squares slope on a log–log scale (1 = linear, 2 = quadratic).
+//!
+//! A fifth family, `asserts`, grows in targets instead: n asserts of one
+//! shape, `assert(x != i || y != 3i)`, each reachable. It is measured as
+//! a user runs it ([`measure_targets`]): the whole `apc check` of the
+//! file, and the solver work it asked (checks, SMT-LIB bytes), which
+//! should grow linearly in n (docs/portfolio.md §4a).
 
 use super::{Loaded, answer, check_options, solve, timed, timed_build};
 use crate::smt::Profile;
@@ -25,10 +31,18 @@ pub enum Family {
     Loops,
     Nested,
     Paths,
+    /// n targets, not one: measured by [`measure_targets`].
+    Asserts,
 }
 
 impl Family {
-    pub const ALL: [Family; 4] = [Family::Ifs, Family::Loops, Family::Nested, Family::Paths];
+    pub const ALL: [Family; 5] = [
+        Family::Ifs,
+        Family::Loops,
+        Family::Nested,
+        Family::Paths,
+        Family::Asserts,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -36,6 +50,7 @@ impl Family {
             Family::Loops => "loops",
             Family::Nested => "nested",
             Family::Paths => "paths",
+            Family::Asserts => "asserts",
         }
     }
 
@@ -46,6 +61,7 @@ impl Family {
             Family::Loops => "n sequential loops",
             Family::Nested => "loops nested to depth n",
             Family::Paths => "one loop body with n paths",
+            Family::Asserts => "n asserts `assert(x != i || y != 3i)`, n targets",
         }
     }
 
@@ -57,6 +73,7 @@ impl Family {
             Family::Loops => &[1, 2, 4, 8, 16],
             Family::Nested => &[1, 2, 3, 4, 5, 6],
             Family::Paths => &[1, 2, 4, 8, 16],
+            Family::Asserts => &[30, 60, 120, 300],
         }
     }
 
@@ -136,6 +153,13 @@ impl Family {
                     2 * n + 1
                 );
             }
+            Family::Asserts => {
+                s.push_str("main(x, y) {\n");
+                for i in 0..n {
+                    let _ = writeln!(s, "  assert(x != {i} || y != {});", 3 * i);
+                }
+                s.push_str("  return 0;\n}\n");
+            }
         }
         s
     }
@@ -197,6 +221,63 @@ pub fn measure(
     })
 }
 
+/// One member of the `asserts` family, checked as a whole.
+pub struct TargetsRow {
+    pub n: usize,
+    /// Median time of `apc check` on the file (a fresh database each run).
+    pub time: Duration,
+    /// Targets unreachable, reachable, unknown.
+    pub verdicts: [usize; 3],
+    /// Solver checks and SMT-LIB bytes of the run, all targets.
+    pub solver: crate::deadline::SolverUse,
+    /// Whether every verdict is the one the family is built to have
+    /// (reachable, or undecided); a reachable one was replayed by `check`.
+    pub expected: bool,
+}
+
+/// Measures a member of a family of many targets: `apc check` of the
+/// whole file (`runs` times), as the command line runs it.
+pub fn measure_targets(
+    family: Family,
+    n: usize,
+    solver: &Profile,
+    runs: usize,
+    timeout: Duration,
+) -> Result<TargetsRow, String> {
+    let source = family.program(n);
+    let opts = crate::check::CheckOptions::new(vec![solver.clone()], timeout);
+    let (time, reports) = timed(runs, Duration::MAX, || {
+        let (db, file) =
+            crate::db::Database::with_file(&format!("{}-{n}.mc", family.name()), &source);
+        let targets = crate::db::targets(&db, file);
+        crate::check::check_all(&db, file, &targets, &opts, &|_| {})
+    });
+    if reports.len() != n {
+        return Err(format!(
+            "{}-{n}: {} targets, not {n}",
+            family.name(),
+            reports.len()
+        ));
+    }
+    let mut verdicts = [0; 3];
+    let mut used = crate::deadline::SolverUse::default();
+    for r in &reports {
+        verdicts[match r.verdict {
+            crate::engine::Verdict::Unreachable => 0,
+            crate::engine::Verdict::Reachable(_) => 1,
+            crate::engine::Verdict::Unknown(_) => 2,
+        }] += 1;
+        used += r.solver_use;
+    }
+    Ok(TargetsRow {
+        n,
+        time,
+        verdicts,
+        solver: used,
+        expected: verdicts[0] == 0,
+    })
+}
+
 /// The least-squares slope of log y against log x over the points with
 /// positive coordinates; `None` with fewer than two such points.
 pub fn log_log_slope(points: &[(f64, f64)]) -> Option<f64> {
@@ -250,6 +331,10 @@ mod tests {
                     // (+1): a = [n-1, n-1, 0], m = 3.
                     Family::Paths => {
                         vec![("a".into(), list(&[n - 1, n - 1, 0])), ("m".into(), int(3))]
+                    }
+                    // The last assert: x = n - 1, y = 3(n - 1).
+                    Family::Asserts => {
+                        vec![("x".into(), int(n - 1)), ("y".into(), int(3 * (n - 1)))]
                     }
                 };
                 let w = Witness {

@@ -142,6 +142,8 @@ pub enum FamilyChoice {
     Loops,
     Nested,
     Paths,
+    /// n asserts in one file: the whole `apc check`, its time and solver work.
+    Asserts,
     All,
 }
 
@@ -153,7 +155,7 @@ pub struct ScaleArgs {
     #[arg(long, value_enum, default_values_t = [FamilyChoice::All])]
     pub family: Vec<FamilyChoice>,
     /// The sizes n, comma-separated, for every chosen family (default: ifs 1,2,4,8,16,20;
-    /// loops and paths 1,2,4,8,16; nested 1…6).
+    /// loops and paths 1,2,4,8,16; nested 1…6; asserts 30,60,120,300).
     #[arg(long, value_delimiter = ',', value_name = "N,…")]
     pub sizes: Option<Vec<usize>>,
 }
@@ -920,6 +922,7 @@ fn scale(a: ScaleArgs) -> ExitCode {
             FamilyChoice::Loops => &[Family::Loops],
             FamilyChoice::Nested => &[Family::Nested],
             FamilyChoice::Paths => &[Family::Paths],
+            FamilyChoice::Asserts => &[Family::Asserts],
             FamilyChoice::All => &Family::ALL,
         };
         for f in chosen {
@@ -940,14 +943,20 @@ fn scale(a: ScaleArgs) -> ExitCode {
     };
     let steps: usize = families.iter().map(|f| sizes(*f).len()).sum::<usize>() * solvers.len();
     let bar = progress(steps);
-    let mut rows = Vec::new();
+    let (mut rows, mut target_rows) = (Vec::new(), Vec::new());
     for solver in &solvers {
         for &f in &families {
             for n in sizes(f) {
                 bar.set_message(format!("{}-{n} on {}", f.name(), solver.name));
-                match bench::scale::measure(f, n, solver, c.runs, timeout) {
-                    Ok(r) => rows.push((solver.name.clone(), r)),
-                    Err(e) => return bad(&e),
+                let measured = if f == Family::Asserts {
+                    bench::scale::measure_targets(f, n, solver, c.runs, timeout)
+                        .map(|r| target_rows.push((solver.name.clone(), r)))
+                } else {
+                    bench::scale::measure(f, n, solver, c.runs, timeout)
+                        .map(|r| rows.push((solver.name.clone(), r)))
+                };
+                if let Err(e) = measured {
+                    return bad(&e);
                 }
                 bar.inc(1);
             }
@@ -955,8 +964,33 @@ fn scale(a: ScaleArgs) -> ExitCode {
     }
     bar.finish_and_clear();
     match c.format {
-        BenchFormat::Table => scale_table(&rows, &families, &solvers),
+        BenchFormat::Table => {
+            let conditions: Vec<Family> = (families.iter().copied())
+                .filter(|f| *f != Family::Asserts)
+                .collect();
+            if !conditions.is_empty() {
+                scale_table(&rows, &conditions, &solvers);
+            }
+            if families.contains(&Family::Asserts) {
+                targets_table(&target_rows, &solvers);
+            }
+        }
         f => {
+            let targets = target_rows.iter().map(|(solver, r)| {
+                json!({
+                    "benchmark": format!("asserts-{}", r.n),
+                    "family": "asserts",
+                    "n": r.n,
+                    "solver": solver,
+                    "unreachable": r.verdicts[0],
+                    "reachable": r.verdicts[1],
+                    "unknown": r.verdicts[2],
+                    "expected": r.expected,
+                    "total_ms": ms(r.time),
+                    "solver_checks": r.solver.checks,
+                    "smt_bytes": r.solver.bytes,
+                })
+            });
             let list: Vec<Value> = rows
                 .iter()
                 .map(|(solver, r)| {
@@ -975,11 +1009,73 @@ fn scale(a: ScaleArgs) -> ExitCode {
                         "total_ms": ms(r.build + r.solve),
                     })
                 })
+                .chain(targets)
                 .collect();
             print_rows(&list, f);
         }
     }
     ExitStatus::Ok.into()
+}
+
+/// The `asserts` family's table per solver: the whole check of each file,
+/// its time and solver work per target, and their growth.
+fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::smt::Profile]) {
+    use bench::scale::{Family, log_log_slope};
+    let head: Vec<String> = [
+        "n",
+        "verdicts (unreachable/reachable/unknown)",
+        "apc check",
+        "per target",
+        "solver checks",
+        "SMT-LIB bytes",
+        "vs smallest n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for solver in solvers {
+        let mine: Vec<&bench::scale::TargetsRow> = (rows.iter())
+            .filter(|(s, _)| *s == solver.name)
+            .map(|(_, r)| r)
+            .collect();
+        let Some(first) = mine.first() else { continue };
+        outln!("asserts: {} ({})", Family::Asserts.what(), solver.name);
+        let body: Vec<Vec<String>> = mine
+            .iter()
+            .map(|r| {
+                let [u, re, unk] = r.verdicts;
+                let mark = if r.expected { "" } else { " (WRONG)" };
+                vec![
+                    r.n.to_string(),
+                    format!("{u}/{re}/{unk}{mark}"),
+                    short(r.time),
+                    short(r.time / r.n.max(1) as u32),
+                    r.solver.checks.to_string(),
+                    r.solver.bytes.to_string(),
+                    format!(
+                        "{:.1}× the time for {:.1}× the targets",
+                        r.time.as_secs_f64() / first.time.as_secs_f64().max(1e-9),
+                        r.n as f64 / first.n.max(1) as f64
+                    ),
+                ]
+            })
+            .collect();
+        print_table(&head, &body);
+        let slope = |y: &dyn Fn(&bench::scale::TargetsRow) -> f64| {
+            let points: Vec<(f64, f64)> = mine.iter().map(|r| (r.n as f64, y(r))).collect();
+            log_log_slope(&points).map_or("—".to_string(), |s| format!("{s:.2}"))
+        };
+        outln!(
+            "growth (log–log slope in n): time {}, solver checks {}, SMT-LIB bytes {}",
+            slope(&|r| r.time.as_secs_f64()),
+            slope(&|r| r.solver.checks as f64),
+            slope(&|r| r.solver.bytes as f64),
+        );
+        outln!();
+    }
+    outln!(
+        "apc check: the whole file as the command line checks it (median of the runs, a fresh database each); solver checks and bytes: what every engine asked of the solver for all the targets; every assert is reachable by construction (WRONG marks an unreachable)."
+    );
 }
 
 /// One table per family and solver, with the log–log slopes under it.

@@ -126,6 +126,17 @@ pub(crate) struct Solver {
     /// Checks the second solver decided after the first gave up.
     pub second_opinions: u64,
     pub time: Duration,
+    /// The last check kept open, when decided without the solver: its
+    /// model, and the question (asked of the solver if a value the model
+    /// lacks is wanted).
+    local: Option<LocalModel>,
+}
+
+/// A kept check's model found by the unary checks.
+struct LocalModel {
+    values: rustc_hash::FxHashMap<TermId, i64>,
+    pc: PathCond,
+    extra: TermId,
 }
 
 /// Per-check limits with a second opinion: the first solver's, and the
@@ -143,6 +154,7 @@ impl Solver {
             unary: Some(UnaryChecks::default()),
             second_opinions: 0,
             time: Duration::ZERO,
+            local: None,
         })
     }
 
@@ -184,7 +196,21 @@ impl Solver {
         keep: bool,
         limit: Option<Duration>,
     ) -> Answer {
-        // A kept check is asked for values: only the solver has them.
+        self.local = None;
+        // A kept check is asked for values: its model, if the unary
+        // checks find one, else the solver's.
+        if keep
+            && let Some(u) = &mut self.unary
+            && let Some(values) = u.model(terms, pc.iter(), extra)
+        {
+            self.queries += 1;
+            self.local = Some(LocalModel {
+                values,
+                pc: pc.clone(),
+                extra,
+            });
+            return Answer::Sat;
+        }
         let local = match &mut self.unary {
             Some(u) if !keep => u.decide(terms, pc.iter(), extra),
             _ => None,
@@ -269,12 +295,58 @@ impl Solver {
 
     /// Closes the scope of the last check.
     pub(crate) fn close(&mut self) {
+        if self.local.take().is_some() {
+            return; // no scope was opened
+        }
         self.open_backend().close();
         self.open_in_second = false;
     }
 
     /// After a `sat` kept open: the values of integer terms.
     pub(crate) fn values(&mut self, terms: &Terms, ts: &[TermId]) -> Result<Vec<BigInt>, String> {
-        self.open_backend().values(terms, ts)
+        let Some(local) = &self.local else {
+            return self.open_backend().values(terms, ts);
+        };
+        if let Some(values) = local_values(terms, local, ts) {
+            return Ok(values);
+        }
+        // A value the model does not hold: the solver's model instead.
+        let LocalModel { pc, extra, .. } = self.local.take().expect("a local model");
+        match self.check(terms, &pc, extra, true) {
+            Answer::Sat => self.values(terms, ts),
+            other => Err(format!(
+                "the unary checks' model was not confirmed: {other:?}"
+            )),
+        }
     }
+}
+
+/// The values of `ts` in a local model: an integer it bounds, a constant,
+/// or an integer the path condition does not mention (any value; 0).
+fn local_values(terms: &Terms, local: &LocalModel, ts: &[TermId]) -> Option<Vec<BigInt>> {
+    (ts.iter())
+        .map(|t| match local.values.get(t) {
+            Some(v) => Some(BigInt::from(*v)),
+            None => terms.as_int(*t).cloned().or_else(|| {
+                let free = !mentioned(terms, local, *t);
+                free.then(BigInt::default)
+            }),
+        })
+        .collect()
+}
+
+/// Whether `t` occurs in the path condition or the extra condition of a
+/// local model.
+fn mentioned(terms: &Terms, local: &LocalModel, t: TermId) -> bool {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let mut stack: Vec<TermId> = local.pc.iter().chain([local.extra]).collect();
+    while let Some(u) = stack.pop() {
+        if u == t {
+            return true;
+        }
+        if seen.insert(u) {
+            stack.extend(terms.children(terms.node(u)));
+        }
+    }
+    false
 }

@@ -123,6 +123,40 @@ impl UnaryChecks {
         Some(answer)
     }
 
+    /// A model of `pc ∧ extra` found without the solver: a value for
+    /// every integer they bound, if every conjunct is built from bounds
+    /// and the greedy pass satisfies them all (`None` otherwise: ask the
+    /// solver). Exact: each value lies in the range every literal made to
+    /// hold narrowed its integer to, and each disjunction has a case that
+    /// holds. An integer the formulas do not mention may take any value.
+    pub(crate) fn model(
+        &mut self,
+        terms: &Terms,
+        pc: impl Iterator<Item = TermId>,
+        extra: TermId,
+    ) -> Option<HashMap<TermId, i64>> {
+        let mut formulas = Vec::new();
+        for t in std::iter::once(extra).chain(pc) {
+            for p in self.parts(terms, t).iter() {
+                match p {
+                    Part::Formula(f, _) => formulas.push((*f, false)),
+                    Part::Other(_) => return None,
+                }
+            }
+        }
+        let mut search = Search {
+            terms,
+            bounds: &self.bounds,
+            budget: CASES.max(GREEDY_STEPS_PER_FORMULA * formulas.len() as u32),
+        };
+        let case = search.greedy(formulas, Case::default())?;
+        let model = (case.ranges.iter())
+            .map(|(a, r)| r.pick().map(|v| (*a, v)))
+            .collect::<Option<HashMap<TermId, i64>>>()?;
+        self.decided += 1;
+        Some(model)
+    }
+
     fn parts(&mut self, terms: &Terms, t: TermId) -> Arc<[Part]> {
         if let Some(ps) = self.parts.get(&t) {
             return ps.clone();
@@ -194,8 +228,10 @@ fn parts_of(terms: &Terms, t: TermId, bounds: &mut HashMap<TermId, Bound>) -> Ar
         Node::And(xs) => xs.to_vec(),
         _ => vec![t],
     };
-    conjuncts
-        .iter()
+    // `true` constrains nothing (an error's condition already in the
+    // path condition is checked as `pc ∧ true`).
+    (conjuncts.iter())
+        .filter(|c| !matches!(terms.node(**c), Node::Bool(true)))
         .map(|c| match bounded_integers(terms, *c, bounds) {
             Some(atoms) => Part::Formula(*c, atoms),
             None => Part::Other(touched(terms, *c)),
@@ -404,6 +440,23 @@ impl Range {
         }
     }
 
+    /// An integer of the range (inhabited), the nearest to 0 from above
+    /// if there is one; `None` if none is found.
+    fn pick(&self) -> Option<i64> {
+        if let Some(v) = self.is {
+            return self.fits(v).then_some(v);
+        }
+        let start = 0i64.clamp(self.lo.unwrap_or(i64::MIN), self.hi.unwrap_or(i64::MAX));
+        let free = |v: &i64| self.fits(*v) && !self.holes.contains(v);
+        // Finitely many holes: one of the next holes + 1 integers on a
+        // side of `start` that the range allows is free.
+        let steps = self.holes.len() as i64 + 1;
+        (0..steps)
+            .map_while(|d| start.checked_add(d))
+            .find(free)
+            .or_else(|| (1..=steps).map_while(|d| start.checked_sub(d)).find(free))
+    }
+
     fn fits(&self, v: i64) -> bool {
         self.lo.is_none_or(|l| l <= v) && self.hi.is_none_or(|h| v <= h)
     }
@@ -551,19 +604,19 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// A satisfying case found without backtracking, if the first case of
+    /// A satisfying case found without backtracking (its ranges), if the first case of
     /// each disjunction that the ranges allow leads to one: a step per
     /// subformula, where the search's choice of the narrowest disjunction
     /// scans them all at every choice. `None`: not found this way (the
     /// formulas may still be satisfiable).
-    fn greedy(&mut self, mut todo: Vec<Polar>, mut case: Case) -> Option<()> {
+    fn greedy(&mut self, mut todo: Vec<Polar>, mut case: Case) -> Option<Case> {
         loop {
             if !self.propagate(&mut todo, &mut case)? {
                 return None;
             }
             let d = loop {
                 match case.open.pop() {
-                    None => return Some(()),
+                    None => return Some(case),
                     Some(d) if case.holding.contains(&d) => continue,
                     Some(d) => break d,
                 }
@@ -735,6 +788,36 @@ mod tests {
         let (x5, y15) = (t.eq(f.x, k5), t.eq(f.y, k15));
         let error = t.and(vec![x5, y15]);
         assert_eq!(decide(&f, &short, error), Some(false));
+    }
+
+    #[test]
+    fn a_model_is_found_without_the_solver_where_the_ranges_allow() {
+        let mut f = fixture();
+        let pc = passed_asserts(&mut f, 20);
+        let t = &mut f.terms;
+        let (k5, k16, k3, k4) = (t.int(5), t.int(16), t.int(3), t.int(4));
+        let (x5, y16) = (t.eq(f.x, k5), t.eq(f.y, k16));
+        let extra = t.and(vec![x5, y16]);
+        let mut u = UnaryChecks::default();
+        let m = u
+            .model(&f.terms, pc.iter().copied(), extra)
+            .expect("a model");
+        assert_eq!((m[&f.x], m[&f.y]), (5, 16));
+        // The nearest integer to 0 the bounds and holes leave.
+        let t = &mut f.terms;
+        let at_least3 = t.le(k3, f.x);
+        let (not3, not4) = (t.ne(f.x, k3), t.ne(f.x, k4));
+        let extra = t.and(vec![at_least3, not3, not4]);
+        let m = u
+            .model(&f.terms, std::iter::empty(), extra)
+            .expect("a model");
+        assert_eq!(m[&f.x], 5);
+        // The error of an assert passed before has no model.
+        let t = &mut f.terms;
+        let k15 = t.int(15);
+        let y15 = t.eq(f.y, k15);
+        let error = t.and(vec![x5, y15]);
+        assert_eq!(u.model(&f.terms, pc.iter().copied(), error), None);
     }
 
     #[test]
