@@ -312,8 +312,12 @@ impl Solver {
         }
         // A value the model does not hold: the solver's model instead.
         let LocalModel { pc, extra, .. } = self.local.take().expect("a local model");
-        match self.check(terms, &pc, extra, true) {
-            Answer::Sat => self.values(terms, ts),
+        // Without the unary checks, or they would answer it again.
+        let unary = self.unary.take();
+        let answer = self.check(terms, &pc, extra, true);
+        self.unary = unary;
+        match answer {
+            Answer::Sat => self.open_backend().values(terms, ts),
             other => Err(format!(
                 "the unary checks' model was not confirmed: {other:?}"
             )),
@@ -322,31 +326,14 @@ impl Solver {
 }
 
 /// The values of `ts` in a local model: an integer it bounds, a constant,
-/// or an integer the path condition does not mention (any value; 0).
+/// or a single integer the literals made to hold do not bound (it is free:
+/// 0). `None` for anything else.
 fn local_values(terms: &Terms, local: &LocalModel, ts: &[TermId]) -> Option<Vec<BigInt>> {
     (ts.iter())
         .map(|t| match local.values.get(t) {
             Some(v) => Some(BigInt::from(*v)),
-            None => terms.as_int(*t).cloned().or_else(|| {
-                let free = !mentioned(terms, local, *t);
-                free.then(BigInt::default)
-            }),
+            None if super::unary::is_single_integer(terms, *t) => Some(BigInt::default()),
+            None => terms.as_int(*t).cloned(),
         })
         .collect()
-}
-
-/// Whether `t` occurs in the path condition or the extra condition of a
-/// local model.
-fn mentioned(terms: &Terms, local: &LocalModel, t: TermId) -> bool {
-    let mut seen = rustc_hash::FxHashSet::default();
-    let mut stack: Vec<TermId> = local.pc.iter().chain([local.extra]).collect();
-    while let Some(u) = stack.pop() {
-        if u == t {
-            return true;
-        }
-        if seen.insert(u) {
-            stack.extend(terms.children(terms.node(u)));
-        }
-    }
-    false
 }

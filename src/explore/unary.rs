@@ -351,6 +351,12 @@ fn single_integer(terms: &Terms, a: TermId, b: TermId) -> Option<(TermId, BigInt
     }
 }
 
+/// Whether `t` is one integer of its own here: an integer variable, or an
+/// input element at constant indices.
+pub(crate) fn is_single_integer(terms: &Terms, t: TermId) -> bool {
+    root_of(terms, t).is_some()
+}
+
 /// The variable an integer belongs to: itself, or the input array of an
 /// element at constant indices (distinct constant indices are distinct
 /// integers). Anything else is not a single integer here.
