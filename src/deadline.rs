@@ -263,6 +263,12 @@ pub struct SolverUse {
 }
 
 impl SolverUse {
+    /// One `(check-sat)` sent alone.
+    pub const CHECK: SolverUse = SolverUse {
+        checks: 1,
+        bytes: "(check-sat)\n".len() as u64,
+    };
+
     /// A script's use: its bytes and its `check-sat`s.
     pub fn of_script(script: &str) -> SolverUse {
         SolverUse {

@@ -259,14 +259,9 @@ pub fn measure_targets(
             reports.len()
         ));
     }
-    let mut verdicts = [0; 3];
+    let verdicts = crate::check::verdict_counts(&reports);
     let mut used = crate::deadline::SolverUse::default();
     for r in &reports {
-        verdicts[match r.verdict {
-            crate::engine::Verdict::Unreachable => 0,
-            crate::engine::Verdict::Reachable(_) => 1,
-            crate::engine::Verdict::Unknown(_) => 2,
-        }] += 1;
         used += r.solver_use;
     }
     Ok(TargetsRow {

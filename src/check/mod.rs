@@ -89,6 +89,19 @@ impl Report {
     }
 }
 
+/// How many of `reports` are unreachable, reachable, unknown.
+pub fn verdict_counts(reports: &[Report]) -> [usize; 3] {
+    let mut c = [0; 3];
+    for r in reports {
+        c[match r.verdict {
+            Verdict::Unreachable => 0,
+            Verdict::Reachable(_) => 1,
+            Verdict::Unknown(_) => 2,
+        }] += 1;
+    }
+    c
+}
+
 /// What a target cost: time, and solver work.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cost {

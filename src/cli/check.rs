@@ -3,7 +3,7 @@
 use super::places::targets_at_places;
 use super::run::big;
 use super::{ExitStatus, bad, limits, load};
-use crate::check::{self, CheckOptions, Mode, Report, Verdict};
+use crate::check::{self, CheckOptions, Mode, Report, Verdict, verdict_counts};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
 use clap::builder::{PossibleValue, PossibleValuesParser};
@@ -373,7 +373,7 @@ fn check_one(a: &CheckArgs, path: &PathBuf, opts: &CheckOptions, started: Instan
 /// The exit status of some reports: a reachable target, else an unknown
 /// one, else all proved.
 fn status_of(reports: &[Report]) -> ExitStatus {
-    let [_, reachable, unknown] = counts(reports);
+    let [_, reachable, unknown] = verdict_counts(reports);
     if reachable > 0 {
         ExitStatus::Found
     } else if unknown > 0 {
@@ -511,7 +511,7 @@ impl BatchPrinter {
             .cloned()
             .collect();
         let rejected = self.done.iter().filter(|(_, e)| e.is_err()).count();
-        let [unreachable, reachable, unknown] = counts(&reports);
+        let [unreachable, reachable, unknown] = verdict_counts(&reports);
         match self.format {
             CheckFormat::Text => outln!(
                 "{} files ({rejected} rejected), {} targets: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
@@ -550,19 +550,6 @@ impl BatchPrinter {
     }
 }
 
-/// How many targets are unreachable, reachable, unknown.
-fn counts(reports: &[Report]) -> [usize; 3] {
-    let mut c = [0; 3];
-    for r in reports {
-        c[match r.verdict {
-            Verdict::Unreachable => 0,
-            Verdict::Reachable(_) => 1,
-            Verdict::Unknown(_) => 2,
-        }] += 1;
-    }
-    c
-}
-
 fn ms(d: Duration) -> f64 {
     super::rounded_ms(d, 1)
 }
@@ -591,7 +578,7 @@ pub(super) fn show_witness(w: &Witness) -> String {
 
 fn print_text(path: &str, reports: &[Report], total: Duration) {
     print_target_lines(path, reports);
-    let [unreachable, reachable, unknown] = counts(reports);
+    let [unreachable, reachable, unknown] = verdict_counts(reports);
     outln!(
         "{} target{}: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
         reports.len(),
@@ -646,7 +633,7 @@ pub(super) fn witness_json(w: &Witness) -> Value {
 /// A file's verdicts as one JSON object.
 fn file_json(path: &str, solver: &Option<String>, reports: &[Report], total: Duration) -> Value {
     let targets: Vec<Value> = reports.iter().map(report_json).collect();
-    let [unreachable, reachable, unknown] = counts(reports);
+    let [unreachable, reachable, unknown] = verdict_counts(reports);
     json!({
         "file": path,
         "solver": solver,

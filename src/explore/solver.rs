@@ -11,8 +11,10 @@
 //!
 //! A check about bounds on single integers (`A[3] == 72` under a path
 //! condition of such bounds, merged ones included) is decided without a
-//! round trip (`explore::unary`), exactly; a check kept open for values
-//! always goes to the solver.
+//! round trip (`explore::unary`), exactly. A check kept open for values
+//! is answered there too when its whole path condition is of that kind
+//! and the unary checks find a model; a value that model cannot give is
+//! asked of the solver after all.
 //!
 //! With a *second opinion* (another solver), a check the first solver
 //! leaves `unknown` within its per-check limit (nonlinear integer

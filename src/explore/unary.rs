@@ -144,12 +144,7 @@ impl UnaryChecks {
                 }
             }
         }
-        let mut search = Search {
-            terms,
-            bounds: &self.bounds,
-            budget: CASES.max(GREEDY_STEPS_PER_FORMULA * formulas.len() as u32),
-        };
-        let case = search.greedy(formulas, Case::default())?;
+        let case = Search::greedy_pass(terms, &self.bounds, formulas)?;
         let model = (case.ranges.iter())
             .map(|(a, r)| r.pick().map(|v| (*a, v)))
             .collect::<Option<HashMap<TermId, i64>>>()?;
@@ -439,7 +434,7 @@ impl Range {
                 ..self.shape()
             }
             .inhabited_by(&self.holes),
-            Rel::IsNot(v) if self.is.is_some() || self.lo.is_none() || self.hi.is_none() => {
+            Rel::IsNot(v) if !self.holes_need_order() => {
                 self.is.is_none_or(|w| w != *v) && self.inhabited_by(&self.holes)
             }
             Rel::IsNot(_) => self.clone().narrow(rel),
@@ -477,10 +472,16 @@ impl Range {
         }
     }
 
+    /// Whether telling if an integer is left counts the holes inside
+    /// both bounds (they must be sorted and without repeats): not for one
+    /// value, nor with a side unbounded, so that a long list of holes is
+    /// not sorted at every literal.
+    fn holes_need_order(&self) -> bool {
+        self.is.is_none() && self.lo.is_some() && self.hi.is_some()
+    }
+
     fn inhabited(&mut self) -> bool {
-        if self.is.is_some() || self.lo.is_none() || self.hi.is_none() {
-            // Holes need no order to be counted against one value or an
-            // unbounded side: a long list of them is not sorted each time.
+        if !self.holes_need_order() {
             return self.inhabited_by(&self.holes);
         }
         self.holes.sort_unstable();
@@ -513,12 +514,7 @@ fn satisfiable(
     formulas: &[TermId],
 ) -> Option<bool> {
     let todo: Vec<Polar> = formulas.iter().map(|f| (*f, false)).collect();
-    let mut greedy = Search {
-        terms,
-        bounds,
-        budget: CASES.max(GREEDY_STEPS_PER_FORMULA * formulas.len() as u32),
-    };
-    if greedy.greedy(todo.clone(), Case::default()).is_some() {
+    if Search::greedy_pass(terms, bounds, todo.clone()).is_some() {
         return Some(true);
     }
     Search {
@@ -610,8 +606,24 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// A satisfying case found without backtracking (its ranges), if the first case of
-    /// each disjunction that the ranges allow leads to one: a step per
+    /// [`Search::greedy`] from scratch on `formulas`, with steps in
+    /// proportion to them.
+    fn greedy_pass(
+        terms: &'a Terms,
+        bounds: &'a HashMap<TermId, Bound>,
+        formulas: Vec<Polar>,
+    ) -> Option<Case> {
+        let budget = CASES.max(GREEDY_STEPS_PER_FORMULA * formulas.len() as u32);
+        let mut search = Search {
+            terms,
+            bounds,
+            budget,
+        };
+        search.greedy(formulas, Case::default())
+    }
+
+    /// A satisfying case found without backtracking (its ranges), if the
+    /// first case of each disjunction that the ranges allow leads to one: a step per
     /// subformula, where the search's choice of the narrowest disjunction
     /// scans them all at every choice. `None`: not found this way (the
     /// formulas may still be satisfiable).

@@ -203,8 +203,7 @@ impl Session {
         if let Some(why) = &self.broken {
             return Answer::Unknown(why.clone());
         }
-        self.stop
-            .add_solver_use(SolverUse::of_script("(check-sat)\n"));
+        self.stop.add_solver_use(SolverUse::CHECK);
         match self.solver().check_sat_or_unk() {
             Ok(Some(true)) => Answer::Sat,
             Ok(Some(false)) => Answer::Unsat,
