@@ -7,7 +7,7 @@
 pub mod model;
 
 use super::smtlib::{ScriptPrinter, arena};
-use crate::term::{Node, TermId, Terms, Var, shared_subterms};
+use crate::term::{TermId, Terms, Var, shared_subterms};
 use easy_smt::SExpr;
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write;
@@ -53,7 +53,7 @@ pub fn fixedpoint(
     let body = fixedpoint_body(terms, relations, clauses, comment);
     (option_sets.iter())
         .map(|options| {
-            let mut out = String::from("(set-logic HORN)\n");
+            let mut out = super::smtlib::set_logic("HORN") + "\n";
             for (key, value) in options {
                 out.push_str(&super::smtlib::set_option(key, value));
                 out.push('\n');
@@ -101,7 +101,7 @@ fn fixedpoint_body(
 pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> String {
     let ctx = arena();
     let p = ScriptPrinter::balanced(terms, &ctx);
-    let mut out = String::from("(set-logic ALL)\n");
+    let mut out = super::smtlib::set_logic("ALL") + "\n";
     define_division(&p, &mut out, clauses);
     for d in definitions {
         out.push_str(d);
@@ -110,9 +110,7 @@ pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> Stri
     for c in clauses {
         let _ = writeln!(out, "; {}\n(push 1)", c.origin);
         for v in &c.vars {
-            let name = ctx.atom(super::smtlib::name(terms, *v));
-            let d = p.command("declare-fun", vec![name, ctx.list(vec![]), p.var_sort(*v)]);
-            p.line(&mut out, d);
+            p.line(&mut out, p.declare_const(*v));
         }
         let negated = implication(&p, c, true);
         p.line(&mut out, p.command("assert", vec![negated]));
@@ -138,10 +136,8 @@ pub fn constant_definition(terms: &Terms, relation: &Relation, value: bool) -> S
 /// `tdiv`'s definition, if some clause divides (only then: an unused
 /// definition with `div` changes Z3's strategy).
 fn define_division(p: &ScriptPrinter, out: &mut String, clauses: &[Clause]) {
-    let divides = |t: &TermId| p.terms.any_node(*t, |n| matches!(n, Node::Div(..)));
-    if clauses.iter().any(|c| roots(c).iter().any(divides)) {
-        p.line(out, p.tdiv());
-    }
+    let roots: Vec<TermId> = clauses.iter().flat_map(roots).collect();
+    p.tdiv_if_divides(out, &roots);
 }
 
 /// Every term a clause mentions.
@@ -157,13 +153,7 @@ fn roots(c: &Clause) -> Vec<TermId> {
 fn implication(p: &ScriptPrinter, c: &Clause, negated: bool) -> SExpr {
     let ctx = p.ctx;
     let mut names: HashMap<TermId, SExpr> = HashMap::default();
-    let mut lets = Vec::new();
-    for t in shared_subterms(p.terms, &roots(c)) {
-        let e = p.term(t, &names);
-        let n = ctx.atom(format!("l!{}", t.0));
-        lets.push((n, e));
-        names.insert(t, n);
-    }
+    let lets = p.bind(shared_subterms(p.terms, &roots(c)), &mut names);
     let apply = |a: &Application| {
         let args: Vec<SExpr> = a.args.iter().map(|t| p.term(*t, &names)).collect();
         let name = ctx.atom(a.relation.as_str());
@@ -181,11 +171,7 @@ fn implication(p: &ScriptPrinter, c: &Clause, negated: bool) -> SExpr {
     if negated {
         claim = p.command("not", vec![claim]);
     }
-    for (n, e) in lets.into_iter().rev() {
-        let binding = ctx.list(vec![ctx.list(vec![n, e])]);
-        claim = p.command("let", vec![binding, claim]);
-    }
-    claim
+    p.under_lets(lets, claim)
 }
 
 #[cfg(test)]

@@ -146,15 +146,6 @@ pub fn blocking(terms: &[String], values: &[BigInt]) -> String {
     format!("(assert (not (and {})))", eqs.join(" "))
 }
 
-/// The definition of `tdiv`, C's truncating division, for scripts that
-/// are not printed from terms (the Horn engine's).
-pub fn truncating_division() -> String {
-    let terms = Terms::new();
-    let ctx = arena();
-    let p = ScriptPrinter::new(&terms, &ctx);
-    p.ctx.display(p.tdiv()).to_string()
-}
-
 /// The printer of an interactive session that lives as long as a run:
 /// every variable is declared once and every compound term is defined
 /// once (`define-fun e!N`), at the top level, the first time a command
@@ -267,18 +258,8 @@ pub fn define_fun(terms: &Terms, function: Var, params: &[Var], body: TermId) ->
         .collect();
     let none: HashMap<TermId, SExpr> = HashMap::default();
     let mut local: HashMap<TermId, SExpr> = HashMap::default();
-    let mut lets = Vec::new();
-    for c in scoped_shared(terms, body, params, &none, 2) {
-        let e = p.term(c, &local);
-        let n = ctx.atom(format!("l!{}", c.0));
-        lets.push((n, e));
-        local.insert(c, n);
-    }
-    let mut inner = p.term(body, &local);
-    for (n, e) in lets.iter().rev() {
-        let binding = ctx.list(vec![ctx.list(vec![*n, *e])]);
-        inner = p.command("let", vec![binding, inner]);
-    }
+    let lets = p.bind(scoped_shared(terms, body, params, &none, 2), &mut local);
+    let inner = p.under_lets(lets, p.term(body, &local));
     let sort = if terms.sort(body) == Sort::Bool {
         "Bool"
     } else {
@@ -302,8 +283,8 @@ pub fn scoped_assertion(terms: &Terms, t: TermId, tdiv_defined: bool) -> String 
     let ctx = arena();
     let p = ScriptPrinter::new(terms, &ctx);
     let mut out = String::new();
-    if !tdiv_defined && terms.any_node(t, |n| matches!(n, Node::Div(..))) {
-        p.line(&mut out, p.tdiv());
+    if !tdiv_defined {
+        p.tdiv_if_divides(&mut out, &[t]);
     }
     p.assertions(&mut out, &[t]);
     out
@@ -311,7 +292,12 @@ pub fn scoped_assertion(terms: &Terms, t: TermId, tdiv_defined: bool) -> String 
 
 /// The definition of `tdiv` as a command, for sessions that define it once.
 pub fn truncating_division_command() -> String {
-    truncating_division() + "\n"
+    let terms = Terms::new();
+    let ctx = arena();
+    let p = ScriptPrinter::new(&terms, &ctx);
+    let mut out = String::new();
+    p.line(&mut out, p.tdiv());
+    out
 }
 
 /// Whether `t` is an array value (read with `select`).
@@ -426,18 +412,10 @@ impl<'a> ScriptPrinter<'a> {
         let logic = self.command("set-logic", vec![self.ctx.atom("ALL")]);
         self.line(&mut out, logic);
         for v in extra {
-            let d = self.declare_int(*v);
+            let d = self.declare_const(*v);
             self.line(&mut out, d);
         }
-        // Only when needed: an unused definition with `div` changes Z3's
-        // strategy (it answered `unknown` on the Alg. 8 queries with it).
-        if roots
-            .iter()
-            .any(|r| self.terms.any_node(*r, |n| matches!(n, Node::Div(..))))
-        {
-            let tdiv = self.tdiv();
-            self.line(&mut out, tdiv);
-        }
+        self.tdiv_if_divides(&mut out, roots);
         let mut free: BTreeSet<Var> = BTreeSet::new();
         for r in roots {
             free.extend(self.terms.free_vars(*r));
@@ -446,6 +424,16 @@ impl<'a> ScriptPrinter<'a> {
             self.declare(&mut out, v);
         }
         out
+    }
+
+    /// `tdiv`'s definition, if a term under `roots` divides. Only then: an
+    /// unused definition with `div` changes Z3's strategy (it answered
+    /// `unknown` on the Alg. 8 queries with it).
+    pub(super) fn tdiv_if_divides(&self, out: &mut String, roots: &[TermId]) {
+        let divides = |r: &TermId| self.terms.any_node(*r, |n| matches!(n, Node::Div(..)));
+        if roots.iter().any(divides) {
+            self.line(out, self.tdiv());
+        }
     }
 
     /// C's truncating division (SMT-LIB's `div` rounds towards −∞ for a
@@ -479,37 +467,29 @@ impl<'a> ScriptPrinter<'a> {
         )
     }
 
-    /// `(declare-fun v () Int)`.
-    fn declare_int(&self, v: Var) -> SExpr {
+    /// `(declare-fun v () S)` for a variable taken as a constant of its
+    /// sort ([`ScriptPrinter::var_sort`]).
+    pub(super) fn declare_const(&self, v: Var) -> SExpr {
         let n = self.ctx.atom(name(self.terms, v));
         let empty = self.ctx.list(vec![]);
-        self.command("declare-fun", vec![n, empty, self.ctx.atom("Int")])
+        self.command("declare-fun", vec![n, empty, self.var_sort(v)])
     }
 
     fn declare(&self, out: &mut String, v: Var) {
         let n = self.ctx.atom(name(self.terms, v));
-        let empty = self.ctx.list(vec![]);
         match Terms::var_sort(v) {
-            Sort::Int => {
-                self.line(out, self.declare_int(v));
+            Sort::Array(k) if !matches!(v.kind, VarKind::ArrayValue(_)) => {
+                let args = self.ctx.list(vec![self.ctx.atom("Int"); k as usize]);
+                let d = self.command("declare-fun", vec![n, args, self.ctx.atom("Int")]);
+                self.line(out, d);
+            }
+            _ => {
+                self.line(out, self.declare_const(v));
                 if v.kind == VarKind::Counter {
                     let nonneg = self.command(">=", vec![n, self.ctx.atom("0")]);
                     let a = self.command("assert", vec![nonneg]);
                     self.line(out, a);
                 }
-            }
-            Sort::Bool => {
-                let d = self.command("declare-fun", vec![n, empty, self.ctx.atom("Bool")]);
-                self.line(out, d);
-            }
-            Sort::Array(_) if matches!(v.kind, VarKind::ArrayValue(_)) => {
-                let d = self.command("declare-fun", vec![n, empty, self.var_sort(v)]);
-                self.line(out, d);
-            }
-            Sort::Array(k) => {
-                let args = self.ctx.list(vec![self.ctx.atom("Int"); k as usize]);
-                let d = self.command("declare-fun", vec![n, args, self.ctx.atom("Int")]);
-                self.line(out, d);
             }
         }
     }
@@ -615,6 +595,31 @@ impl<'a> ScriptPrinter<'a> {
             .collect()
     }
 
+    /// Names each of `shared` `l!N` in `names`, in order (each printed
+    /// with the names before it): the bindings, for [`Self::under_lets`].
+    pub(super) fn bind(
+        &self,
+        shared: impl IntoIterator<Item = TermId>,
+        names: &mut HashMap<TermId, SExpr>,
+    ) -> Vec<(SExpr, SExpr)> {
+        let mut lets = Vec::new();
+        for t in shared {
+            let e = self.term(t, names);
+            let n = self.ctx.atom(format!("l!{}", t.0));
+            lets.push((n, e));
+            names.insert(t, n);
+        }
+        lets
+    }
+
+    /// `body` under the `lets`, the first binding outermost.
+    pub(super) fn under_lets(&self, lets: Vec<(SExpr, SExpr)>, body: SExpr) -> SExpr {
+        (lets.into_iter().rev()).fold(body, |inner, (n, e)| {
+            let binding = self.ctx.list(vec![self.ctx.list(vec![n, e])]);
+            self.command("let", vec![binding, inner])
+        })
+    }
+
     /// A quantifier; the subterms shared inside its body are `let`-bound
     /// there, so the script stays linear in the DAG under binders too.
     fn quantifier(
@@ -627,18 +632,8 @@ impl<'a> ScriptPrinter<'a> {
         let tm = self.terms;
         let decls = self.sorted_vars(vs);
         let mut local = names.clone();
-        let mut lets = Vec::new();
-        for c in scoped_shared(tm, b, vs, names, 2) {
-            let e = self.term(c, &local);
-            let n = self.ctx.atom(format!("l!{}", c.0));
-            lets.push((n, e));
-            local.insert(c, n);
-        }
-        let mut inner = self.term(b, &local);
-        for (n, e) in lets.iter().rev() {
-            let binding = self.ctx.list(vec![self.ctx.list(vec![*n, *e])]);
-            inner = self.command("let", vec![binding, inner]);
-        }
+        let lets = self.bind(scoped_shared(tm, b, vs, names, 2), &mut local);
+        let inner = self.under_lets(lets, self.term(b, &local));
         let q = if q == Quantifier::Forall {
             "forall"
         } else {
