@@ -72,7 +72,12 @@ impl Certificate {
     /// One script: the definitions, then per clause the negation of its
     /// implication in a `push`/`pop` frame with its own `check-sat`.
     pub fn checks(&self, enc: &Encoding) -> String {
-        horn::checks(&enc.terms, &self.definitions, &enc.clauses())
+        self.checks_with(&horn::clause_checks(&enc.terms, &enc.clauses()))
+    }
+
+    /// [`Certificate::checks`] with the clauses' part printed already.
+    pub fn checks_with(&self, clauses: &horn::ClauseChecks) -> String {
+        clauses.with(&self.definitions)
     }
 }
 

@@ -259,8 +259,9 @@ fn checked_or_weakened(
     scripts: &mut Scripts,
 ) -> Result<Certificate, String> {
     let mut first_failure = None;
+    let clause_checks = smt::horn::clause_checks(&enc.terms, &enc.clauses());
     for _ in 0..=enc.predicates.len() {
-        let checks = cert.checks(enc);
+        let checks = cert.checks_with(&clause_checks);
         let failed = check(solver, &checks, enc.clause_count(), deadline);
         scripts.checks = Some(checks);
         let failed = match failed {

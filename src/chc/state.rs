@@ -446,6 +446,11 @@ impl State {
             self.value[v as usize],
             self.init[v as usize],
         ];
+        self.forget(cx, v, slots);
+    }
+
+    /// The `slots` of `v`, and its cells' slots, take unknown values.
+    fn forget<const N: usize>(&self, cx: &mut Edge, v: VarId, slots: [Option<usize>; N]) {
         for k in slots.into_iter().flatten().chain(self.cell_slots(v)) {
             cx.head[k] = cx.fresh.like(cx.t, self.slots[k].var.kind);
         }
@@ -556,9 +561,7 @@ impl State {
                 self.cell[v as usize],
                 self.tag[v as usize],
             ];
-            for k in slots.into_iter().flatten().chain(self.cell_slots(v)) {
-                cx.head[k] = cx.fresh.like(cx.t, self.slots[k].var.kind);
-            }
+            self.forget(cx, v, slots);
             if let Some(i) = self.init[v as usize] {
                 cx.head[i] = cx.t.int(0);
             }

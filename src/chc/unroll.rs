@@ -14,6 +14,7 @@ use super::encode::{Encoding, Rule};
 use crate::ir::{NodeId, VarId};
 use crate::smt::{Answer, Judgement, Warm};
 use crate::term::{Subst, TermId, Terms, Var, VarKind};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeSet;
 
 /// The deepest unrolling tried: each step is one block between loop
@@ -54,8 +55,8 @@ fn deepen<W>(
     max_models: usize,
 ) -> Result<Search<W>, String> {
     let mut unrolling = Unrolling::new(enc);
-    for v in enc.state_vars() {
-        let t = unrolling.terms.var(v);
+    for k in 0..unrolling.states[0].len() {
+        let t = unrolling.terms.var(unrolling.states[0][k]);
         solver.declare(&unrolling.terms, t);
     }
     // Blocked inputs stay blocked at every depth: a replay is a whole run.
@@ -166,30 +167,36 @@ impl<'a> Unrolling<'a> {
     /// Clause `r` taken at step `i` (as the `j`-th choice): its state read
     /// at step `i`, its unknowns copied for this choice.
     fn taking(&mut self, r: &Rule, i: usize, j: usize) -> TermId {
-        let state = self.enc.state_vars();
         let mut at_step = Subst::new();
-        for (v, s) in state.iter().zip(&self.states[i]) {
-            let s = self.terms.var(*s);
-            at_step.bind(*v, s);
+        let mut bound = HashSet::default();
+        for k in 0..self.states[0].len() {
+            let (v, s) = (self.states[0][k], self.states[i][k]);
+            let s = self.terms.var(s);
+            at_step.bind(v, s);
+            bound.insert(v);
         }
-        for v in r.vars.iter().filter(|v| !state.contains(v)) {
+        for v in r.vars.iter().filter(|v| !bound.contains(*v)) {
             let name = format!("c{i}_{j}_{}", self.terms.var_name(*v));
             let copy = self.terms.new_var(v.kind, name);
             let copy = self.terms.var(copy);
             at_step.bind(*v, copy);
         }
+        // One memo for the rule: its guards and arguments share subterms.
+        let mut memo = HashMap::default();
         let mut parts = Vec::new();
         if let Some(from) = r.from {
             parts.push(self.at_location(i, i64::from(from)));
         }
         for g in &r.guards {
-            parts.push(at_step.apply(&mut self.terms, *g));
+            parts.push(at_step.apply_memo(&mut self.terms, *g, &mut memo));
         }
         match r.to {
             Some(to) => {
                 parts.push(self.at_location(i + 1, i64::from(to)));
-                for (s, a) in self.states[i + 1].clone().iter().zip(&r.args) {
-                    let (s, a) = (self.terms.var(*s), at_step.apply(&mut self.terms, *a));
+                let arity = self.states[i + 1].len();
+                for (k, a) in r.args.iter().take(arity).enumerate() {
+                    let s = self.terms.var(self.states[i + 1][k]);
+                    let a = at_step.apply_memo(&mut self.terms, *a, &mut memo);
                     parts.push(self.terms.eq(s, a));
                 }
             }

@@ -99,14 +99,39 @@ fn fixedpoint_body(
 /// implication, with a `(check-sat)` each. Every `unsat` makes the clause
 /// hold under the invariant.
 pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> String {
+    clause_checks(terms, clauses).with(definitions)
+}
+
+/// The part of [`checks`]' script that does not depend on the invariant
+/// (the clauses' frames), printed once for every candidate invariant (a
+/// weakened one is checked again).
+pub struct ClauseChecks {
+    /// `tdiv`'s definition, if a clause divides.
+    division: String,
+    /// One frame per clause.
+    frames: String,
+}
+
+impl ClauseChecks {
+    /// The script that checks the invariant of `definitions`.
+    pub fn with(&self, definitions: &[String]) -> String {
+        let mut out = super::smtlib::set_logic("ALL") + "\n";
+        out.push_str(&self.division);
+        for d in definitions {
+            out.push_str(d);
+            out.push('\n');
+        }
+        out + &self.frames
+    }
+}
+
+/// [`ClauseChecks`] of `clauses`.
+pub fn clause_checks(terms: &Terms, clauses: &[Clause]) -> ClauseChecks {
     let ctx = arena();
     let p = ScriptPrinter::balanced(terms, &ctx);
-    let mut out = super::smtlib::set_logic("ALL") + "\n";
-    define_division(&p, &mut out, clauses);
-    for d in definitions {
-        out.push_str(d);
-        out.push('\n');
-    }
+    let mut division = String::new();
+    define_division(&p, &mut division, clauses);
+    let mut out = String::new();
     for c in clauses {
         let _ = writeln!(out, "; {}\n(push 1)", c.origin);
         for v in &c.vars {
@@ -116,7 +141,10 @@ pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> Stri
         p.line(&mut out, p.command("assert", vec![negated]));
         out.push_str("(check-sat)\n(pop 1)\n");
     }
-    out
+    ClauseChecks {
+        division,
+        frames: out,
+    }
 }
 
 /// `(define-fun P ((p S) …) Bool value)`: the relation defined as a
