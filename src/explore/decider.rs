@@ -74,8 +74,7 @@ impl Decider for WitnessSearch {
         let Some(mut o) = options(q, stop) else {
             return Decision::unknown("too little time");
         };
-        o.strategy = Strategy::Tree;
-        o.merging = Merging::Lattice;
+        as_witness_search(&mut o);
         o.stop_at = Some(q.target().clone());
         explored(q, &o, self.name())
     }
@@ -91,10 +90,21 @@ fn options(q: &Question, stop: &Stop) -> Option<Options> {
     if left < LEAST_TO_EXPLORE {
         return None;
     }
+    Some(every_error(solver, left))
+}
+
+/// The executor on `solver` for `time`, keeping every error it reaches.
+fn every_error(solver: &crate::smt::Profile, time: Duration) -> Options {
     let mut o = Options::new(solver.clone());
-    o.timeout = Some(left);
+    o.timeout = Some(time);
     o.stop_at_first_error = false;
-    Some(o)
+    o
+}
+
+/// The witness search's strategies: tree search, lattice merging.
+fn as_witness_search(o: &mut Options) {
+    o.strategy = Strategy::Tree;
+    o.merging = Merging::Lattice;
 }
 
 /// An exploration's decision on the question: a replayed witness for a
@@ -142,11 +152,8 @@ pub struct Sweep {
 /// of [`WitnessSearch`], for all of a file's targets at once.
 pub fn sweep(q: &Question, budget: Duration) -> Result<Sweep, String> {
     let solver = q.options.solvers.first().ok_or("no solver")?;
-    let mut o = Options::new(solver.clone());
-    o.timeout = Some(budget);
-    o.strategy = Strategy::Tree;
-    o.merging = Merging::Lattice;
-    o.stop_at_first_error = false;
+    let mut o = every_error(solver, budget);
+    as_witness_search(&mut o);
     let _p = deadline::phase("sweeping");
     let r = super::explore(q.db, q.file, &o)?;
     let found = (r.errors.into_iter())

@@ -444,8 +444,14 @@ impl<'p> Executor<'p> {
         let tid = prog
             .is_error(func, body.edges[e as usize].to)
             .expect("an error edge");
+        let target = &prog.targets[func][&tid];
+        // A target already found needs only whether this path fails too
+        // (it is not recorded again): a check without values, which the
+        // unary checks may answer.
+        let found = self.errors.iter().any(|e| e.target == *target);
         let f = match self.machine.terms().as_bool(g) {
             Some(false) => return false,
+            _ if found => self.machine.check(&st.pc, g),
             _ => self.machine.check_for_values(&st.pc, g),
         };
         match f {
@@ -455,23 +461,24 @@ impl<'p> Executor<'p> {
                 self.machine.stats_mut().undecided_path(why);
                 false
             }
+            Answer::Sat if found => {
+                let target = target.clone();
+                self.stop_if_first(&target);
+                true
+            }
             Answer::Sat => {
                 let conjuncts: Vec<TermId> = st.pc.conjuncts().into_iter().chain([g]).collect();
                 let witness = witness::from_model(&mut self.machine, &conjuncts);
                 self.machine.close_check();
-                let target = prog.targets[func][&tid].clone();
-                self.record_error(target, witness);
+                self.record_error(target.clone(), witness);
                 true
             }
         }
     }
 
-    /// Records an error at `target` once, with a witness that replays to it.
+    /// Records an error at a target not found before, with a witness
+    /// that replays to it.
     fn record_error(&mut self, target: Target, witness: Result<Witness, String>) {
-        if self.errors.iter().any(|e| e.target == target) {
-            self.stop_if_first(&target);
-            return;
-        }
         let Some(witness) = witness::replayed(&mut self.machine, &target, witness) else {
             return;
         };

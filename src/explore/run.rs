@@ -48,13 +48,13 @@ pub(super) fn run(
         distances: HashMap::default(),
         distance_epoch: u64::MAX,
     };
-    let mut start = || {
+    let start = || {
         run.ex.aim(db, file);
         // The invariants that need no path (loops that never end): the
         // iteration from `true` of every nest, before the first step.
         run.ex.learn(&Trail::default());
         if run.ex.on_course(&initial) {
-            run.worklist.push(initial.clone(), Pool::Active);
+            run.worklist.push(initial, Pool::Active);
         }
         run.drive()
     };

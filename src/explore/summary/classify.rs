@@ -71,7 +71,7 @@ pub(super) fn var_name(terms: &Terms, sy: &Symbols, i: usize) -> String {
 }
 
 fn classify(terms: &mut Terms, sy: &Symbols, delta: &[TermId]) -> Vec<Change> {
-    let sym_terms: Vec<TermId> = sy.syms.iter().map(|s| terms.var(*s)).collect();
+    let sym_terms = sy.general(terms);
     let changed: Vec<Var> = (0..delta.len())
         .filter(|&i| delta[i] != sym_terms[i])
         .map(|i| sy.syms[i])

@@ -64,12 +64,12 @@ fn generated_db(p: usize, src: &str) -> (Database, apc::db::SourceFile) {
     (db, file)
 }
 
-/// The witness as `apc run` flags.
 /// Where a target is, for findings: `assert at 12:5`.
 fn place_of(t: &apc::db::Target) -> String {
     format!("{} at {}:{}", t.kind.as_str(), t.line, t.col)
 }
 
+/// The witness as `apc run` flags.
 fn run_flags(w: &Witness) -> String {
     fn arg(v: &ArgValue) -> String {
         match v {
@@ -475,6 +475,9 @@ fn sweep_against_runs(
         file,
         targets: targets.to_vec(),
     };
+    if hit.is_empty() {
+        return; // nothing a sweep's verdict could contradict
+    }
     let open: Vec<usize> = (0..targets.len()).collect();
     let mut slots = vec![None; targets.len()];
     let mut spent = vec![apc::check::Cost::default(); targets.len()];
