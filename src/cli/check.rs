@@ -319,12 +319,17 @@ fn source_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// The `.mc` files below `dir`. A link to a directory is not followed: a
+/// link back up the tree (`/proc/self/root`) would make the walk endless.
 fn programs_below(dir: &std::path::Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     let read = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-    let mut entries: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let mut entries: Vec<(PathBuf, bool)> = read
+        .filter_map(|e| e.ok())
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
     entries.sort();
-    for p in entries {
-        if p.is_dir() {
+    for (p, is_dir) in entries {
+        if is_dir {
             programs_below(&p, out)?;
         } else if p.extension().is_some_and(|x| x == "mc") {
             out.push(p);

@@ -1076,3 +1076,24 @@ fn solver_work_grows_linearly_in_the_number_of_asserts() {
         );
     }
 }
+
+/// A directory walk does not follow links to directories: a link back up
+/// the tree (as `/proc/self/root` is) once made `apc check DIR` endless.
+#[test]
+fn a_link_loop_in_a_directory_does_not_stop_the_walk() {
+    let dir = std::env::temp_dir().join(format!("apc-link-loop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::copy(programs_dir().join("oneloop.mc"), dir.join("sub/a.mc")).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("sub/up")).unwrap();
+    let start = Instant::now();
+    let out = apc(&["check", dir.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let lines = String::from_utf8_lossy(&out.stdout).lines().count();
+    assert_eq!(lines, 1, "one file, once: {out:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        start.elapsed()
+    );
+}
