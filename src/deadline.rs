@@ -47,6 +47,10 @@ thread_local! {
     static STOP: RefCell<Option<Stop>> = const { RefCell::new(None) };
     static PHASE: Cell<&'static str> = const { Cell::new("the analysis") };
     static TICKS: Cell<u32> = const { Cell::new(0) };
+    /// The engine this thread works for, and when its current phase
+    /// began (for [`PhaseTimes`]).
+    static ENGINE: Cell<&'static str> = const { Cell::new("apc") };
+    static SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// The cancellation token of a piece of work: a deadline (or none) and a
@@ -65,6 +69,9 @@ struct StopInner {
     bytes: AtomicU64,
     /// The earliest of its own deadline and its ancestors'.
     deadline: Option<Instant>,
+    /// Where the time of the work under it went, if this token keeps it
+    /// (a target's does): its descendants' threads add to the nearest.
+    phase_times: Option<Mutex<PhaseTimes>>,
     parent: Option<Stop>,
 }
 
@@ -77,6 +84,37 @@ impl Stop {
     /// A token of its own that stops at `deadline`.
     pub fn until(deadline: Instant) -> Stop {
         Stop::new().child(Some(deadline))
+    }
+
+    /// [`Stop::until`], keeping the [`PhaseTimes`] of the work under it.
+    pub fn until_keeping_phase_times(deadline: Instant) -> Stop {
+        Stop(Arc::new(StopInner {
+            deadline: Some(deadline),
+            phase_times: Some(Mutex::default()),
+            ..StopInner::default()
+        }))
+    }
+
+    /// Where the time of the work under this token went so far (empty if
+    /// it keeps none).
+    pub fn phase_times(&self) -> PhaseTimes {
+        (self.0.phase_times.as_ref())
+            .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .unwrap_or_default()
+    }
+
+    /// Adds `time` in `phase` of `engine` to the nearest token, this one
+    /// or an ancestor, that keeps phase times.
+    fn add_phase_time(&self, engine: &'static str, phase: &'static str, time: Duration) {
+        let mut at = Some(self);
+        while let Some(stop) = at {
+            if let Some(times) = &stop.0.phase_times {
+                let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
+                *times.0.entry((engine, phase)).or_default() += time;
+                return;
+            }
+            at = stop.0.parent.as_ref();
+        }
     }
 
     /// A token stopped with this one, by its own switch, or at `deadline`
@@ -154,8 +192,10 @@ impl Stop {
     /// restored afterwards); `Err` if a phase of `f` stopped at it. Any
     /// other panic goes on unwinding.
     pub fn run<T>(&self, f: impl FnOnce() -> T) -> Result<T, Timeout> {
+        account_phase_time();
         let previous = STOP.with(|s| s.replace(Some(self.clone())));
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        account_phase_time();
         STOP.with(|s| s.replace(previous));
         match outcome {
             Ok(v) => Ok(v),
@@ -223,7 +263,70 @@ pub struct Phase {
 
 impl Drop for Phase {
     fn drop(&mut self) {
+        account_phase_time();
         PHASE.with(|p| p.set(self.previous));
+    }
+}
+
+/// Where the time of some work went: wall-clock time per (engine, phase),
+/// each thread's time counted in its innermost phase. Threads that run at
+/// once each count theirs, so the sum can exceed the work's wall-clock
+/// time (`apc check --profile`, docs/cli.md).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseTimes(pub std::collections::BTreeMap<(&'static str, &'static str), Duration>);
+
+impl std::ops::AddAssign for PhaseTimes {
+    fn add_assign(&mut self, other: PhaseTimes) {
+        for (key, time) in other.0 {
+            *self.0.entry(key).or_default() += time;
+        }
+    }
+}
+
+/// Counts this thread's time since its phase last changed to that phase
+/// (of its engine), on its token.
+fn account_phase_time() {
+    let now = Instant::now();
+    let Some(since) = SINCE.with(|s| s.replace(Some(now))) else {
+        return;
+    };
+    let (engine, phase) = (ENGINE.with(Cell::get), PHASE.with(Cell::get));
+    STOP.with(|s| {
+        if let Some(stop) = s.borrow().as_ref() {
+            stop.add_phase_time(engine, phase, now - since);
+        }
+    });
+}
+
+/// The engine this thread works for while the guard lives (for
+/// [`PhaseTimes`]).
+#[must_use = "the engine is named as long as the guard lives"]
+pub fn working_for(engine: &'static str) -> WorkingFor {
+    account_phase_time();
+    WorkingFor {
+        previous: ENGINE.with(|e| e.replace(engine)),
+    }
+}
+
+pub struct WorkingFor {
+    previous: &'static str,
+}
+
+impl Drop for WorkingFor {
+    fn drop(&mut self) {
+        account_phase_time();
+        ENGINE.with(|e| e.set(self.previous));
+    }
+}
+
+/// Names the work that follows, like [`phase`], without checking the
+/// token: for a wait that reports being cut short itself (a solver's
+/// answer, a replay).
+#[must_use = "the phase lasts as long as the guard"]
+pub fn timed(name: &'static str) -> Phase {
+    account_phase_time();
+    Phase {
+        previous: PHASE.with(|p| p.replace(name)),
     }
 }
 
@@ -231,9 +334,9 @@ impl Drop for Phase {
 /// the token on entry.
 #[must_use = "the phase lasts as long as the guard"]
 pub fn phase(name: &'static str) -> Phase {
-    let previous = PHASE.with(|p| p.replace(name));
+    let guard = timed(name);
     check();
-    Phase { previous }
+    guard
 }
 
 /// Why work stopped: its token stopped during `phase`.
@@ -368,6 +471,9 @@ pub struct Entrant<'a, T> {
     /// Starts after the others' head start, or as soon as one of them ends
     /// without a definite answer (a core is free).
     pub late: bool,
+    /// The engine it runs, for [`PhaseTimes`] (`None`: the engine of the
+    /// thread that starts the race).
+    pub engine: Option<&'static str>,
     pub run: Box<dyn FnOnce() -> T + Send + 'a>,
 }
 
@@ -375,13 +481,23 @@ impl<'a, T> Entrant<'a, T> {
     pub fn now(run: impl FnOnce() -> T + Send + 'a) -> Self {
         Entrant {
             late: false,
+            engine: None,
             run: Box::new(run),
+        }
+    }
+
+    /// The entrant, running `engine`.
+    pub fn running(self, engine: &'static str) -> Self {
+        Entrant {
+            engine: Some(engine),
+            ..self
         }
     }
 
     pub fn late(run: impl FnOnce() -> T + Send + 'a) -> Self {
         Entrant {
             late: true,
+            engine: None,
             run: Box::new(run),
         }
     }
@@ -415,35 +531,91 @@ pub fn race<'a, T: Send>(
     let stop = Stop::nested();
     let late = LateStart::new(head_start, entrants.iter().all(|e| e.late));
     let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
+    let engine = ENGINE.with(Cell::get);
     std::thread::scope(|scope| {
         for (i, entrant) in entrants.into_iter().enumerate() {
             let (tx, stop, late, definite) = (tx.clone(), stop.clone(), &late, &definite);
-            let spawned = analysis_thread().spawn_scoped(scope, move || {
-                if entrant.late && !late.wait(&stop) {
-                    return;
-                }
-                let answer = stop.guard(entrant.run);
-                // A head entrant that ends undecided frees a core.
-                if !entrant.late && !answer.as_ref().is_ok_and(definite) {
-                    late.release();
-                }
-                let _ = tx.send((i, answer));
-            });
+            let run = move || run_entrant(engine, i, entrant, &stop, late, definite, &tx);
             // A thread that cannot start sends nothing: undecided.
-            drop(spawned);
+            drop(analysis_thread().spawn_scoped(scope, run));
         }
         drop(tx);
-        let mut finish = collect(&rx, &stop, &definite);
-        // Stop the losers; the scope then joins their threads.
-        stop.stop();
-        late.release();
-        if let Finish::Undecided { answers, .. } = &mut finish {
-            // Out of time: the entrants stop at once and say how far they
-            // got (the scope would wait for them anyway).
-            answers.extend(rx.iter());
-        }
-        finish
+        // The scope then joins the losers' threads.
+        finish(&rx, &stop, &late, &definite)
     })
+}
+
+/// [`race`] for entrants that own what they use: it returns as soon as one
+/// is definite, and the losers, stopped, end on their own threads. A
+/// loser in a step that reads its token seldom, or at a lower priority
+/// behind busy solvers, held the winner's answer back: TwoLoops' condition
+/// decides in 0.6 ms, and `apc check` reported 4–12 ms while the Horn
+/// engine's thread wound down (docs/portfolio.md §3).
+pub fn race_detached<T: Send + 'static>(
+    entrants: Vec<Entrant<'static, T>>,
+    definite: impl Fn(&T) -> bool + Send + Sync + 'static,
+    head_start: Duration,
+) -> Finish<T> {
+    let stop = Stop::nested();
+    let late = Arc::new(LateStart::new(head_start, entrants.iter().all(|e| e.late)));
+    let definite = Arc::new(definite);
+    let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
+    let engine = ENGINE.with(Cell::get);
+    for (i, entrant) in entrants.into_iter().enumerate() {
+        let (tx, stop, late, definite) = (tx.clone(), stop.clone(), late.clone(), definite.clone());
+        let run = move || run_entrant(engine, i, entrant, &stop, &late, &*definite, &tx);
+        drop(analysis_thread().spawn(run));
+    }
+    drop(tx);
+    finish(&rx, &stop, &late, &*definite)
+}
+
+/// One entrant on its thread: waits for its start if late, runs under the
+/// race's token and sends its answer.
+fn run_entrant<T>(
+    parent_engine: &'static str,
+    i: usize,
+    entrant: Entrant<'_, T>,
+    stop: &Stop,
+    late: &LateStart,
+    definite: &(impl Fn(&T) -> bool + ?Sized),
+    tx: &mpsc::Sender<(usize, Result<T, Ended>)>,
+) {
+    let _engine = working_for(entrant.engine.unwrap_or(parent_engine));
+    let waited = stop.run(|| {
+        let _w = timed("waiting for a core");
+        !entrant.late || late.wait(stop)
+    });
+    if waited != Ok(true) {
+        return;
+    }
+    let answer = stop.guard(entrant.run);
+    // A head entrant that ends undecided frees a core.
+    if !entrant.late && !answer.as_ref().is_ok_and(definite) {
+        late.release();
+    }
+    let _ = tx.send((i, answer));
+}
+
+/// The race's end: its answers until one is definite (then the losers
+/// are stopped) or none can be.
+fn finish<T>(
+    rx: &mpsc::Receiver<(usize, Result<T, Ended>)>,
+    stop: &Stop,
+    late: &LateStart,
+    definite: &(impl Fn(&T) -> bool + ?Sized),
+) -> Finish<T> {
+    let mut finish = {
+        let _t = timed("waiting for its race");
+        collect(rx, stop, definite)
+    };
+    stop.stop();
+    late.release();
+    if let Finish::Undecided { answers, .. } = &mut finish {
+        // Out of time: the entrants stop at once and say how far they got.
+        answers.extend(rx.iter());
+    }
+    finish
 }
 
 /// The race's answers until one is definite, all are in, or the token
@@ -451,7 +623,7 @@ pub fn race<'a, T: Send>(
 fn collect<T>(
     rx: &mpsc::Receiver<(usize, Result<T, Ended>)>,
     stop: &Stop,
-    definite: &(impl Fn(&T) -> bool + Sync),
+    definite: &(impl Fn(&T) -> bool + ?Sized),
 ) -> Finish<T> {
     let mut answers = Vec::new();
     loop {
@@ -543,6 +715,33 @@ mod tests {
         );
         let other = std::panic::catch_unwind(|| run(later, || panic!("a bug")));
         assert!(other.is_err(), "other panics go on unwinding");
+    }
+
+    /// Time goes to the innermost phase of the engine a thread works for,
+    /// counted on the nearest token that keeps phase times, from the
+    /// threads of a race under it too.
+    #[test]
+    fn phase_times_go_to_the_innermost_phase_of_each_engine() {
+        let target = Stop::until_keeping_phase_times(Instant::now() + Duration::from_secs(60));
+        let nap = Duration::from_millis(20);
+        let _ = target.run(|| {
+            let _e = working_for("outer");
+            let _p = phase("building");
+            {
+                let _q = timed("solving");
+                std::thread::sleep(nap);
+            }
+            std::thread::sleep(nap);
+            let inner = Entrant::now(move || std::thread::sleep(nap)).running("inner");
+            race(vec![inner], |_| true, Duration::ZERO);
+        });
+        let times = target.phase_times().0;
+        let at = |e, p| times.get(&(e, p)).copied().unwrap_or_default();
+        assert!(at("outer", "solving") >= nap, "{times:?}");
+        assert!(at("outer", "building") >= nap, "{times:?}");
+        assert!(at("outer", "building") < 2 * nap + nap / 2, "{times:?}");
+        assert!(at("outer", "waiting for its race") >= nap, "{times:?}");
+        assert!(at("inner", "the analysis") >= nap, "{times:?}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub use crate::engine::{
 };
 
 use crate::db::{self, Database, SourceFile};
-use crate::deadline::{self, Ended, Entrant, Finish, SolverUse, Stop};
+use crate::deadline::{self, Ended, Entrant, Finish, PhaseTimes, SolverUse, Stop};
 use crate::engine::{Decider, How, Question};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,9 +73,23 @@ pub struct Report {
     pub time: Duration,
     /// The solver work it cost (its share of work done for several).
     pub solver_use: SolverUse,
+    /// Where its time went, per engine and phase (`--profile`).
+    pub profile: PhaseTimes,
 }
 
+/// The profile's name for a target's share of work done for several (the
+/// sweep, the all-targets phase), before it was checked alone.
+pub const SHARED_PHASES: (&str, &str) = ("apc", "shared with other targets");
+
 impl Report {
+    /// The report of a decision made for several targets at once: its
+    /// time is the target's share.
+    fn shared(target: &Target, d: Decision, share: Cost) -> Report {
+        let mut report = Report::of(target, d, share);
+        report.profile.0.insert(SHARED_PHASES, share.time);
+        report
+    }
+
     fn of(target: &Target, d: Decision, cost: Cost) -> Report {
         Report {
             target: target.clone(),
@@ -85,6 +99,7 @@ impl Report {
             solver: d.solver,
             time: cost.time,
             solver_use: cost.solver,
+            profile: PhaseTimes::default(),
         }
     }
 }
@@ -216,6 +231,9 @@ pub fn check_batch(
                         let mut r = check_target(&dbs[f], file, &targets[i], &left);
                         r.time += before.time;
                         r.solver_use += before.solver;
+                        if !before.time.is_zero() {
+                            r.profile.0.insert(SHARED_PHASES, before.time);
+                        }
                         done(&r);
                         let mut slot = slots[f].lock().unwrap_or_else(|e| e.into_inner());
                         slot[i] = Some(r);
@@ -253,7 +271,7 @@ fn builds_conditions(opts: &CheckOptions) -> bool {
 /// taking the other targets down.
 pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
     let start = Instant::now();
-    let stop = Stop::until(start + opts.timeout);
+    let stop = Stop::until_keeping_phase_times(start + opts.timeout);
     let q = Question::one(db, file, t, opts);
     let decision = loop {
         match stop.guard(|| decide(&q, &stop)) {
@@ -268,7 +286,9 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             Err(ended) => break Decision::unknown(ended.reason()),
         }
     };
-    Report::of(t, decision, Cost::since(start, &stop))
+    let mut report = Report::of(t, decision, Cost::since(start, &stop));
+    report.profile = stop.phase_times();
+    report
 }
 
 /// The chosen engine, or combination of engines, on the question.
@@ -283,7 +303,10 @@ fn decide(q: &Question, stop: &Stop) -> Decision {
         },
         NC_THEN_EXPLORE => nc_then_explore(q, stop),
         name => match engine(name) {
-            Some(e) => e.decide(q, stop),
+            Some(e) => {
+                let _e = deadline::working_for(e.name());
+                e.decide(q, stop)
+            }
             None => Decision::unknown(format!("unsupported: no engine named {name}")),
         },
     }
@@ -301,13 +324,19 @@ fn by_value_facts(q: &Question) -> Option<Decision> {
 /// The conditions, then (on `unknown`) the guided executor for the time
 /// left, its reason added to theirs.
 fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
-    let nc = crate::nc::Conditions.decide(q, stop);
+    let nc = {
+        let _e = deadline::working_for("nc");
+        crate::nc::Conditions.decide(q, stop)
+    };
     let left = stop.remaining().unwrap_or(Duration::MAX);
     if nc.verdict.is_definite() || left < crate::explore::decider::LEAST_TO_EXPLORE {
         return nc;
     }
     let explore = crate::explore::GuidedExecutor;
-    let then = explore.decide(q, stop);
+    let then = {
+        let _e = deadline::working_for(explore.name());
+        explore.decide(q, stop)
+    };
     if then.verdict.is_definite() {
         return then;
     }
@@ -326,18 +355,19 @@ fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
 /// Undecided: every engine's reason, by name.
 pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
     let opts = q.options;
-    let engines: Vec<&dyn Decider> = (names.iter())
+    let engines: Vec<&'static dyn Decider> = (names.iter())
         .filter_map(|n| engine(n))
         .filter(|e| e.takes(q))
         .collect();
     let head = &engines[..opts.portfolio_head.min(engines.len())];
     let sharing = head.len() > 1;
-    let (file, targets) = (q.file, q.targets);
+    let (file, targets) = (q.file, std::sync::Arc::new(q.targets.to_vec()));
     let entrants = (engines.iter().enumerate())
         .map(|(i, &e)| {
             let late = i >= head.len();
-            // Each thread its own database handle.
-            let db = q.db.clone();
+            // Each thread its own database handle, and its own copy of the
+            // rest: a loser may end after the race has returned.
+            let (db, targets, opts) = (q.db.clone(), targets.clone(), opts.clone());
             let run = move || {
                 let one = CheckOptions {
                     sharing_cores: sharing && !late,
@@ -346,7 +376,7 @@ pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
                 let asked = Question {
                     db: &db,
                     file,
-                    targets,
+                    targets: &targets,
                     options: &one,
                 };
                 if opts.portfolio_priorities {
@@ -355,15 +385,16 @@ pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
                 let stop = deadline::current_stop().unwrap_or_default();
                 crate::engine::decide(e, &asked, &stop)
             };
-            if late {
+            let entrant = if late {
                 Entrant::late(run)
             } else {
                 Entrant::now(run)
-            }
+            };
+            entrant.running(e.name())
         })
         .collect();
     let definite = |d: &Decision| d.verdict.is_definite();
-    match deadline::race(entrants, definite, opts.portfolio_delay) {
+    match deadline::race_detached(entrants, definite, opts.portfolio_delay) {
         Finish::Definite(_, d) => d,
         Finish::Undecided { answers, timed_out } => {
             let mut answers = answers;

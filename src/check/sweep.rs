@@ -59,7 +59,7 @@ pub fn sweep(
         let method = q.method("explore-search", How::PathFound);
         let d = Decision::reachable(witness, method, solver.clone());
         if let Some(k) = open.iter().position(|&i| s.targets[i] == target) {
-            slots[open[k]] = Some(Report::of(&target, d, shares[k]));
+            slots[open[k]] = Some(Report::shared(&target, d, shares[k]));
         }
     }
     if swept.complete {
@@ -69,7 +69,7 @@ pub fn sweep(
             }
             let method = q.method("explore-search", How::EveryPath);
             let d = Decision::unreachable(method, solver.clone());
-            slots[i] = Some(Report::of(&s.targets[i], d, *share));
+            slots[i] = Some(Report::shared(&s.targets[i], d, *share));
         }
     }
 }

@@ -68,7 +68,7 @@ pub fn decided(s: &Subject, opts: &CheckOptions) -> Phase {
             time: cost.time,
             solver: shares[k].solver,
         };
-        Report::of(&targets[k], d.clone(), share)
+        Report::shared(&targets[k], d.clone(), share)
     };
     match &d.verdict {
         Verdict::Unreachable => {

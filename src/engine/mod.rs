@@ -218,6 +218,7 @@ pub trait Decider: Sync {
 /// reason. The one place engines' early ends are caught.
 pub fn decide(d: &dyn Decider, q: &Question, stop: &Stop) -> Decision {
     let started = std::time::Instant::now();
+    let _engine = crate::deadline::working_for(d.name());
     let mut decision = stop
         .guard(|| d.decide(q, stop))
         .unwrap_or_else(|ended| Decision::unknown(ended.reason()));
@@ -326,6 +327,9 @@ pub enum How {
     ValueFacts,
     /// The `unsat` of a query that the target's condition implies.
     Refuted(Variant),
+    /// The target's condition is `false` as built: the terms' smart
+    /// constructors, which keep only equivalents, reduced it (no solver).
+    ConditionFalse,
     /// A model of a query whose witness replayed (`varied`: a variation of
     /// the model's inputs did).
     Model { variant: Variant, varied: bool },
@@ -368,6 +372,7 @@ impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let base = match self.how {
             How::ValueFacts => "value-facts".to_string(),
+            How::ConditionFalse => format!("{}-condition-false", self.engine),
             How::Refuted(v) | How::NoWitness(v) => v.method(),
             How::Model { variant, varied } => {
                 let varied = if varied { "+varied-model" } else { "" };
@@ -408,6 +413,7 @@ mod tests {
     fn methods_print_their_stable_names() {
         let m = |e, h| Method::new(e, h).to_string();
         assert_eq!(m("facts", How::ValueFacts), "value-facts");
+        assert_eq!(m("nc", How::ConditionFalse), "nc-condition-false");
         assert_eq!(
             m("nc", How::Refuted(Variant::Unfolded(25))),
             "nc-unfolded:k=25"

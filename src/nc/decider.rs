@@ -80,11 +80,11 @@ fn one_target(q: &Question, t: &Target, stop: &Stop) -> Decision {
         opts.mode,
         opts.k,
     );
-    let inputs = {
-        let (terms, phi) =
-            super::encoded(q.db, q.file, &t.function, t.id, &engine_opts, opts.simplify);
-        InputModel::new(&parsed.program, &prog.body, terms, phi)
-    };
+    let (terms, phi) = super::encoded(q.db, q.file, &t.function, t.id, &engine_opts, opts.simplify);
+    if terms.as_bool(phi) == Some(false) {
+        return condition_false(q);
+    }
+    let inputs = InputModel::new(&parsed.program, &prog.body, terms, phi);
     let dump = opts.dump_queries.as_ref().map(|dir| {
         DumpName::new(dir, q.file.path(q.db), &t.function, t.line, t.col)
             .reporting_to(&opts.dump_failure)
@@ -119,9 +119,17 @@ fn every_target(q: &Question, stop: &Stop) -> Decision {
     let simple: (&Terms, TermId) = simplified
         .as_ref()
         .map_or((&eng.terms, phi), |s| (s.terms_or(&eng.terms), s.phi));
+    if simple.0.as_bool(simple.1) == Some(false) {
+        return condition_false(q);
+    }
     let chains = query::pending((&eng.terms, phi), simple, opts.mode, opts.k);
     let contenders = contenders(chains, &opts.solvers, None, opts.sharing_cores);
     race(&contenders, &inputs, &replay, q, stop)
+}
+
+/// Unreachable with no solver: the necessary condition is `false` as built.
+fn condition_false(q: &Question) -> Decision {
+    Decision::unreachable(q.method("nc", How::ConditionFalse), None)
 }
 
 /// The race of the queries; a model counts when its run hits a target

@@ -292,7 +292,10 @@ impl Helper {
             crate::deadline::stop();
         }
         crate::deadline::count_solver_use(crate::deadline::SolverUse::of_script(script));
-        let result = self.ask_with_limit(script, quantified, limit);
+        let result = {
+            let _t = crate::deadline::timed("solving");
+            self.ask_with_limit(script, quantified, limit)
+        };
         if by_deadline && matches!(&result, Err(Failure::Timeout)) {
             crate::deadline::stop();
         }

@@ -96,6 +96,7 @@ fn solver_stdout(
 ) -> Result<String, SolverFailure> {
     use std::io::Read;
     crate::deadline::count_solver_use(crate::deadline::SolverUse::of_script(script));
+    let _t = crate::deadline::timed("solving");
     let mut child = process::spawn(name, command, args).map_err(SolverFailure::Start)?;
     // Read stdout on the side, so a large answer cannot block the solver.
     let mut stdout = child

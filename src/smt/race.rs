@@ -201,7 +201,7 @@ where
                     Undecided::NoWitness(last_miss)
                 });
             }
-            Answer::Sat => match judge(&mut session) {
+            Answer::Sat => match judged(judge, &mut session) {
                 Ok(Judgement::Accept(w)) => {
                     return Message::Definite(RaceOutcome::Accepted {
                         variant: c.query.variant,
@@ -221,6 +221,15 @@ where
         }
     }
     undecided(Undecided::NoWitness(last_miss))
+}
+
+/// The judge's word on the session's model (its time is `judging a model`).
+fn judged<W, J>(judge: &J, session: &mut Session) -> Result<Judgement<W>, String>
+where
+    J: Fn(&mut Session) -> Result<Judgement<W>, String>,
+{
+    let _t = crate::deadline::timed("judging a model");
+    judge(session)
 }
 
 #[cfg(test)]

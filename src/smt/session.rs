@@ -124,6 +124,7 @@ impl Session {
         if stop.is_stopped() {
             return Err("cancelled".into());
         }
+        let _t = crate::deadline::timed("starting a solver");
         let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         let pid_file: PathBuf =
             std::env::temp_dir().join(format!("apc-{}-{id}.pid", std::process::id()));
@@ -183,6 +184,7 @@ impl Session {
     /// definitions, assertions, options the solver supports).
     pub fn send(&mut self, text: &str) -> Result<(), String> {
         self.stop.add_solver_use(SolverUse::of_script(text));
+        let _t = crate::deadline::timed("sending to the solver");
         let s = self.solver();
         s.write_all(text.as_bytes())
             .and_then(|_| s.write_all(b"\n"))
@@ -204,6 +206,7 @@ impl Session {
             return Answer::Unknown(why.clone());
         }
         self.stop.add_solver_use(SolverUse::CHECK);
+        let _t = crate::deadline::timed("solving");
         match self.solver().check_sat_or_unk() {
             Ok(Some(true)) => Answer::Sat,
             Ok(Some(false)) => Answer::Unsat,
@@ -236,6 +239,7 @@ impl Session {
         if let Some(why) = &self.broken {
             return Err(why.clone());
         }
+        let _t = crate::deadline::timed("solving");
         if let Some(command) = self.value_command.clone() {
             return self.values_one_by_one(&command, exprs);
         }

@@ -528,7 +528,12 @@ impl Terms {
                 (false, true) => self.not(cond),
             };
         }
-        let d = if is_eq && xs[0].0.is_negative() {
+        let d = match divided_by_gcd(is_eq, c, xs) {
+            Some((c, xs)) => self.sum(c, xs),
+            None => return self.bool(false),
+        };
+        let leading_negative = matches!(self.linear(d).1.first(), Some((k, _)) if k.is_negative());
+        let d = if is_eq && leading_negative {
             self.neg(d)
         } else {
             d
@@ -853,3 +858,30 @@ impl fmt::Display for TermId {
 
 #[cfg(test)]
 mod tests;
+
+/// `c + Σ kᵢ·xᵢ = 0` (or `≤ 0`) over integer atoms, divided by the gcd g of
+/// the kᵢ: an equation whose constant g does not divide has no integer
+/// solution (`None`: false; the gcd test, which decides ISSTA'12's OneLoop
+/// and TwoLoops, `4κ = 15`), and an inequality's constant rounds up
+/// (`2x - 3 ≤ 0` is `x - 1 ≤ 0`). So equivalent comparisons meet as one
+/// atom, and every engine sees the tighter bound (docs/necessary-conditions.md §4).
+fn divided_by_gcd(
+    is_eq: bool,
+    c: BigInt,
+    xs: Vec<(BigInt, TermId)>,
+) -> Option<(BigInt, Vec<(BigInt, TermId)>)> {
+    use num_integer::Integer;
+    let g = xs.iter().fold(BigInt::zero(), |g, (k, _)| g.gcd(k));
+    if g.is_one() || g.is_zero() {
+        return Some((c, xs));
+    }
+    let c = if is_eq {
+        if !c.is_multiple_of(&g) {
+            return None;
+        }
+        c / &g
+    } else {
+        c.div_ceil(&g)
+    };
+    Some((c, xs.into_iter().map(|(k, x)| (k / &g, x)).collect()))
+}

@@ -45,6 +45,7 @@ impl<'a> Replayer<'a> {
     /// race's end (by 12–20 ms on MatrIR).
     pub fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
         crate::deadline::check();
+        let _t = crate::deadline::timed("replaying");
         let error = crate::interp::replay_error(self.program, self.text, &self.lines, w);
         self.target_of(error)
     }
@@ -65,6 +66,7 @@ impl Replay for Replayer<'_> {
 
     fn hits_reading(&self, w: &Witness) -> (Result<(), String>, InputReads) {
         crate::deadline::check();
+        let _t = crate::deadline::timed("replaying");
         let (error, reads) =
             crate::interp::replay_error_reading(self.program, self.text, &self.lines, w);
         (self.target_of(error).map(|_| ()), reads)

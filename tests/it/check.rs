@@ -141,6 +141,42 @@ fn benchmarks_with_cvc5() {
     benchmark_verdicts("cvc5");
 }
 
+/// `--profile`: each target's time per engine and phase, in the JSON (and
+/// only with the flag). The conditions' engine alone on a target it
+/// decides with a solver: its phases include building the condition and
+/// solving, and no phase of one thread outlasts the target.
+#[test]
+fn the_profile_says_where_a_targets_time_went() {
+    let file = program("oneloop_counted.mc");
+    let args = ["check", &file, "--format", "json", "--engine", "nc"];
+    let plain = json(&apc(&args));
+    assert!(plain["targets"][0].get("profile").is_none(), "{plain}");
+    let j = json(&apc(&[&args[..], &["--profile"]].concat()));
+    let t = &j["targets"][0];
+    assert_eq!(t["verdict"], "unreachable", "{t}");
+    let total = t["time_ms"].as_f64().unwrap();
+    let phases: Vec<(String, String, f64)> = (t["profile"].as_array().expect("a profile"))
+        .iter()
+        .map(|p| {
+            let s = |k: &str| p[k].as_str().unwrap().to_string();
+            (s("engine"), s("phase"), p["time_ms"].as_f64().unwrap())
+        })
+        .collect();
+    let of = |phase: &str| {
+        (phases.iter())
+            .find(|(e, p, _)| e == "nc" && p == phase)
+            .map(|(_, _, t)| *t)
+    };
+    assert!(of("building the condition").is_some(), "{phases:?}");
+    assert!(of("solving").is_some_and(|t| t > 0.0), "{phases:?}");
+    // The target's own thread waits at most as long as the target took.
+    let waiting: f64 = (phases.iter())
+        .filter(|(e, _, _)| e != "nc")
+        .map(|(_, _, t)| t)
+        .sum();
+    assert!(waiting <= total + 0.1, "{waiting} > {total}: {phases:?}");
+}
+
 /// The JSON of `docs/cli.md`, field for field, and the exit codes.
 #[test]
 fn json_contract_and_exit_codes() {
@@ -228,7 +264,7 @@ fn check_with_fake(name: &str, script: &str, timeout: &str) -> (Value, Duration)
         &dir,
         &[
             "check",
-            &program("oneloop.mc"),
+            &program("oneloop_counted.mc"),
             "--format",
             "json",
             "--timeout",
@@ -294,11 +330,14 @@ fn a_missing_solver_is_exit_2_with_the_install_hint() {
     let dir = std::env::temp_dir().join(format!("apc-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for solver in ["z3", "cvc5"] {
-        let out = with_path(&dir, &["check", &program("oneloop.mc"), "--solver", solver])
-            .env("PATH", &dir)
-            .env_remove("APC_CVC5")
-            .output()
-            .unwrap();
+        let out = with_path(
+            &dir,
+            &["check", &program("oneloop_counted.mc"), "--solver", solver],
+        )
+        .env("PATH", &dir)
+        .env_remove("APC_CVC5")
+        .output()
+        .unwrap();
         // solvers/bin/ is the last resort; it is empty in a checkout.
         if Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("solvers/bin")
@@ -317,7 +356,12 @@ fn a_missing_solver_is_exit_2_with_the_install_hint() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
-    let out = apc(&["check", &program("oneloop.mc"), "--z3", "/nonexistent/z3"]);
+    let out = apc(&[
+        "check",
+        &program("oneloop_counted.mc"),
+        "--z3",
+        "/nonexistent/z3",
+    ]);
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -354,7 +398,7 @@ fn killing_apc_leaves_nothing(style: &str, body: &str, signal: &str) {
         );
         let args = [
             "check",
-            &program("oneloop.mc"),
+            &program("oneloop_counted.mc"),
             "--timeout",
             "100",
             "--engine",
@@ -460,7 +504,7 @@ fn dumped_queries_run_standalone_in_both_solvers() {
     let dir = std::env::temp_dir().join(format!("apc-dumps-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     for (name, solver) in [
-        ("oneloop.mc", "all"),
+        ("oneloop_counted.mc", "all"),
         ("issta_running.mc", "z3"),
         ("hello.mc", "cvc5"),
     ] {
@@ -524,7 +568,7 @@ fn nc_dumps_exactly_what_check_sends() {
     let _ = std::fs::remove_dir_all(&base);
     for (name, target) in [
         ("hw.mc", "52:5"),
-        ("oneloop.mc", "10:5"),
+        ("oneloop_counted.mc", "10:5"),
         ("issta_running.mc", "12:5"),
     ] {
         let (nc_dir, check_dir) = (base.join("nc"), base.join("check"));
@@ -738,7 +782,7 @@ fn the_portfolio_stops_the_losers_at_the_first_definite_answer() {
     let start = Instant::now();
     let args = [
         "check",
-        &program("oneloop.mc"),
+        &program("oneloop_counted.mc"),
         "--timeout",
         "60",
         "--format",

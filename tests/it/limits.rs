@@ -203,7 +203,10 @@ fn output_that_cannot_be_written_is_an_error() {
 
 #[test]
 fn dumps_that_cannot_be_written_are_an_error() {
-    let file = programs_dir().join("oneloop.mc").display().to_string();
+    let file = programs_dir()
+        .join("oneloop_counted.mc")
+        .display()
+        .to_string();
     // A directory no one may write in (even root: procfs), and a path
     // under a file.
     for dir in ["/proc/1", "/etc/hostname/queries"] {
