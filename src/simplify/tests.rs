@@ -355,3 +355,30 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The comparisons' gcd test and rounding (`term::divided_by_gcd`)
+    /// keep the value: `a·x + b·y + c = 0` and `≤ 0` as built agree with
+    /// the arithmetic on every small assignment.
+    #[test]
+    fn comparisons_divided_by_their_gcd_keep_the_value(
+        a in -12i64..12, b in -12i64..12, c in -30i64..30, is_eq in any::<bool>(),
+    ) {
+        let mut t = Terms::new();
+        let (x, y) = (t.new_var(VarKind::Symbol, "x"), t.new_var(VarKind::Symbol, "y"));
+        let (tx, ty) = (t.var(x), t.var(y));
+        let sum = t.sum(BigInt::from(c), vec![(BigInt::from(a), tx), (BigInt::from(b), ty)]);
+        let zero = t.int(0);
+        let built = if is_eq { t.eq(sum, zero) } else { t.le(sum, zero) };
+        for (vx, vy) in (-8i64..8).flat_map(|vx| (-8i64..8).map(move |vy| (vx, vy))) {
+            let env = Env {
+                ints: [(x.id, BigInt::from(vx)), (y.id, BigInt::from(vy))].into(),
+                bools: HashMap::default(),
+                array_salt: 0,
+            };
+            let value = a * vx + b * vy + c;
+            let expected = if is_eq { value == 0 } else { value <= 0 };
+            prop_assert_eq!(eval(&t, built, &env), Val::B(expected), "{}", t.show(built));
+        }
+    }
+}
