@@ -557,14 +557,36 @@ pub fn race_detached<T: Send + 'static>(
     head_start: Duration,
 ) -> Finish<T> {
     let stop = Stop::nested();
-    let late = Arc::new(LateStart::new(head_start, entrants.iter().all(|e| e.late)));
+    let all_late = entrants.iter().all(|e| e.late);
+    let late = Arc::new(LateStart::new(head_start, all_late));
     let definite = Arc::new(definite);
     let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
     let engine = ENGINE.with(Cell::get);
-    for (i, entrant) in entrants.into_iter().enumerate() {
+    let start = {
         let (tx, stop, late, definite) = (tx.clone(), stop.clone(), late.clone(), definite.clone());
-        let run = move || run_entrant(engine, i, entrant, &stop, &late, &*definite, &tx);
-        drop(analysis_thread().spawn(run));
+        move |(i, entrant): (usize, Entrant<'static, T>)| {
+            let (tx, stop, late, definite) =
+                (tx.clone(), stop.clone(), late.clone(), definite.clone());
+            let run = move || run_entrant(engine, i, entrant, &stop, &late, &*definite, &tx);
+            // A thread that cannot start sends nothing: undecided.
+            drop(analysis_thread().spawn(run));
+        }
+    };
+    let (later, now): (Vec<_>, Vec<_>) =
+        (entrants.into_iter().enumerate()).partition(|(_, e)| e.late && !all_late);
+    {
+        let _t = timed("starting threads");
+        now.into_iter().for_each(&start);
+    }
+    // The late ones' threads start once they may run: on a race decided
+    // by its head, none (starting six threads cost TwoLoops up to 2 ms).
+    if !later.is_empty() {
+        let (stop, late) = (stop.clone(), late.clone());
+        drop(std::thread::Builder::new().spawn(move || {
+            if late.wait(&stop) {
+                later.into_iter().for_each(start);
+            }
+        }));
     }
     drop(tx);
     finish(&rx, &stop, &late, &*definite)

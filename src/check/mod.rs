@@ -293,7 +293,11 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
 
 /// The chosen engine, or combination of engines, on the question.
 fn decide(q: &Question, stop: &Stop) -> Decision {
-    if db::program(q.db, q.file).is_none() {
+    let lowered = {
+        let _p = deadline::phase("lowering the program");
+        db::program(q.db, q.file).is_some()
+    };
+    if !lowered {
         return Decision::unknown("unsupported: the program has no main");
     }
     match q.options.engine {
@@ -316,6 +320,7 @@ fn decide(q: &Question, stop: &Stop) -> Decision {
 /// they cost one pass over the program for all its targets, and need no
 /// solver, so the portfolio asks them before it starts any engine.
 fn by_value_facts(q: &Question) -> Option<Decision> {
+    let _p = deadline::phase("the value facts");
     (q.targets.iter())
         .all(|t| db::proved_by_value_facts(q.db, q.file, t).is_some())
         .then(|| Decision::unreachable(Method::new("facts", How::ValueFacts), None))
@@ -355,10 +360,13 @@ fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
 /// Undecided: every engine's reason, by name.
 pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
     let opts = q.options;
-    let engines: Vec<&'static dyn Decider> = (names.iter())
-        .filter_map(|n| engine(n))
-        .filter(|e| e.takes(q))
-        .collect();
+    let engines: Vec<&'static dyn Decider> = {
+        let _p = deadline::phase("choosing the engines");
+        (names.iter())
+            .filter_map(|n| engine(n))
+            .filter(|e| e.takes(q))
+            .collect()
+    };
     let head = &engines[..opts.portfolio_head.min(engines.len())];
     let sharing = head.len() > 1;
     let (file, targets) = (q.file, std::sync::Arc::new(q.targets.to_vec()));
