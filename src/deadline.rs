@@ -580,7 +580,11 @@ pub fn race_detached<T: Send + 'static>(
     }
     // The late ones' threads start once they may run: on a race decided
     // by its head, none (starting six threads cost TwoLoops up to 2 ms).
-    if !later.is_empty() {
+    // `start` holds a sender: it must be gone (here, or with the thread
+    // that starts the late ones) for an undecided race to see its end.
+    if later.is_empty() {
+        drop(start);
+    } else {
         let (stop, late) = (stop.clone(), late.clone());
         drop(std::thread::Builder::new().spawn(move || {
             if late.wait(&stop) {
@@ -764,6 +768,48 @@ mod tests {
         assert!(at("outer", "building") < 2 * nap + nap / 2, "{times:?}");
         assert!(at("outer", "waiting for its race") >= nap, "{times:?}");
         assert!(at("inner", "the analysis") >= nap, "{times:?}");
+    }
+
+    /// A detached race ends when every entrant has ended undecided, with
+    /// or without late ones (a sender kept alive made it wait forever),
+    /// and returns a definite answer without waiting for a slow loser.
+    #[test]
+    fn a_detached_race_ends_decided_or_not() {
+        for late in [false, true] {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let entrants = (0..3)
+                    .map(|i| {
+                        let e = Entrant::now(move || i);
+                        Entrant {
+                            late: late && i > 0,
+                            ..e
+                        }
+                    })
+                    .collect();
+                let _ = tx.send(race_detached(entrants, |_| false, Duration::from_millis(5)));
+            });
+            match rx.recv_timeout(Duration::from_secs(10)) {
+                Ok(Finish::Undecided { answers, timed_out }) => {
+                    assert_eq!(answers.len(), 3, "late: {late}");
+                    assert!(!timed_out);
+                }
+                Ok(Finish::Definite(..)) => panic!("nothing was definite"),
+                Err(_) => panic!("the race did not end (late: {late})"),
+            }
+        }
+        let started = Instant::now();
+        let slow = Entrant::now(|| {
+            std::thread::sleep(Duration::from_secs(2));
+            0
+        });
+        let quick = Entrant::now(|| 1);
+        let finish = race_detached(vec![slow, quick], |&v| v == 1, Duration::ZERO);
+        assert!(matches!(finish, Finish::Definite(1, 1)));
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "waited for the loser"
+        );
     }
 
     #[test]

@@ -188,6 +188,10 @@ pub fn check_batch(
     if builds_conditions(opts) {
         crate::nc::decider::start_helper_ahead(opts);
     }
+    if opts.engine != "chc" {
+        // Every other engine talks to the solvers in sessions.
+        crate::smt::spare::prepare(&opts.solvers);
+    }
     let (decided, spent): (Vec<Vec<Option<Report>>>, Vec<Vec<Cost>>) = (subjects.iter())
         .map(|s| together::decided(s, opts))
         .unzip();

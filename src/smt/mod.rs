@@ -7,6 +7,7 @@
 //!   answer wins;
 //! - `incremental`: the one warm incremental session ([`Warm`]: push/pop,
 //!   names defined once), for an engine's many questions in one run;
+//! - [`spare`]: solver processes started ahead, taken by new sessions;
 //! - [`helper`]: a warm solver process per engine run, for its many small
 //!   helper scripts (pruning, counter inference), each isolated;
 //! - [`smtlib`]: the SMT-LIB printer of terms (every script apc writes);
@@ -24,6 +25,7 @@ pub mod race;
 pub mod reply;
 pub mod session;
 pub mod smtlib;
+pub mod spare;
 
 pub use helper::Helper;
 pub use incremental::{Warm, WarmStats};

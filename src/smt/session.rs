@@ -94,6 +94,53 @@ impl<'a> ValueParser<String, &'a str> for TextParser {
 
 static NEXT_SESSION: AtomicU64 = AtomicU64::new(0);
 
+/// A solver process, started and not yet a session's.
+pub(super) struct Started {
+    solver: Solver<TextParser>,
+    /// The watchdog's PID, the leader of the solver's process group.
+    pid: i32,
+}
+
+static NEXT_PID_FILE: AtomicU64 = AtomicU64::new(0);
+
+/// Starts `profile`'s solver under its watchdog (see `process`), from this
+/// thread: the solver ends when this thread does.
+pub(super) fn launch(profile: &Profile) -> Result<Started, String> {
+    let n = NEXT_PID_FILE.fetch_add(1, Ordering::Relaxed);
+    let pid_file: PathBuf =
+        std::env::temp_dir().join(format!("apc-{}-{n}.pid", std::process::id()));
+    // The Yices-2 style has no default arguments: the profile gives all.
+    let mut conf: SmtConf = SmtStyle::Yices2.new("/bin/sh");
+    conf.option("-c");
+    for a in super::process::session_prefix(&pid_file) {
+        conf.option(a);
+    }
+    conf.option(profile.command.clone());
+    for a in &profile.args {
+        conf.option(a.clone());
+    }
+    let solver =
+        Solver::new(conf, TextParser).map_err(|e| format!("cannot start {}: {e}", profile.name))?;
+    // The wrapper writes its PID before exec'ing the solver.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        if Instant::now() > deadline {
+            let _ = std::fs::remove_file(&pid_file);
+            return Err(format!("{} did not start", profile.name));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let _ = std::fs::remove_file(&pid_file);
+    Ok(Started { solver, pid })
+}
+
 /// A running solver.
 pub struct Session {
     solver: Option<Solver<TextParser>>,
@@ -125,38 +172,11 @@ impl Session {
             return Err("cancelled".into());
         }
         let _t = crate::deadline::timed("starting a solver");
-        let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
-        let pid_file: PathBuf =
-            std::env::temp_dir().join(format!("apc-{}-{id}.pid", std::process::id()));
-        // The Yices-2 style has no default arguments: the profile gives all.
-        let mut conf: SmtConf = SmtStyle::Yices2.new("/bin/sh");
-        conf.option("-c");
-        for a in super::process::session_prefix(&pid_file) {
-            conf.option(a);
-        }
-        conf.option(profile.command.clone());
-        for a in &profile.args {
-            conf.option(a.clone());
-        }
-        let solver = Solver::new(conf, TextParser)
-            .map_err(|e| format!("cannot start {}: {e}", profile.name))?;
-        // The wrapper writes its PID before exec'ing the solver.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let pid = loop {
-            if let Some(pid) = std::fs::read_to_string(&pid_file)
-                .ok()
-                .filter(|s| s.ends_with('\n'))
-                .and_then(|s| s.trim().parse::<i32>().ok())
-            {
-                break pid;
-            }
-            if Instant::now() > deadline {
-                let _ = std::fs::remove_file(&pid_file);
-                return Err(format!("{} did not start", profile.name));
-            }
-            std::thread::sleep(Duration::from_millis(1));
+        let Started { solver, pid } = match super::spare::take(profile) {
+            Some(ready) => ready,
+            None => launch(profile)?,
         };
-        let _ = std::fs::remove_file(&pid_file);
+        let id = NEXT_SESSION.fetch_add(1, Ordering::Relaxed);
         watch(id, pid, &stop);
         Ok(Session {
             solver: Some(solver),
