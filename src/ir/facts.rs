@@ -17,8 +17,10 @@
 //!    parameters may be anything.
 //! 2. **Per function, flow-sensitive**: a state per vertex for the
 //!    variables that only their own assignments change (not integers, not
-//!    address-taken); an assignment replaces the value. Everything else is
-//!    read from the summary.
+//!    address-taken); an assignment replaces the value, and a test that
+//!    a run gets past only with a non-null value (`assume(p != null)`,
+//!    `assert(p != null)`) clears its null. Everything else is read from
+//!    the summary.
 //!
 //! Both apply the edges until nothing changes: the last pass, which
 //! changes nothing, is the check that the facts are closed under every
@@ -330,22 +332,30 @@ impl<'a> Flow<'a> {
     /// The variables whose value depends on where the run is: not integers
     /// or records (never null, no length), not address-taken (a write
     /// through a pointer may change them), assigned values that differ.
+    /// A variable tested against null is followed too: past the test (a
+    /// branch's `assume`, a dereference's `assert`) it is not null until
+    /// it is assigned again.
     fn worth_following(&self) -> Vec<VarId> {
         let shared = &self.summary.shared[self.function];
         let mut assigned: BTreeMap<VarId, Vec<Abstract>> = BTreeMap::new();
+        let mut tested = BTreeSet::new();
         for edge in &self.body.edges {
             if let Some((v, value)) = self.assignment(&edge.instr, None) {
                 assigned.entry(v).or_default().push(value);
             }
+            tested.extend(not_null_past(&edge.instr));
         }
-        (assigned.into_iter())
-            .filter(|(v, values)| {
+        let varies = |v: &VarId| {
+            (assigned.get(v)).is_some_and(|values| values.iter().any(|x| *x != values[0]))
+        };
+        let candidates: BTreeSet<VarId> = assigned.keys().chain(&tested).copied().collect();
+        (candidates.into_iter())
+            .filter(|v| {
                 let ty = &self.body.vars[*v as usize].ty;
                 !matches!(ty, Type::Int | Type::Record(_))
                     && shared.binary_search(v).is_err()
-                    && values.iter().any(|x| *x != values[0])
+                    && (varies(v) || tested.contains(v))
             })
-            .map(|(v, _)| v)
             .collect()
     }
 
@@ -407,6 +417,11 @@ impl<'a> Flow<'a> {
         match instr {
             // A new activation's locals hold nothing yet.
             Instr::Enter(vars) if vars.contains(&v) => Abstract::NONE,
+            // A run goes on past the test only if `v` is not null.
+            _ if not_null_past(instr) == Some(v) => Abstract {
+                may_be_null: false,
+                ..here
+            },
             _ => match self.assignment(instr, Some((v, here))) {
                 Some((w, value)) if w == v => value,
                 _ => here,
@@ -464,6 +479,20 @@ impl<'a> Flow<'a> {
             }
             _ => None,
         }
+    }
+}
+
+/// The variable a run that goes on past `instr` holds a non-null value
+/// in: `assume(v != null)` (a branch) or `assert(v != null)` (a
+/// dereference's check).
+fn not_null_past(instr: &Instr) -> Option<VarId> {
+    match instr {
+        Instr::Assume(c) | Instr::Assert(c, _) => match c {
+            Cond::Cmp(CmpOp::Ne, Expr::Var(v), Expr::Null)
+            | Cond::Cmp(CmpOp::Ne, Expr::Null, Expr::Var(v)) => Some(*v),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -149,6 +149,14 @@ fn every_route_into_a_variable_is_followed() {
         "main() { var a, p; a = [1, 2, 3]; p = &a; *p = [1]; return a[2]; }",
         // a shorter array through a nested element
         "main() { var m, r; m = [[1, 2, 3]]; m[0] = [1]; r = m[0]; return r[2]; }",
+        // assigned null after its test
+        "main() { var y, p; y = 1; p = &y; if (p != null) { p = null; y = *p; } return y; }",
+        // tested on one branch only, before the join
+        "main() { var y, p; y = 1; p = null; if (y > 5) { if (p != null) { y = 2; } } return *p; }",
+        // tested, then written through a pointer to it
+        "main() { var y, p, q; y = 1; p = &y; q = &p; if (p != null) { *q = null; y = *p; } return y; }",
+        // dereferenced, then assigned null round a loop
+        "main() { var y, p, i; y = 1; p = &y; i = 0; while (i < 2) { y = *p; p = null; i = i + 1; } return 0; }",
     ];
     for src in routes {
         let (db, file) = generated_db(0, src);
@@ -171,12 +179,18 @@ fn every_route_into_a_variable_is_followed() {
     }
     // What they do prove: pointers from `alloc` and `&`, and literal
     // indices below every length.
-    let safe = "main() { var y, p, a; y = 1; p = alloc 3; p = &y; a = [1, 2]; a = [4, 5, 6]; return *p + a[1]; }";
-    let (db, file) = generated_db(0, safe);
-    for t in db::targets(&db, file) {
-        assert!(
-            db::proved_by_value_facts(&db, file, &t).is_some(),
-            "{t:?} not proved"
-        );
+    // And a pointer past a test against null, or past a dereference,
+    // until it is assigned again.
+    for safe in [
+        "main() { var y, p, a; y = 1; p = alloc 3; p = &y; a = [1, 2]; a = [4, 5, 6]; return *p + a[1]; }",
+        "main() { var y, p; y = 1; p = null; if (y > 0) { p = &y; } if (p != null) { y = *p + *p; } return y; }",
+    ] {
+        let (db, file) = generated_db(0, safe);
+        for t in db::targets(&db, file) {
+            assert!(
+                db::proved_by_value_facts(&db, file, &t).is_some(),
+                "{safe}: {t:?} not proved"
+            );
+        }
     }
 }
