@@ -106,15 +106,15 @@ impl Stop {
     /// Adds `time` in `phase` of `engine` to the nearest token, this one
     /// or an ancestor, that keeps phase times.
     fn add_phase_time(&self, engine: &'static str, phase: &'static str, time: Duration) {
-        let mut at = Some(self);
-        while let Some(stop) = at {
-            if let Some(times) = &stop.0.phase_times {
-                let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
-                *times.0.entry((engine, phase)).or_default() += time;
-                return;
-            }
-            at = stop.0.parent.as_ref();
+        if let Some(times) = self.lineage().find_map(|s| s.0.phase_times.as_ref()) {
+            let mut times = times.lock().unwrap_or_else(|e| e.into_inner());
+            *times.0.entry((engine, phase)).or_default() += time;
         }
+    }
+
+    /// This token, then its parent, and so on up.
+    fn lineage(&self) -> impl Iterator<Item = &Stop> {
+        std::iter::successors(Some(self), |s| s.0.parent.as_ref())
     }
 
     /// A token stopped with this one, by its own switch, or at `deadline`
@@ -174,11 +174,9 @@ impl Stop {
 
     /// Counts solver work on this token and its ancestors.
     pub fn add_solver_use(&self, used: SolverUse) {
-        let mut at = Some(self);
-        while let Some(stop) = at {
+        for stop in self.lineage() {
             stop.0.checks.fetch_add(used.checks, Ordering::Relaxed);
             stop.0.bytes.fetch_add(used.bytes, Ordering::Relaxed);
-            at = stop.0.parent.as_ref();
         }
     }
 
@@ -274,14 +272,6 @@ impl Drop for Phase {
 /// time (`apc check --profile`, docs/cli.md).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhaseTimes(pub std::collections::BTreeMap<(&'static str, &'static str), Duration>);
-
-impl std::ops::AddAssign for PhaseTimes {
-    fn add_assign(&mut self, other: PhaseTimes) {
-        for (key, time) in other.0 {
-            *self.0.entry(key).or_default() += time;
-        }
-    }
-}
 
 /// Counts this thread's time since its phase last changed to that phase
 /// (of its engine), on its token.
@@ -397,6 +387,14 @@ impl std::ops::AddAssign for SolverUse {
     fn add_assign(&mut self, o: SolverUse) {
         self.checks += o.checks;
         self.bytes += o.bytes;
+    }
+}
+
+impl std::iter::Sum for SolverUse {
+    fn sum<I: Iterator<Item = SolverUse>>(uses: I) -> SolverUse {
+        let mut total = SolverUse::default();
+        uses.for_each(|u| total += u);
+        total
     }
 }
 

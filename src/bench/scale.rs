@@ -260,15 +260,11 @@ pub fn measure_targets(
         ));
     }
     let verdicts = crate::check::verdict_counts(&reports);
-    let mut used = crate::deadline::SolverUse::default();
-    for r in &reports {
-        used += r.solver_use;
-    }
     Ok(TargetsRow {
         n,
         time,
         verdicts,
-        solver: used,
+        solver: reports.iter().map(|r| r.solver_use).sum(),
         expected: verdicts[0] == 0,
     })
 }

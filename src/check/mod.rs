@@ -85,9 +85,19 @@ impl Report {
     /// The report of a decision made for several targets at once: its
     /// time is the target's share.
     fn shared(target: &Target, d: Decision, share: Cost) -> Report {
-        let mut report = Report::of(target, d, share);
-        report.profile.0.insert(SHARED_PHASES, share.time);
+        let mut report = Report::of(target, d, Cost::default());
+        report.charge_shared(share);
         report
+    }
+
+    /// Adds the target's share of work done for several to its cost and
+    /// its profile.
+    fn charge_shared(&mut self, share: Cost) {
+        self.time += share.time;
+        self.solver_use += share.solver;
+        if !share.time.is_zero() {
+            *self.profile.0.entry(SHARED_PHASES).or_default() += share.time;
+        }
     }
 
     fn of(target: &Target, d: Decision, cost: Cost) -> Report {
@@ -233,11 +243,7 @@ pub fn check_batch(
                             ..opts.clone()
                         };
                         let mut r = check_target(&dbs[f], file, &targets[i], &left);
-                        r.time += before.time;
-                        r.solver_use += before.solver;
-                        if !before.time.is_zero() {
-                            r.profile.0.insert(SHARED_PHASES, before.time);
-                        }
+                        r.charge_shared(before);
                         done(&r);
                         let mut slot = slots[f].lock().unwrap_or_else(|e| e.into_inner());
                         slot[i] = Some(r);
@@ -311,13 +317,19 @@ fn decide(q: &Question, stop: &Stop) -> Decision {
         },
         NC_THEN_EXPLORE => nc_then_explore(q, stop),
         name => match engine(name) {
-            Some(e) => {
-                let _e = deadline::working_for(e.name());
-                e.decide(q, stop)
-            }
+            Some(e) => decide_as(e, q, stop),
             None => Decision::unknown(format!("unsupported: no engine named {name}")),
         },
     }
+}
+
+/// `e` on the question, its time counted as its own in the profile. Its
+/// early ends are the caller's to catch (`check_target` computes a result
+/// another target's thread abandoned; `engine::decide` would make it an
+/// `unknown`).
+fn decide_as(e: &dyn Decider, q: &Question, stop: &Stop) -> Decision {
+    let _e = deadline::working_for(e.name());
+    e.decide(q, stop)
 }
 
 /// The value facts (`ir::value_facts`) prove every target asked about:
@@ -333,19 +345,13 @@ fn by_value_facts(q: &Question) -> Option<Decision> {
 /// The conditions, then (on `unknown`) the guided executor for the time
 /// left, its reason added to theirs.
 fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
-    let nc = {
-        let _e = deadline::working_for("nc");
-        crate::nc::Conditions.decide(q, stop)
-    };
+    let nc = decide_as(&crate::nc::Conditions, q, stop);
     let left = stop.remaining().unwrap_or(Duration::MAX);
     if nc.verdict.is_definite() || left < crate::explore::decider::LEAST_TO_EXPLORE {
         return nc;
     }
     let explore = crate::explore::GuidedExecutor;
-    let then = {
-        let _e = deadline::working_for(explore.name());
-        explore.decide(q, stop)
-    };
+    let then = decide_as(&explore, q, stop);
     if then.verdict.is_definite() {
         return then;
     }

@@ -1020,7 +1020,7 @@ fn scale(a: ScaleArgs) -> ExitCode {
 /// The `asserts` family's table per solver: the whole check of each file,
 /// its time and solver work per target, and their growth.
 fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::smt::Profile]) {
-    use bench::scale::{Family, log_log_slope};
+    use bench::scale::Family;
     let head: Vec<String> = [
         "n",
         "verdicts (unreachable/reachable/unknown)",
@@ -1061,15 +1061,12 @@ fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::
             })
             .collect();
         print_table(&head, &body);
-        let slope = |y: &dyn Fn(&bench::scale::TargetsRow) -> f64| {
-            let points: Vec<(f64, f64)> = mine.iter().map(|r| (r.n as f64, y(r))).collect();
-            log_log_slope(&points).map_or("—".to_string(), |s| format!("{s:.2}"))
-        };
+        let slope = |y: fn(&bench::scale::TargetsRow) -> f64| growth(&mine, |r| r.n, y);
         outln!(
             "growth (log–log slope in n): time {}, solver checks {}, SMT-LIB bytes {}",
-            slope(&|r| r.time.as_secs_f64()),
-            slope(&|r| r.solver.checks as f64),
-            slope(&|r| r.solver.bytes as f64),
+            slope(|r| r.time.as_secs_f64()),
+            slope(|r| r.solver.checks as f64),
+            slope(|r| r.solver.bytes as f64),
         );
         outln!();
     }
@@ -1078,13 +1075,19 @@ fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::
     );
 }
 
+/// The log–log slope of `y` against the rows' size `n`, printed (`—`
+/// without one).
+fn growth<R>(rows: &[&R], n: fn(&R) -> usize, y: fn(&R) -> f64) -> String {
+    let points: Vec<(f64, f64)> = rows.iter().map(|r| (n(r) as f64, y(r))).collect();
+    bench::scale::log_log_slope(&points).map_or("—".to_string(), |s| format!("{s:.2}"))
+}
+
 /// One table per family and solver, with the log–log slopes under it.
 fn scale_table(
     rows: &[(String, bench::scale::ScaleRow)],
     families: &[bench::scale::Family],
     solvers: &[crate::smt::Profile],
 ) {
-    use bench::scale::log_log_slope;
     let head: Vec<String> = ["n", "build φ̂", "DAG nodes", "SMT-LIB bytes", "solve"]
         .iter()
         .map(|s| s.to_string())
@@ -1115,16 +1118,13 @@ fn scale_table(
                 })
                 .collect();
             print_table(&head, &body);
-            let slope = |y: &dyn Fn(&bench::scale::ScaleRow) -> f64| {
-                let points: Vec<(f64, f64)> = mine.iter().map(|r| (r.n as f64, y(r))).collect();
-                log_log_slope(&points).map_or("—".to_string(), |s| format!("{s:.2}"))
-            };
+            let slope = |y: fn(&bench::scale::ScaleRow) -> f64| growth(&mine, |r| r.n, y);
             outln!(
                 "growth (log–log slope in n): build {}, DAG nodes {}, SMT-LIB bytes {}, solve {}",
-                slope(&|r| r.build.as_secs_f64()),
-                slope(&|r| r.dag_nodes as f64),
-                slope(&|r| r.smt_bytes as f64),
-                slope(&|r| r.solve.as_secs_f64()),
+                slope(|r| r.build.as_secs_f64()),
+                slope(|r| r.dag_nodes as f64),
+                slope(|r| r.smt_bytes as f64),
+                slope(|r| r.solve.as_secs_f64()),
             );
             outln!();
         }

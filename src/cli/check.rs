@@ -4,7 +4,7 @@ use super::places::targets_at_places;
 use super::run::big;
 use super::{ExitStatus, bad, limits, load};
 use crate::check::{self, CheckOptions, Mode, Report, Verdict, verdict_counts};
-use crate::deadline::PhaseTimes;
+use crate::deadline::{PhaseTimes, SolverUse};
 use crate::interp::{ArgValue, Witness};
 use crate::smt::{self, SolverKind};
 use clap::builder::{PossibleValue, PossibleValuesParser};
@@ -692,6 +692,7 @@ fn file_json(
 ) -> Value {
     let targets: Vec<Value> = reports.iter().map(|r| report_json(r, profile)).collect();
     let [unreachable, reachable, unknown] = verdict_counts(reports);
+    let used: SolverUse = reports.iter().map(|r| r.solver_use).sum();
     json!({
         "file": path,
         "solver": solver,
@@ -701,8 +702,8 @@ fn file_json(
             "unreachable": unreachable,
             "reachable": reachable,
             "unknown": unknown,
-            "solver_checks": reports.iter().map(|r| r.solver_use.checks).sum::<u64>(),
-            "smt_bytes": reports.iter().map(|r| r.solver_use.bytes).sum::<u64>(),
+            "solver_checks": used.checks,
+            "smt_bytes": used.bytes,
         },
         "time_ms": ms(total),
     })
