@@ -38,6 +38,7 @@
 //! copy only. See `value.rs` and `main_args.rs`.
 
 mod exec;
+mod fast;
 mod main_args;
 mod value;
 
@@ -239,18 +240,57 @@ impl InputReads {
 /// Host stack for a run: deep microc recursion recurses on the host.
 const STACK_SIZE: usize = 1 << 30;
 
-/// Runs `main` of `program` on `witness`.
+/// Runs `main` of `program` on `witness`: by the fast engine where it
+/// can, else by the reference interpreter (see [`run_reference`]); the
+/// two give the same result (docs/microc.md, "Fast execution").
+pub fn run(program: &Program, witness: &Witness, limits: Limits) -> Result<RunResult, RunError> {
+    match fast::run(program, witness, limits, None) {
+        Ok((result, _)) => Ok(result),
+        Err(_) => run_reference(program, witness, limits),
+    }
+}
+
+/// The fast engine alone: its result, or why it handed the run back to
+/// the reference (the differential tests and `apc bench run` use it).
+pub fn run_fast(
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+) -> Result<RunResult, &'static str> {
+    fast::run(program, witness, limits, None).map(|(result, _)| result)
+}
+
+/// Runs `main` of `program` on `witness` with the reference interpreter.
 ///
 /// Runs on a fresh thread with a 1 GiB stack (only touched pages are
 /// committed), so deep recursion is fine. Never panics on a parsed program,
 /// even an ill-typed one: type confusion is `RunError::Internal` (or
 /// `BadWitness` when a witness list is used as an integer).
-pub fn run(program: &Program, witness: &Witness, limits: Limits) -> Result<RunResult, RunError> {
+pub fn run_reference(
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+) -> Result<RunResult, RunError> {
     run_with_stack(program, witness, limits, STACK_SIZE, false).map(|(r, _)| r)
 }
 
 /// [`run`], recording which of the witness's input cells the run reads.
 pub fn run_reading(
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+) -> Result<(RunResult, InputReads), RunError> {
+    let reads = Rc::new(RefCell::new(InputReads::default()));
+    if let Ok((result, stream)) = fast::run(program, witness, limits, Some(&reads)) {
+        let mut reads = reads.take();
+        reads.stream = stream;
+        return Ok((result, reads));
+    }
+    run_with_stack(program, witness, limits, STACK_SIZE, true)
+}
+
+/// [`run_reading`] by the reference interpreter alone.
+pub fn run_reading_reference(
     program: &Program,
     witness: &Witness,
     limits: Limits,

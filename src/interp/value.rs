@@ -155,6 +155,28 @@ impl InputArray {
         v
     }
 
+    /// [`InputArray::get`] of a 64-bit index: no big integer is made
+    /// unless the program wrote to this copy.
+    pub(crate) fn get_small(&self, i: i64, want_array: bool) -> Cow<'_, Value> {
+        if !self.overrides.is_empty() {
+            return self.get(&BigInt::from(i), want_array);
+        }
+        let given = usize::try_from(i).ok().and_then(|u| self.elems.get(u));
+        let v = match given {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(Self::default_elem(
+                self.dims,
+                self.origin.as_ref(),
+                &BigInt::from(i),
+                want_array,
+            )),
+        };
+        if let (Some(o), Ok(u), Value::Int(_)) = (&self.origin, usize::try_from(i), v.as_ref()) {
+            o.record(u);
+        }
+        v
+    }
+
     /// Element `i` for writing: it moves into the override map first, so the
     /// write (or a write into it, for `p[i][j] = v`) affects this copy only.
     pub(crate) fn get_mut(&mut self, i: &BigInt, want_array: bool) -> &mut Value {

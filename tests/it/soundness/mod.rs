@@ -49,6 +49,7 @@ use std::time::{Duration, Instant};
 
 mod explore;
 mod facts;
+mod fast_engine;
 mod generator;
 mod thesis;
 use generator::{Knobs, Rng, program, witness};
