@@ -7,6 +7,7 @@ pub mod compact;
 pub mod compositional;
 pub mod explore;
 pub mod ksweep;
+pub mod run;
 pub mod scale;
 pub mod thesis;
 

@@ -70,6 +70,29 @@ pub enum Which {
     /// steps, solver queries, solver time and total time, then the log–log slopes of
     /// queries and time (1 = linear, 2 = quadratic).
     Compositional(CompositionalBenchArgs),
+    /// Concrete runs: steps per second of the fast engine and of the reference
+    /// interpreter on a small family (a counting loop, nested loops, array sweeps,
+    /// pointer chasing over alloc'ed records, recursion), beside the same program in C
+    /// compiled by `cc -O0` where the family is integers and integer arrays. Ratios:
+    /// how much faster the fast engine is than the reference, and how much slower than C.
+    /// Both engines must end the same run, or the family is an error (exit status 1).
+    Run(RunBenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RunBenchArgs {
+    /// Runs per measurement; the median is reported.
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=super::limits::MAX_COUNT as u64))]
+    pub runs: usize,
+    /// The size of every program relative to the default (about 30 million steps).
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub scale: f64,
+    /// The C compiler.
+    #[arg(long, default_value = "cc", value_name = "PATH")]
+    pub cc: String,
+    /// Output: an aligned table, or JSON (a list of rows) or CSV for scripts.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
+    pub format: BenchFormat,
 }
 
 #[derive(Args, Debug)]
@@ -201,6 +224,113 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Thesis(a) => super::bench_thesis::thesis(a),
         Which::Compact(a) => compact(a),
         Which::Compositional(a) => compositional(a),
+        Which::Run(a) => run(a),
+    }
+}
+
+fn run(a: RunBenchArgs) -> ExitCode {
+    use crate::bench::run::{families, measure};
+    if !(a.scale > 0.0 && a.scale <= 100.0) {
+        return bad("--scale: expected a number above 0 and at most 100");
+    }
+    let dir = std::env::temp_dir().join(format!("apc-bench-run-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        return bad(&format!("cannot make {}: {e}", dir.display()));
+    }
+    let families = families(a.scale);
+    let bar = progress(families.len());
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for f in &families {
+        bar.set_message(f.name);
+        match measure(f, a.runs, &a.cc, &dir) {
+            Ok(r) => rows.push(r),
+            Err(e) => {
+                bar.suspend(|| eprintln!("apc: {e}"));
+                failed = true;
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let _ = std::fs::remove_dir_all(&dir);
+    print_run_rows(&rows, a.format);
+    if failed {
+        ExitStatus::Found.into()
+    } else {
+        ExitStatus::Ok.into()
+    }
+}
+
+fn print_run_rows(rows: &[crate::bench::run::Row], format: BenchFormat) {
+    let rate = |steps: u64, d: Duration| steps as f64 / d.as_secs_f64().max(1e-9);
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    match format {
+        BenchFormat::Table => {
+            let head: Vec<String> = [
+                "family",
+                "steps",
+                "fast ms",
+                "fast Msteps/s",
+                "reference ms",
+                "reference Msteps/s",
+                "fast vs reference",
+                "cc -O0 ms",
+                "fast vs cc -O0",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let ms = |d: Duration| format!("{:.1}", super::rounded_ms(d, 1));
+            let body: Vec<Vec<String>> = rows
+                .iter()
+                .map(|r| {
+                    let fast = match &r.handed_back {
+                        None => format!("{:.0}", rate(r.steps, r.fast) / 1e6),
+                        Some(why) => format!("handed back: {why}"),
+                    };
+                    let (c_ms, c_ratio) = match &r.c {
+                        Ok(c) => (ms(*c), format!("{:.1}x slower", ratio(r.fast, *c))),
+                        Err(_) => ("-".into(), "-".into()),
+                    };
+                    vec![
+                        r.name.to_string(),
+                        r.steps.to_string(),
+                        ms(r.fast),
+                        fast,
+                        ms(r.reference),
+                        format!("{:.0}", rate(r.steps, r.reference) / 1e6),
+                        format!("{:.1}x faster", ratio(r.reference, r.fast)),
+                        c_ms,
+                        c_ratio,
+                    ]
+                })
+                .collect();
+            print_table(&head, &body);
+            for r in rows {
+                if let Err(why) = &r.c {
+                    outln!("{}: no C ({why})", r.name);
+                }
+            }
+        }
+        f => {
+            let list: Vec<Value> = rows
+                .iter()
+                .map(|r| {
+                    json!({
+                        "family": r.name, "what": r.what, "steps": r.steps,
+                        "fast_ms": super::rounded_ms(r.fast, 3),
+                        "handed_back": r.handed_back,
+                        "reference_ms": super::rounded_ms(r.reference, 3),
+                        "fast_vs_reference": ratio(r.reference, r.fast),
+                        "c_ms": r.c.as_ref().ok().map(|c| super::rounded_ms(*c, 3)),
+                        "c_missing": r.c.as_ref().err(),
+                        "fast_vs_c": r.c.as_ref().ok().map(|c| ratio(r.fast, *c)),
+                    })
+                })
+                .collect();
+            print_rows(&list, f);
+        }
     }
 }
 

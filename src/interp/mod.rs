@@ -83,6 +83,22 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// The limits of a witness's replay: under a deadline (a replay within
+    /// `apc check`'s time for its target), no step limit, so the replay
+    /// gets the time left to its target and no less; without one, the
+    /// default limits.
+    pub fn for_replay() -> Limits {
+        match crate::deadline::current() {
+            Some(_) => Limits {
+                max_steps: u64::MAX,
+                ..Limits::default()
+            },
+            None => Limits::default(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Returned(BigInt),
@@ -171,7 +187,18 @@ pub fn replay_error(
     lines: &crate::syntax::LineIndex,
     w: &Witness,
 ) -> ErrorPlace {
-    let r = run(program, w, Limits::default()).map_err(|e| e.to_string())?;
+    replay_error_within(program, text, lines, w, Limits::for_replay())
+}
+
+/// [`replay_error`] within `limits`.
+pub fn replay_error_within(
+    program: &Program,
+    text: &str,
+    lines: &crate::syntax::LineIndex,
+    w: &Witness,
+    limits: Limits,
+) -> ErrorPlace {
+    let r = run(program, w, limits).map_err(|e| e.to_string())?;
     error_place(r, text, lines)
 }
 
@@ -182,7 +209,7 @@ pub fn replay_error_reading(
     lines: &crate::syntax::LineIndex,
     w: &Witness,
 ) -> (ErrorPlace, InputReads) {
-    match run_reading(program, w, Limits::default()) {
+    match run_reading(program, w, Limits::for_replay()) {
         Ok((r, reads)) => (error_place(r, text, lines), reads),
         Err(e) => (Err(e.to_string()), InputReads::default()),
     }

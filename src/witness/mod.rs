@@ -27,6 +27,19 @@ pub struct Replayer<'a> {
     text: &'a str,
     lines: LineIndex,
     targets: &'a [Target],
+    /// The last witness replayed within the time left, and its run: a
+    /// model's judge, the engine that accepts it and a racing solver with
+    /// the same model replay the same witness, and a witness's run may be
+    /// long (hundreds of millions of steps). Held while replaying, so that
+    /// a second replay of the same witness waits for the first.
+    last: std::sync::Mutex<Option<Replayed>>,
+}
+
+/// A witness and what its run did.
+struct Replayed {
+    witness: Witness,
+    error: ErrorPlace,
+    reads: Option<InputReads>,
 }
 
 impl<'a> Replayer<'a> {
@@ -36,6 +49,7 @@ impl<'a> Replayer<'a> {
             text,
             lines: LineIndex::new(text),
             targets,
+            last: std::sync::Mutex::new(None),
         }
     }
 
@@ -46,8 +60,36 @@ impl<'a> Replayer<'a> {
     pub fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
         crate::deadline::check();
         let _t = crate::deadline::timed("replaying");
-        let error = crate::interp::replay_error(self.program, self.text, &self.lines, w);
+        let error = self.replayed(w, false).0;
         self.target_of(error)
+    }
+
+    /// The run of `w` within the time left (with the cells it read when
+    /// `reading`), replayed or remembered.
+    fn replayed(&self, w: &Witness, reading: bool) -> (ErrorPlace, InputReads) {
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(r) = last.as_ref().filter(|r| r.witness == *w)
+            && (r.reads.is_some() || !reading)
+        {
+            return (r.error.clone(), r.reads.clone().unwrap_or_default());
+        }
+        let (error, reads) = if reading {
+            let (error, reads) =
+                crate::interp::replay_error_reading(self.program, self.text, &self.lines, w);
+            (error, Some(reads))
+        } else {
+            let error = crate::interp::replay_error(self.program, self.text, &self.lines, w);
+            (error, None)
+        };
+        *last = Some(Replayed {
+            witness: w.clone(),
+            error: error.clone(),
+            reads: reads.clone(),
+        });
+        (error, reads.unwrap_or_default())
     }
 
     /// The target a run's error is, or why the run missed them all.
@@ -64,11 +106,19 @@ impl Replay for Replayer<'_> {
         self.hit(w).map(|_| ())
     }
 
+    fn tries(&self, w: &Witness) -> Result<(), String> {
+        crate::deadline::check();
+        let _t = crate::deadline::timed("replaying");
+        let limits = crate::interp::Limits::default();
+        let error =
+            crate::interp::replay_error_within(self.program, self.text, &self.lines, w, limits);
+        self.target_of(error).map(|_| ())
+    }
+
     fn hits_reading(&self, w: &Witness) -> (Result<(), String>, InputReads) {
         crate::deadline::check();
         let _t = crate::deadline::timed("replaying");
-        let (error, reads) =
-            crate::interp::replay_error_reading(self.program, self.text, &self.lines, w);
+        let (error, reads) = self.replayed(w, true);
         (self.target_of(error).map(|_| ()), reads)
     }
 }

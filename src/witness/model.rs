@@ -337,6 +337,12 @@ pub trait Replay {
     fn hits(&self, w: &Witness) -> Result<(), String>;
     /// [`Replay::hits`], and which of the witness's input cells it read.
     fn hits_reading(&self, w: &Witness) -> (Result<(), String>, InputReads);
+    /// [`Replay::hits`] for a variation being tried (shrinking, varying a
+    /// model): within the default step limit rather than the time left,
+    /// so that a variation that runs forever costs little.
+    fn tries(&self, w: &Witness) -> Result<(), String> {
+        self.hits(w)
+    }
 }
 
 /// A shorter witness that still hits: the model fills the whole window
@@ -347,7 +353,7 @@ pub trait Replay {
 /// bisection that still replays to the target.
 pub(crate) fn shrink(w: Witness, reads: &InputReads, replay: &impl Replay) -> Witness {
     let mut w = match cut_to_reads(&w, reads) {
-        Some(cut) if cut != w && replay.hits(&cut).is_ok() => cut,
+        Some(cut) if cut != w && replay.tries(&cut).is_ok() => cut,
         _ => w,
     };
     fn bisect<T: Clone>(
@@ -361,7 +367,7 @@ pub(crate) fn shrink(w: Witness, reads: &InputReads, replay: &impl Replay) -> Wi
         while lo < hi {
             let mid = (lo + hi) / 2;
             *get(w) = full[..mid].to_vec();
-            if replay.hits(w).is_ok() {
+            if replay.tries(w).is_ok() {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -479,7 +485,7 @@ fn vary(w: &Witness, replay: &impl Replay) -> Option<Witness> {
     values.extend(w.input.iter().cloned());
     values.sort();
     values.dedup();
-    if let Some(w) = compactions(w).into_iter().find(|c| replay.hits(c).is_ok()) {
+    if let Some(w) = compactions(w).into_iter().find(|c| replay.tries(c).is_ok()) {
         return Some(w);
     }
     let mut rng = 0x9E37_79B9_7F4A_7C15u64;
@@ -503,7 +509,7 @@ fn vary(w: &Witness, replay: &impl Replay) -> Option<Witness> {
             )
             .collect();
         let candidate = Witness { args, input };
-        if replay.hits(&candidate).is_ok() {
+        if replay.tries(&candidate).is_ok() {
             return Some(candidate);
         }
     }

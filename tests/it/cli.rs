@@ -238,3 +238,71 @@ fn the_benchexec_task_definitions_are_up_to_date() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `apc run --reference` and the fast engine print the same run, a
+/// runtime error included.
+#[test]
+fn run_reference_and_fast_engine_print_the_same_run() {
+    let file = write(
+        "fast_vs_reference.mc",
+        "sum(a, n) {\n  var i, s;\n  i = 0;\n  s = 0;\n  while (i < n) { s = s + a[i]; i = i + 1; }\n  return s;\n}\n\nmain(k) {\n  var a, p;\n  a = [3, 1, 4, 1, 5];\n  p = alloc {v: sum(a, 5), next: null};\n  output p.v;\n  return 100 / (p.v - k);\n}\n",
+    );
+    for args in ["k=1", "k=14"] {
+        let fast = apc(&["run", &file, "--args", args, "--format", "json"]);
+        let reference = apc(&[
+            "run",
+            &file,
+            "--args",
+            args,
+            "--format",
+            "json",
+            "--reference",
+        ]);
+        assert_eq!(fast.stdout, reference.stdout, "{args}");
+        assert_eq!(fast.status.code(), reference.status.code(), "{args}");
+    }
+    let failed = apc(&["run", &file, "--args", "k=14", "--format", "json"]);
+    assert!(String::from_utf8_lossy(&failed.stdout).contains("div-by-zero"));
+}
+
+/// A witness whose run is longer than the default step limit (10 million
+/// steps) is replayed within the target's time: the assert is reachable.
+#[test]
+fn a_replay_gets_the_time_left_to_its_target() {
+    let file = write(
+        "long_replay.mc",
+        "main() {\n  var x;\n  x = 0;\n  while (x < 8000000) { x = x + 2; }\n  assert(x != 8000000);\n  return x;\n}\n",
+    );
+    let out = apc(&["check", &file, "--timeout", "60", "--format", "json"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(&text).expect(&text);
+    assert_eq!(report["targets"][0]["verdict"], "reachable", "{text}");
+}
+
+/// `apc bench run --format json`: one row per family, both engines agree
+/// (the fast engine finished every family itself) and it is the faster.
+#[test]
+fn bench_run_rows_for_scripts() {
+    let out = apc(&[
+        "bench", "run", "--scale", "0.002", "--runs", "1", "--format", "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let families: Vec<&str> = (rows.as_array().unwrap().iter())
+        .map(|r| r["family"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        families,
+        ["counting", "nested", "sweep", "chase", "recursion"]
+    );
+    for r in rows.as_array().unwrap() {
+        assert!(r["steps"].as_u64().unwrap() > 1000, "{r}");
+        assert!(r["handed_back"].is_null(), "{r}");
+    }
+    let bad = apc(&["bench", "run", "--scale", "0"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -235,6 +235,20 @@ pub(super) enum Op {
         at: At,
         again: bool,
     },
+    /// `arr[idx] = src` (an element's cell found and written at once).
+    StoreElem {
+        arr: Reg,
+        idx: Reg,
+        src: Reg,
+        at: At,
+    },
+    /// Jumps when `a` compares to `null` as `mask` (`==` or `!=`) says.
+    BranchNull {
+        mask: Mask,
+        a: Reg,
+        to: u32,
+        at: At,
+    },
     /// `arr[idx]`'s cell, as a cell reference.
     ElemCell {
         dst: Reg,
@@ -323,4 +337,8 @@ pub(super) struct Code {
     pub step_spans: Vec<At>,
     /// Each record shape's field names (interned), in the literal's order.
     pub shapes: Vec<Vec<u32>>,
+    /// `field_at[shape * n_names + name]`: the field's position in the
+    /// shape, `u32::MAX` where the shape has no such field.
+    pub field_at: Vec<u32>,
+    pub n_names: u32,
 }

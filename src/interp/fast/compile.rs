@@ -39,6 +39,8 @@ pub(super) fn compile(program: &Program) -> C<Code> {
         code.funcs.push(func);
     }
     code.shapes = order_shapes(shapes);
+    code.field_at = field_table(&code.shapes, names.len());
+    code.n_names = names.len() as u32;
     Ok(code)
 }
 
@@ -46,6 +48,18 @@ fn order_shapes(shapes: HashMap<Vec<u32>, u32>) -> Vec<Vec<u32>> {
     let mut ordered: Vec<(u32, Vec<u32>)> = shapes.into_iter().map(|(s, i)| (i, s)).collect();
     ordered.sort();
     ordered.into_iter().map(|(_, s)| s).collect()
+}
+
+/// For each shape and field name, the field's position in the shape
+/// (the first field of that name), or `u32::MAX`.
+fn field_table(shapes: &[Vec<u32>], n_names: usize) -> Vec<u32> {
+    let mut table = vec![u32::MAX; shapes.len() * n_names];
+    for (s, names) in shapes.iter().enumerate() {
+        for (k, &name) in names.iter().enumerate().rev() {
+            table[s * n_names + name as usize] = k as u32;
+        }
+    }
+    table
 }
 
 /// A jump target, bound once its position is known.
@@ -230,7 +244,8 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
                 Op::Jump { to }
                 | Op::JumpIf { to, .. }
                 | Op::Branch { to, .. }
-                | Op::BranchK { to, .. } => *to = target,
+                | Op::BranchK { to, .. }
+                | Op::BranchNull { to, .. } => *to = target,
                 _ => return Err("patching a non-jump"),
             }
         }
@@ -319,9 +334,24 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
         let place = self.place(lhs)?;
         match place.loc {
             Loc::Slot(dst) => self.emit(Op::Move { dst, src: v }),
-            Loc::Cell(cell) => self.emit(Op::WriteCell { cell, src: v }),
+            Loc::Cell(cell) => self.write_cell(cell, v),
         }
         Ok(())
+    }
+
+    /// Stores `src` into the cell `cell` refers to; when the last
+    /// instruction found that cell as an array's element, the two become
+    /// one.
+    fn write_cell(&mut self, cell: Reg, src: Reg) {
+        let last = self.code.instrs.last_mut();
+        if let Some(last) = last
+            && let Op::ElemCell { dst, arr, idx, at } = last.op
+            && dst == cell
+        {
+            last.op = Op::StoreElem { arr, idx, src, at };
+            return;
+        }
+        self.emit(Op::WriteCell { cell, src });
     }
 
     /// Jumps to `to` when `e`'s truth is `want`; falls through otherwise.
@@ -348,18 +378,27 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
                 let mark = self.next_temp;
                 let ra = self.operand(a, is_simple(b, &self.slots, &self.celled))?;
                 let at = self.spans(self.abs(e.op), self.abs(a.span), self.abs(b.span));
-                match small_num(b) {
-                    Some(k) => self.emit_jump(
-                        Op::BranchK {
+                match (small_num(b), &b.kind) {
+                    (Some(k), _) => {
+                        let op = Op::BranchK {
                             mask,
                             a: ra,
                             k,
                             to: 0,
                             at,
-                        },
-                        to,
-                    ),
-                    None => {
+                        };
+                        self.emit_jump(op, to);
+                    }
+                    (None, ExprKind::Null) if mask.is_equality() => {
+                        let op = Op::BranchNull {
+                            mask,
+                            a: ra,
+                            to: 0,
+                            at,
+                        };
+                        self.emit_jump(op, to);
+                    }
+                    _ => {
                         let rb = self.operand(b, true)?;
                         let op = Op::Branch {
                             mask,
@@ -434,7 +473,11 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
             }
             ExprKind::Index(base, index) => {
                 let p = self.place(base)?;
-                let arr = self.load(&p)?;
+                let arr = match p.loc {
+                    // Checked by the element's operation, in order.
+                    Loc::Slot(slot) if is_simple(index, &self.slots, &self.celled) => slot,
+                    _ => self.load(&p)?,
+                };
                 let idx = self.operand(index, true)?;
                 let arr = if calls(index) { self.load(&p)? } else { arr };
                 let dst = self.temp();

@@ -39,7 +39,6 @@ const MAX_INPUT_ROWS: usize = 1 << 20;
 struct Frame {
     ret_pc: u32,
     base: usize,
-    func: u32,
     dst: Reg,
 }
 
@@ -47,9 +46,8 @@ pub(super) struct Machine<'c> {
     code: &'c Code,
     limits: Limits,
     regs: Vec<Val>,
-    /// The current frame's first register, and its function.
+    /// The current frame's first register.
     base: usize,
-    func: u32,
     frames: Vec<Frame>,
     cells: Vec<Val>,
     /// The cells of arrays and records, each a run of this list.
@@ -73,7 +71,6 @@ impl<'c> Machine<'c> {
             limits,
             regs: Vec::new(),
             base: 0,
-            func: 0,
             frames: Vec::new(),
             cells: Vec::new(),
             lists: Vec::new(),
@@ -97,7 +94,6 @@ impl<'c> Machine<'c> {
             return Err(Exit::Bail("a call-depth limit of 0"));
         }
         let main = &self.code.funcs[self.code.main];
-        self.func = self.code.main as u32;
         self.regs.resize(main.n_regs as usize, Val::Uninit);
         self.regs[..args.len()].copy_from_slice(args);
         self.make_cells(main, Span::default())?;
@@ -277,10 +273,10 @@ impl<'c> Machine<'c> {
         let Val::Rec { start, shape } = record else {
             return Err(Exit::Bail("a field of a value that is not a record"));
         };
-        let names = &self.code.shapes[shape as usize];
-        match names.iter().position(|&n| n == name) {
-            Some(k) => Ok(self.lists[start as usize + k] as usize),
-            None => Err(Exit::Bail("a record without the field")),
+        let code = self.code;
+        match code.field_at[(shape * code.n_names + name) as usize] {
+            u32::MAX => Err(Exit::Bail("a record without the field")),
+            k => Ok(self.lists[(start + k) as usize] as usize),
         }
     }
 
@@ -468,6 +464,20 @@ impl<'c> Machine<'c> {
                     let v = self.elem(arr, idx, at, again)?;
                     self.set(dst, v);
                 }
+                Op::StoreElem { arr, idx, src, at } => {
+                    let c = self.elem_cell(arr, idx, at)?;
+                    self.cells[c] = self.copy_of(src);
+                }
+                Op::BranchNull { mask, a, to, at } => {
+                    let equal = match self.val(a, at + 1)? {
+                        Val::Null => true,
+                        Val::Ptr(_) => false,
+                        _ => return Err(Exit::Bail("`==` on values that are not pointers")),
+                    };
+                    if equal == (mask == Mask::EQ) {
+                        pc = to as usize;
+                    }
+                }
                 Op::ElemCell { dst, arr, idx, at } => {
                     let c = self.elem_cell(arr, idx, at)?;
                     self.set(dst, Val::Ptr(c as u32));
@@ -503,7 +513,6 @@ impl<'c> Machine<'c> {
                         return Ok(v);
                     };
                     self.base = caller.base;
-                    self.func = caller.func;
                     self.set(caller.dst, v);
                     pc = caller.ret_pc as usize;
                 }
@@ -608,27 +617,22 @@ impl<'c> Machine<'c> {
         self.enter(at)?;
         let code = self.code;
         let f = &code.funcs[func as usize];
-        // The register stack only grows: a return leaves the callee's
-        // registers behind, and a call initialises its own slots (its
-        // temporaries are written before they are read).
-        let new_base = self.base + code.funcs[self.func as usize].n_regs as usize;
+        // The callee's frame starts at its arguments, the caller's last
+        // live registers (temporaries are allocated as a stack): its
+        // parameters need no copy. Its locals start uninitialised; its
+        // temporaries are written before they are read.
+        let new_base = self.base + first as usize;
         let top = new_base + f.n_regs as usize;
         if self.regs.len() < top {
             self.regs.resize(top.max(2 * self.regs.len()), Val::Uninit);
-        }
-        let from = self.base + first as usize;
-        for k in 0..f.n_params as usize {
-            self.regs[new_base + k] = self.copy_of((from - self.base + k) as Reg);
         }
         self.regs[new_base + f.n_params as usize..new_base + f.n_slots as usize].fill(Val::Uninit);
         self.frames.push(Frame {
             ret_pc: ret_pc as u32,
             base: self.base,
-            func: self.func,
             dst,
         });
         self.base = new_base;
-        self.func = func;
         if !f.celled.is_empty() {
             self.make_cells(f, self.span(at + 1))?;
         }
