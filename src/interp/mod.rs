@@ -1,4 +1,7 @@
-//! The concrete interpreter: the reference semantics of microc.
+//! The concrete interpreter: the reference semantics of microc, and the
+//! fast engine beside it (`fast`, docs/microc.md "Fast execution"), which
+//! [`run`] uses and which hands back to the reference whatever it cannot
+//! run exactly.
 //!
 //! Every other part of apc must agree with it, and every `reachable` verdict
 //! is confirmed by replaying its witness here. [`run`] executes `main` on a
@@ -220,10 +223,13 @@ fn error_place(r: RunResult, text: &str, lines: &crate::syntax::LineIndex) -> Er
         Outcome::Error { kind, span } => Ok((kind, lines.line_col(text, span.start))),
         Outcome::Returned(v) => Err(format!("the replay returned {v}")),
         Outcome::AssumeFailed { .. } => Err("the replay stopped at a failed assume".into()),
-        Outcome::StepLimit { .. } => Err("the replay hit the step limit".into()),
+        Outcome::StepLimit { .. } => Err(STEP_LIMIT_MISS.into()),
         Outcome::CallDepthLimit { .. } => Err("the replay hit the call-depth limit".into()),
     }
 }
+
+/// Why a replay that ended at the step limit (or its deadline) missed.
+pub const STEP_LIMIT_MISS: &str = "the replay hit the step limit";
 
 /// Which cells of its witness a run read: the integer elements of main's
 /// input arrays, by the parameter's position and the index path (given by
@@ -271,10 +277,20 @@ const STACK_SIZE: usize = 1 << 30;
 /// can, else by the reference interpreter (see [`run_reference`]); the
 /// two give the same result (docs/microc.md, "Fast execution").
 pub fn run(program: &Program, witness: &Witness, limits: Limits) -> Result<RunResult, RunError> {
-    match fast::run(program, witness, limits, None) {
-        Ok((result, _)) => Ok(result),
-        Err(_) => run_reference(program, witness, limits),
+    match fast_or_handed_back(|| fast::run(program, witness, limits, None)) {
+        Some((result, _)) => Ok(result),
+        None => run_reference(program, witness, limits),
     }
+}
+
+/// The fast engine's run, or `None` when it hands the run back. A panic
+/// of the fast engine (a bug: the differential tests, which call it
+/// directly, would show it) hands the run back too, as the reference ran
+/// on a thread of its own whose panics are internal errors.
+fn fast_or_handed_back<T>(run: impl FnOnce() -> Result<T, &'static str>) -> Option<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+        .ok()
+        .and_then(Result::ok)
 }
 
 /// The fast engine alone: its result, or why it handed the run back to
@@ -308,7 +324,8 @@ pub fn run_reading(
     limits: Limits,
 ) -> Result<(RunResult, InputReads), RunError> {
     let reads = Rc::new(RefCell::new(InputReads::default()));
-    if let Ok((result, stream)) = fast::run(program, witness, limits, Some(&reads)) {
+    let fast = fast_or_handed_back(|| fast::run(program, witness, limits, Some(&reads)));
+    if let Some((result, stream)) = fast {
         let mut reads = reads.take();
         reads.stream = stream;
         return Ok((result, reads));

@@ -84,11 +84,14 @@ impl<'a> Replayer<'a> {
             let error = crate::interp::replay_error(self.program, self.text, &self.lines, w);
             (error, None)
         };
-        *last = Some(Replayed {
-            witness: w.clone(),
-            error: error.clone(),
-            reads: reads.clone(),
-        });
+        // A run stopped by its deadline says nothing for a caller with time.
+        if error.as_ref().err().map(String::as_str) != Some(crate::interp::STEP_LIMIT_MISS) {
+            *last = Some(Replayed {
+                witness: w.clone(),
+                error: error.clone(),
+                reads: reads.clone(),
+            });
+        }
         (error, reads.unwrap_or_default())
     }
 

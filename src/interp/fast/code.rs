@@ -276,8 +276,11 @@ pub(super) enum Op {
         dst: Reg,
         at: At,
     },
+    /// Returns `src` (a variable's own register: uninitialised fails at
+    /// `at[1]`).
     Ret {
         src: Reg,
+        at: At,
     },
     /// The entry of a call compiled in place: the depth limit, at `at[0]`.
     Enter {

@@ -163,9 +163,10 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
             self.stmt(s)?;
         }
         self.stmt = self.f.abs(self.f.ret_span);
-        let r = self.temp();
-        self.expr(&self.f.ret, r)?;
-        self.emit(Op::Ret { src: r });
+        let src = self.operand(&self.f.ret, true)?;
+        let ret = self.abs(self.f.ret.span);
+        let at = self.spans(ret, ret, ret);
+        self.emit(Op::Ret { src, at });
         self.patch()?;
         let celled = (0..self.n_slots).filter(|&s| self.celled[s as usize]);
         Ok(FuncCode {

@@ -507,8 +507,11 @@ impl<'c> Machine<'c> {
                     dst,
                     at,
                 } => pc = self.call(func, first, dst, at, pc)?,
-                Op::Ret { src } => {
-                    let v = self.copy_of(src);
+                Op::Ret { src, at } => {
+                    let v = match self.copy_of(src) {
+                        Val::Uninit => return Err(self.fail(TargetKind::Uninitialized, at + 1)),
+                        v => v,
+                    };
                     let Some(caller) = self.frames.pop() else {
                         return Ok(v);
                     };
