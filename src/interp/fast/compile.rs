@@ -379,38 +379,30 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
                 let mark = self.next_temp;
                 let ra = self.operand(a, is_simple(b, &self.slots, &self.celled))?;
                 let at = self.spans(self.abs(e.op), self.abs(a.span), self.abs(b.span));
-                match (small_num(b), &b.kind) {
-                    (Some(k), _) => {
-                        let op = Op::BranchK {
-                            mask,
-                            a: ra,
-                            k,
-                            to: 0,
-                            at,
-                        };
-                        self.emit_jump(op, to);
-                    }
+                let a = ra;
+                let op = match (small_num(b), &b.kind) {
+                    (Some(k), _) => Op::BranchK {
+                        mask,
+                        a,
+                        k,
+                        to: 0,
+                        at,
+                    },
                     (None, ExprKind::Null) if mask.is_equality() => {
-                        let op = Op::BranchNull {
-                            mask,
-                            a: ra,
-                            to: 0,
-                            at,
-                        };
-                        self.emit_jump(op, to);
+                        Op::BranchNull { mask, a, to: 0, at }
                     }
                     _ => {
-                        let rb = self.operand(b, true)?;
-                        let op = Op::Branch {
+                        let b = self.operand(b, true)?;
+                        Op::Branch {
                             mask,
-                            a: ra,
-                            b: rb,
+                            a,
+                            b,
                             to: 0,
                             at,
-                        };
-                        self.emit_jump(op, to);
+                        }
                     }
-                }
+                };
+                self.emit_jump(op, to);
                 self.next_temp = mark;
             }
             ExprKind::Num(_) => {
@@ -674,35 +666,11 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
     fn binary(&mut self, e: &'p Expr, op: BinOp, a: &'p Expr, b: &'p Expr, dst: Reg) -> C<()> {
         let ra = self.operand(a, is_simple(b, &self.slots, &self.celled))?;
         let at = self.spans(self.abs(e.op), self.abs(a.span), self.abs(b.span));
-        let a = ra;
-        if let Some(k) = small_num(b) {
-            self.emit(match (op, arith_of(op), mask_of(op)) {
-                (BinOp::Add, ..) => Op::AddK { dst, a, k, at },
-                (_, Some(op), _) => Op::BinK { op, dst, a, k, at },
-                (_, _, Some(mask)) => Op::CmpK {
-                    mask,
-                    dst,
-                    a,
-                    k,
-                    at,
-                },
-                _ => return Err("an unknown operator"),
-            });
-            return Ok(());
-        }
-        let b = self.operand(b, true)?;
-        self.emit(match (op, arith_of(op), mask_of(op)) {
-            (BinOp::Add, ..) => Op::Add { dst, a, b, at },
-            (_, Some(op), _) => Op::Bin { op, dst, a, b, at },
-            (_, _, Some(mask)) => Op::Cmp {
-                mask,
-                dst,
-                a,
-                b,
-                at,
-            },
-            _ => return Err("an unknown operator"),
-        });
+        let right = match small_num(b) {
+            Some(k) => Right::Const(k),
+            None => Right::Reg(self.operand(b, true)?),
+        };
+        self.emit(binary_op(op, dst, ra, right, at)?);
         Ok(())
     }
 
@@ -818,6 +786,39 @@ fn is_simple(e: &Expr, slots: &HashMap<&str, Reg>, celled: &[bool]) -> bool {
 /// Whether `e` contains a call (which may assign any variable's cell).
 fn calls(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Call(..)) || e.children().iter().any(|c| calls(c))
+}
+
+/// The right operand of a binary operation: a literal, or a register.
+#[derive(Clone, Copy)]
+enum Right {
+    Const(i64),
+    Reg(Reg),
+}
+
+/// The instruction for `a op right` into `dst`.
+fn binary_op(op: BinOp, dst: Reg, a: Reg, right: Right, at: At) -> C<Op> {
+    let (arith, mask) = (arith_of(op), mask_of(op));
+    Ok(match (right, arith, mask) {
+        (Right::Const(k), Some(Arith::Add), _) => Op::AddK { dst, a, k, at },
+        (Right::Const(k), Some(op), _) => Op::BinK { op, dst, a, k, at },
+        (Right::Const(k), _, Some(mask)) => Op::CmpK {
+            mask,
+            dst,
+            a,
+            k,
+            at,
+        },
+        (Right::Reg(b), Some(Arith::Add), _) => Op::Add { dst, a, b, at },
+        (Right::Reg(b), Some(op), _) => Op::Bin { op, dst, a, b, at },
+        (Right::Reg(b), _, Some(mask)) => Op::Cmp {
+            mask,
+            dst,
+            a,
+            b,
+            at,
+        },
+        _ => return Err("an unknown operator"),
+    })
 }
 
 fn arith_of(op: BinOp) -> Option<Arith> {
