@@ -62,6 +62,11 @@ const MAX_INT_BITS: u64 = 1 << 20;
 /// cells than this (about 160 MB) ends like the step limit does.
 pub(crate) const MAX_CELLS: usize = 4_000_000;
 
+/// Outputs are kept for the run's result: a run that outputs more ends
+/// like the step limit does (a replay, which has no step limit but its
+/// time, would otherwise fill memory with the outputs of a loop).
+pub(crate) const MAX_OUTPUTS: usize = 1_000_000;
+
 /// Marks "no such variable / function" in the per-expression tables.
 const NONE: u32 = u32::MAX;
 
@@ -800,6 +805,9 @@ impl<'p> Interp<'p> {
             }
             StmtKind::Output(e) => {
                 let n = self.eval_int(e)?;
+                if self.outputs.len() >= MAX_OUTPUTS {
+                    return Err(Stop::Outcome(Outcome::StepLimit { span }));
+                }
                 self.outputs.push(n);
                 Ok(())
             }

@@ -212,7 +212,18 @@ pub fn replay_error_reading(
     lines: &crate::syntax::LineIndex,
     w: &Witness,
 ) -> (ErrorPlace, InputReads) {
-    match run_reading(program, w, Limits::for_replay()) {
+    replay_error_reading_within(program, text, lines, w, Limits::for_replay())
+}
+
+/// [`replay_error_reading`] within `limits`.
+pub fn replay_error_reading_within(
+    program: &Program,
+    text: &str,
+    lines: &crate::syntax::LineIndex,
+    w: &Witness,
+    limits: Limits,
+) -> (ErrorPlace, InputReads) {
+    match run_reading(program, w, limits) {
         Ok((r, reads)) => (error_place(r, text, lines), reads),
         Err(e) => (Err(e.to_string()), InputReads::default()),
     }

@@ -15,7 +15,7 @@ pub mod model;
 pub use model::{Access, InputModel, Replay, Values};
 
 use crate::db::Target;
-use crate::interp::{ErrorPlace, InputReads, Witness};
+use crate::interp::{ErrorPlace, InputReads, STEP_LIMIT_MISS, Witness};
 use crate::syntax::LineIndex;
 use crate::syntax::ast::Program;
 
@@ -107,6 +107,22 @@ impl<'a> Replayer<'a> {
 impl Replay for Replayer<'_> {
     fn hits(&self, w: &Witness) -> Result<(), String> {
         self.hit(w).map(|_| ())
+    }
+
+    fn judges_reading(&self, w: &Witness) -> (Result<(), String>, InputReads) {
+        crate::deadline::check();
+        let limits = crate::interp::Limits::default();
+        let (error, reads) = {
+            let _t = crate::deadline::timed("replaying");
+            let (program, text, lines) = (self.program, self.text, &self.lines);
+            crate::interp::replay_error_reading_within(program, text, lines, w, limits)
+        };
+        let stopped = error.as_ref().err().map(String::as_str) == Some(STEP_LIMIT_MISS);
+        let only_run = w.args.is_empty() && reads.stream == 0 && reads.cells.is_empty();
+        if stopped && only_run {
+            return self.hits_reading(w);
+        }
+        (self.target_of(error).map(|_| ()), reads)
     }
 
     fn tries(&self, w: &Witness) -> Result<(), String> {

@@ -88,6 +88,9 @@ struct FnCompiler<'a, 'p> {
     shapes: &'a mut HashMap<Vec<u32>, u32>,
     slots: HashMap<&'p str, Reg>,
     celled: Vec<bool>,
+    /// The frame variables assigned on every path to here: reading one
+    /// cannot fail, so it is used in place wherever it is an operand.
+    assigned: Vec<bool>,
     n_slots: u32,
     next_temp: Reg,
     max_reg: Reg,
@@ -137,6 +140,9 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
                 celled[s as usize] = true;
             }
         });
+        let mut assigned = vec![false; (base + n_slots) as usize];
+        let params = base as usize..(base as usize + f.params.len());
+        assigned[params].fill(true);
         FnCompiler {
             code,
             program,
@@ -146,6 +152,7 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
             shapes,
             slots,
             celled,
+            assigned,
             n_slots,
             next_temp: base + n_slots,
             max_reg: base + n_slots,
@@ -250,7 +257,21 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
                 _ => return Err("patching a non-jump"),
             }
         }
+        self.thread_jumps_to_returns();
         Ok(())
+    }
+
+    /// A jump to a return (with no step of its own) returns at once.
+    fn thread_jumps_to_returns(&mut self) {
+        let instrs = &mut self.code.instrs;
+        for &(i, _) in &self.patches {
+            if let Op::Jump { to } = instrs[i].op
+                && let ret @ Op::Ret { .. } = instrs[to as usize].op
+                && instrs[to as usize].steps == 0
+            {
+                instrs[i].op = ret;
+            }
+        }
     }
 
     fn nest(&mut self) -> C<()> {
@@ -279,11 +300,16 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
             StmtKind::If { cond, then, els } => {
                 let (other, end) = (self.label(), self.label());
                 self.cond(cond, false, other)?;
+                let before = self.assigned.clone();
                 self.stmt(then)?;
+                let after_then = std::mem::replace(&mut self.assigned, before);
                 if let Some(els) = els {
                     self.emit_jump(Op::Jump { to: 0 }, end);
                     self.bind(other);
                     self.stmt(els)?;
+                    for (a, t) in self.assigned.iter_mut().zip(after_then) {
+                        *a &= t;
+                    }
                 } else {
                     self.bind(other);
                 }
@@ -295,10 +321,14 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
                 let (body_l, exit) = (self.label(), self.label());
                 self.cond(cond, false, exit)?;
                 self.bind(body_l);
+                // What the body assigns is assigned at its end, not after
+                // a loop that may not run.
+                let before = self.assigned.clone();
                 self.stmt(body)?;
                 self.stmt = span;
                 self.step(span);
                 self.cond(cond, true, body_l)?;
+                self.assigned = before;
                 self.bind(exit);
             }
             StmtKind::Block(stmts) => {
@@ -327,7 +357,9 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
         if let ExprKind::Var(x) = &lhs.kind {
             let slot = self.slot(x)?;
             if !self.celled[slot as usize] {
-                return self.expr(rhs, slot);
+                self.expr(rhs, slot)?;
+                self.assigned[slot as usize] = true;
+                return Ok(());
             }
         }
         let v = self.temp();
@@ -527,9 +559,9 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
     /// `direct` (nothing between this read and the use can fail or have
     /// an effect) and it lives in the frame; else a new temporary.
     fn operand(&mut self, e: &'p Expr, direct: bool) -> C<Reg> {
-        if direct && let ExprKind::Var(x) = &e.kind {
+        if let ExprKind::Var(x) = &e.kind {
             let slot = self.slot(x)?;
-            if !self.celled[slot as usize] {
+            if !self.celled[slot as usize] && (direct || self.assigned[slot as usize]) {
                 return Ok(slot);
             }
         }

@@ -7,7 +7,7 @@
 
 use super::code::{Arith, At, Code, FuncCode, Mask, Op, Reg, Val};
 use crate::TargetKind;
-use crate::interp::exec::MAX_CELLS;
+use crate::interp::exec::{MAX_CELLS, MAX_OUTPUTS};
 use crate::interp::value::{InputArray, Value};
 use crate::interp::{Limits, Outcome};
 use crate::syntax::Span;
@@ -526,6 +526,10 @@ impl<'c> Machine<'c> {
                 }
                 Op::Output { src, at } => {
                     let n = self.int(src, at + 1)?;
+                    if self.outputs.len() >= MAX_OUTPUTS {
+                        let span = self.span(at);
+                        return Err(Exit::Outcome(Outcome::StepLimit { span }));
+                    }
                     self.outputs.push(n);
                 }
                 Op::Assert { src, at } => {
