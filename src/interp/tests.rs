@@ -781,3 +781,24 @@ fn a_reading_run_records_the_input_cells_it_reads() {
     assert_eq!(reads.stream, 2);
     assert!(!reads.overflow);
 }
+
+/// A run keeps at most `MAX_OUTPUTS` outputs and then ends like the step
+/// limit does, on both engines: a replay has no step limit, and a loop
+/// that outputs would otherwise fill memory.
+#[test]
+fn outputs_past_the_limit_end_the_run() {
+    let src = "main() {\n  var x;\n  x = 0;\n  while (1) {\n    output x;\n    x = x + 1;\n  }\n  return x;\n}";
+    let limits = Limits {
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    let p = program(src);
+    let fast = super::run_fast(&p, &Witness::default(), limits).unwrap();
+    let reference = super::run_reference(&p, &Witness::default(), limits).unwrap();
+    assert_eq!(fast, reference);
+    assert_eq!(fast.outputs.len(), super::exec::MAX_OUTPUTS);
+    match fast.outcome {
+        Outcome::StepLimit { span } => assert_eq!(lc(src, span), (5, 5)),
+        o => panic!("{o:?}"),
+    }
+}
