@@ -7,7 +7,7 @@
 //! Both engines must give the same run; a family where they do not is
 //! reported, not timed.
 
-use crate::interp::{self, Limits, RunResult, Witness};
+use crate::interp::{self, Limits, Witness};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -136,7 +136,7 @@ pub fn measure(f: &Family, runs: usize, cc: &str, dir: &Path) -> Result<Row, Str
     let expected = expected.map_err(|e| format!("{}: {e}", f.name))?;
     let (fast, got) = timed(runs, || interp::run_fast(&program, &w, limits));
     let handed_back = match got {
-        Ok(r) if same_run(&r, &expected) => None,
+        Ok(r) if r == expected => None,
         Ok(r) => return Err(format!("{}: the engines disagree: {r:?}", f.name)),
         Err(why) => Some(why.to_string()),
     };
@@ -153,10 +153,6 @@ pub fn measure(f: &Family, runs: usize, cc: &str, dir: &Path) -> Result<Row, Str
         reference,
         c,
     })
-}
-
-fn same_run(a: &RunResult, b: &RunResult) -> bool {
-    a == b
 }
 
 /// The median time of `runs` calls, and the last call's result.

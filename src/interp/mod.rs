@@ -183,47 +183,33 @@ pub fn hit_elsewhere(kind: TargetKind, (line, col): (u32, u32)) -> String {
 pub type ErrorPlace = Result<(TargetKind, (u32, u32)), String>;
 
 /// The error a witness's run ends with, and where (line, column in
-/// `text`); what the run did instead if it ends otherwise.
+/// `text`); what the run did instead if it ends otherwise. Within the
+/// time left to its target ([`Limits::for_replay`]).
 pub fn replay_error(
     program: &Program,
     text: &str,
     lines: &crate::syntax::LineIndex,
     w: &Witness,
 ) -> ErrorPlace {
-    replay_error_within(program, text, lines, w, Limits::for_replay())
+    replay_within(program, text, lines, w, Limits::for_replay(), false).0
 }
 
-/// [`replay_error`] within `limits`.
-pub fn replay_error_within(
+/// [`replay_error`] within `limits`, and, when `reading`, which of the
+/// witness's input cells the run read.
+pub fn replay_within(
     program: &Program,
     text: &str,
     lines: &crate::syntax::LineIndex,
     w: &Witness,
     limits: Limits,
-) -> ErrorPlace {
-    let r = run(program, w, limits).map_err(|e| e.to_string())?;
-    error_place(r, text, lines)
-}
-
-/// [`replay_error`], and which of the witness's input cells the run read.
-pub fn replay_error_reading(
-    program: &Program,
-    text: &str,
-    lines: &crate::syntax::LineIndex,
-    w: &Witness,
+    reading: bool,
 ) -> (ErrorPlace, InputReads) {
-    replay_error_reading_within(program, text, lines, w, Limits::for_replay())
-}
-
-/// [`replay_error_reading`] within `limits`.
-pub fn replay_error_reading_within(
-    program: &Program,
-    text: &str,
-    lines: &crate::syntax::LineIndex,
-    w: &Witness,
-    limits: Limits,
-) -> (ErrorPlace, InputReads) {
-    match run_reading(program, w, limits) {
+    let run = if reading {
+        run_reading(program, w, limits)
+    } else {
+        run(program, w, limits).map(|r| (r, InputReads::default()))
+    };
+    match run {
         Ok((r, reads)) => (error_place(r, text, lines), reads),
         Err(e) => (Err(e.to_string()), InputReads::default()),
     }
@@ -240,7 +226,13 @@ fn error_place(r: RunResult, text: &str, lines: &crate::syntax::LineIndex) -> Er
 }
 
 /// Why a replay that ended at the step limit (or its deadline) missed.
-pub const STEP_LIMIT_MISS: &str = "the replay hit the step limit";
+const STEP_LIMIT_MISS: &str = "the replay hit the step limit";
+
+/// Whether a replay ended at the step limit or its deadline (a longer
+/// replay might still hit).
+pub fn ended_at_step_limit(error: &ErrorPlace) -> bool {
+    error.as_ref().err().map(String::as_str) == Some(STEP_LIMIT_MISS)
+}
 
 /// Which cells of its witness a run read: the integer elements of main's
 /// input arrays, by the parameter's position and the index path (given by

@@ -15,7 +15,7 @@ pub mod model;
 pub use model::{Access, InputModel, Replay, Values};
 
 use crate::db::Target;
-use crate::interp::{ErrorPlace, InputReads, STEP_LIMIT_MISS, Witness};
+use crate::interp::{ErrorPlace, InputReads, Limits, Witness};
 use crate::syntax::LineIndex;
 use crate::syntax::ast::Program;
 
@@ -58,15 +58,22 @@ impl<'a> Replayer<'a> {
     /// dozens of times: shrinking, variations), rather than hold up the
     /// race's end (by 12–20 ms on MatrIR).
     pub fn hit(&self, w: &Witness) -> Result<&'a Target, String> {
-        crate::deadline::check();
-        let _t = crate::deadline::timed("replaying");
         let error = self.replayed(w, false).0;
         self.target_of(error)
+    }
+
+    /// A run of `w` within `limits` (with the cells it read when
+    /// `reading`). Work whose token stopped stops here at once.
+    fn replay(&self, w: &Witness, limits: Limits, reading: bool) -> (ErrorPlace, InputReads) {
+        crate::deadline::check();
+        let _t = crate::deadline::timed("replaying");
+        crate::interp::replay_within(self.program, self.text, &self.lines, w, limits, reading)
     }
 
     /// The run of `w` within the time left (with the cells it read when
     /// `reading`), replayed or remembered.
     fn replayed(&self, w: &Witness, reading: bool) -> (ErrorPlace, InputReads) {
+        crate::deadline::check();
         let mut last = self
             .last
             .lock()
@@ -76,23 +83,16 @@ impl<'a> Replayer<'a> {
         {
             return (r.error.clone(), r.reads.clone().unwrap_or_default());
         }
-        let (error, reads) = if reading {
-            let (error, reads) =
-                crate::interp::replay_error_reading(self.program, self.text, &self.lines, w);
-            (error, Some(reads))
-        } else {
-            let error = crate::interp::replay_error(self.program, self.text, &self.lines, w);
-            (error, None)
-        };
+        let (error, reads) = self.replay(w, Limits::for_replay(), reading);
         // A run stopped by its deadline says nothing for a caller with time.
-        if error.as_ref().err().map(String::as_str) != Some(crate::interp::STEP_LIMIT_MISS) {
+        if !crate::interp::ended_at_step_limit(&error) {
             *last = Some(Replayed {
                 witness: w.clone(),
                 error: error.clone(),
-                reads: reads.clone(),
+                reads: reading.then(|| reads.clone()),
             });
         }
-        (error, reads.unwrap_or_default())
+        (error, reads)
     }
 
     /// The target a run's error is, or why the run missed them all.
@@ -110,33 +110,20 @@ impl Replay for Replayer<'_> {
     }
 
     fn judges_reading(&self, w: &Witness) -> (Result<(), String>, InputReads) {
-        crate::deadline::check();
-        let limits = crate::interp::Limits::default();
-        let (error, reads) = {
-            let _t = crate::deadline::timed("replaying");
-            let (program, text, lines) = (self.program, self.text, &self.lines);
-            crate::interp::replay_error_reading_within(program, text, lines, w, limits)
-        };
-        let stopped = error.as_ref().err().map(String::as_str) == Some(STEP_LIMIT_MISS);
+        let (error, reads) = self.replay(w, Limits::default(), true);
         let only_run = w.args.is_empty() && reads.stream == 0 && reads.cells.is_empty();
-        if stopped && only_run {
+        if crate::interp::ended_at_step_limit(&error) && only_run {
             return self.hits_reading(w);
         }
         (self.target_of(error).map(|_| ()), reads)
     }
 
     fn tries(&self, w: &Witness) -> Result<(), String> {
-        crate::deadline::check();
-        let _t = crate::deadline::timed("replaying");
-        let limits = crate::interp::Limits::default();
-        let error =
-            crate::interp::replay_error_within(self.program, self.text, &self.lines, w, limits);
+        let error = self.replay(w, Limits::default(), false).0;
         self.target_of(error).map(|_| ())
     }
 
     fn hits_reading(&self, w: &Witness) -> (Result<(), String>, InputReads) {
-        crate::deadline::check();
-        let _t = crate::deadline::timed("replaying");
         let (error, reads) = self.replayed(w, true);
         (self.target_of(error).map(|_| ()), reads)
     }

@@ -31,17 +31,35 @@ pub(super) fn compile(program: &Program) -> C<Code> {
         main,
         ..Code::default()
     };
-    let mut names = HashMap::new();
-    let mut shapes = HashMap::new();
+    let mut shared = Shared {
+        program,
+        fn_index,
+        inlinable: program.functions.iter().map(inlinable).collect(),
+        names: HashMap::new(),
+        shapes: HashMap::new(),
+    };
     for f in &program.functions {
-        let func =
-            FnCompiler::new(&mut code, program, f, &fn_index, &mut names, &mut shapes).compile()?;
+        let func = FnCompiler::new(&mut code, &mut shared, f).compile()?;
         code.funcs.push(func);
     }
-    code.shapes = order_shapes(shapes);
-    code.field_at = field_table(&code.shapes, names.len());
-    code.n_names = names.len() as u32;
+    let n_names = shared.names.len();
+    code.shapes = order_shapes(shared.shapes);
+    code.field_at = field_table(&code.shapes, n_names);
+    code.n_names = n_names as u32;
     Ok(code)
+}
+
+/// What the compilers of a program's functions share.
+struct Shared<'p> {
+    program: &'p Program,
+    /// Each name's function (the first of that name, as the reference).
+    fn_index: HashMap<&'p str, u32>,
+    /// Whether calls of each function are compiled in place.
+    inlinable: Vec<bool>,
+    /// Field names, interned.
+    names: HashMap<String, u32>,
+    /// Record shapes (their field names), interned.
+    shapes: HashMap<Vec<u32>, u32>,
 }
 
 fn order_shapes(shapes: HashMap<Vec<u32>, u32>) -> Vec<Vec<u32>> {
@@ -81,11 +99,8 @@ struct Place {
 
 struct FnCompiler<'a, 'p> {
     code: &'a mut Code,
-    program: &'p Program,
+    shared: &'a mut Shared<'p>,
     f: &'p Function,
-    fn_index: &'a HashMap<&'p str, u32>,
-    names: &'a mut HashMap<String, u32>,
-    shapes: &'a mut HashMap<Vec<u32>, u32>,
     slots: HashMap<&'p str, Reg>,
     celled: Vec<bool>,
     /// The frame variables assigned on every path to here: reading one
@@ -105,26 +120,16 @@ struct FnCompiler<'a, 'p> {
 }
 
 impl<'a, 'p> FnCompiler<'a, 'p> {
-    fn new(
-        code: &'a mut Code,
-        program: &'p Program,
-        f: &'p Function,
-        fn_index: &'a HashMap<&'p str, u32>,
-        names: &'a mut HashMap<String, u32>,
-        shapes: &'a mut HashMap<Vec<u32>, u32>,
-    ) -> Self {
-        Self::at_register(code, program, f, fn_index, names, shapes, 0)
+    fn new(code: &'a mut Code, shared: &'a mut Shared<'p>, f: &'p Function) -> Self {
+        Self::at_register(code, shared, f, 0)
     }
 
     /// A compiler for `f` whose slots start at register `base`: 0 for a
     /// function's own frame, the first free one for a call inlined there.
     fn at_register(
         code: &'a mut Code,
-        program: &'p Program,
+        shared: &'a mut Shared<'p>,
         f: &'p Function,
-        fn_index: &'a HashMap<&'p str, u32>,
-        names: &'a mut HashMap<String, u32>,
-        shapes: &'a mut HashMap<Vec<u32>, u32>,
         base: Reg,
     ) -> Self {
         let mut slots = HashMap::new();
@@ -145,11 +150,8 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
         assigned[params].fill(true);
         FnCompiler {
             code,
-            program,
+            shared,
             f,
-            fn_index,
-            names,
-            shapes,
             slots,
             celled,
             assigned,
@@ -549,8 +551,9 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
     }
 
     fn name(&mut self, name: &str) -> u32 {
-        let next = self.names.len() as u32;
-        *self.names.entry(name.to_string()).or_insert(next)
+        let names = &mut self.shared.names;
+        let next = names.len() as u32;
+        *names.entry(name.to_string()).or_insert(next)
     }
 
     // ---- expressions ------------------------------------------------------------
@@ -653,8 +656,9 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
             ExprKind::Record(fields) => {
                 let first = self.consecutive(fields.iter().map(|(_, x)| x))?;
                 let names: Vec<u32> = fields.iter().map(|(n, _)| self.name(&n.name)).collect();
-                let next = self.shapes.len() as u32;
-                let shape = *self.shapes.entry(names).or_insert(next);
+                let shapes = &mut self.shared.shapes;
+                let next = shapes.len() as u32;
+                let shape = *shapes.entry(names).or_insert(next);
                 self.emit(Op::MakeRecord { dst, first, shape });
             }
             ExprKind::Error => return Err("a syntax error node"),
@@ -707,15 +711,12 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
     }
 
     fn call(&mut self, e: &'p Expr, g: &str, args: &'p [Expr], dst: Reg) -> C<()> {
-        let func = *self
-            .fn_index
-            .get(g)
-            .ok_or("a call of an unknown function")?;
-        if self.program.functions[func as usize].params.len() != args.len() {
+        let func = *(self.shared.fn_index.get(g)).ok_or("a call of an unknown function")?;
+        let callee = &self.shared.program.functions[func as usize];
+        if callee.params.len() != args.len() {
             return Err("a call with the wrong number of arguments");
         }
-        let callee = &self.program.functions[func as usize];
-        if inlinable(callee) {
+        if self.shared.inlinable[func as usize] {
             return self.inline(e, callee, args, dst);
         }
         let first = self.consecutive(args.iter())?;
@@ -740,15 +741,7 @@ impl<'a, 'p> FnCompiler<'a, 'p> {
         self.step(self.stmt);
         let at = self.span(self.abs(e.span));
         self.emit(Op::Enter { at });
-        let mut inner = FnCompiler::at_register(
-            self.code,
-            self.program,
-            callee,
-            self.fn_index,
-            self.names,
-            self.shapes,
-            first,
-        );
+        let mut inner = FnCompiler::at_register(self.code, self.shared, callee, first);
         inner.depth = self.depth;
         let n_locals = callee.locals.len() as u32;
         if n_locals > 0 {
