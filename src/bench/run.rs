@@ -10,7 +10,7 @@
 use crate::interp::{self, Limits, Witness};
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A family: its microc program and, where one can be printed, its C.
 pub struct Family {
@@ -132,9 +132,13 @@ pub fn measure(f: &Family, runs: usize, cc: &str, dir: &Path) -> Result<Row, Str
         ..Limits::default()
     };
     let w = Witness::default();
-    let (reference, expected) = timed(runs, || interp::run_reference(&program, &w, limits));
+    let (reference, expected) = super::timed(runs, Duration::MAX, || {
+        interp::run_reference(&program, &w, limits)
+    });
     let expected = expected.map_err(|e| format!("{}: {e}", f.name))?;
-    let (fast, got) = timed(runs, || interp::run_fast(&program, &w, limits));
+    let (fast, got) = super::timed(runs, Duration::MAX, || {
+        interp::run_fast(&program, &w, limits)
+    });
     let handed_back = match got {
         Ok(r) if r == expected => None,
         Ok(r) => return Err(format!("{}: the engines disagree: {r:?}", f.name)),
@@ -153,19 +157,6 @@ pub fn measure(f: &Family, runs: usize, cc: &str, dir: &Path) -> Result<Row, Str
         reference,
         c,
     })
-}
-
-/// The median time of `runs` calls, and the last call's result.
-fn timed<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut times = Vec::new();
-    let mut last = None;
-    for _ in 0..runs.max(1) {
-        let started = Instant::now();
-        last = Some(f());
-        times.push(started.elapsed());
-    }
-    let last = last.expect("at least one run");
-    (super::median(times), last)
 }
 
 /// Compiles `source` with `cc -O0` and times its runs.
@@ -191,7 +182,7 @@ fn compiled_c(
         let err = String::from_utf8_lossy(&compiled.stderr);
         return Err(format!("`{cc} -O0` failed: {}", err.trim()));
     }
-    let (time, status) = timed(runs, || Command::new(&exe).status());
+    let (time, status) = super::timed(runs, Duration::MAX, || Command::new(&exe).status());
     status.map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     Ok(time)
 }
