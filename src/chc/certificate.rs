@@ -38,24 +38,30 @@ impl Certificate {
             }
             *d = free;
         }
-        let definitions = (enc.predicates.iter())
-            .map(|&p| {
-                let name = predicate_name(p);
-                (found.iter())
-                    .find(|d| model::defined_name(d) == Some(name.as_str()))
-                    .cloned()
-                    .unwrap_or_else(|| constant(enc, p, false))
-            })
+        let defined = |name: &str| {
+            (found.iter())
+                .find(|d| model::defined_name(d) == Some(name))
+                .cloned()
+        };
+        let mut definitions: Vec<String> = (enc.predicates.iter())
+            .map(|&p| defined(&predicate_name(p)).unwrap_or_else(|| constant(enc, p, false)))
             .collect();
+        // The summaries after the predicates (`weaken` pairs the first
+        // definitions with the predicates).
+        definitions.extend(enc.summaries.iter().map(|r| {
+            defined(&r.name).unwrap_or_else(|| horn::constant_definition(&enc.terms, r, false))
+        }));
         Ok(Certificate { definitions })
     }
 
     /// Every predicate `true`: the invariant of clauses whose queries
     /// cannot run (checked like any other).
     pub fn trivial(enc: &Encoding) -> Certificate {
-        let definitions = (enc.predicates.iter())
+        let mut definitions: Vec<String> = (enc.predicates.iter())
             .map(|&p| constant(enc, p, true))
             .collect();
+        definitions
+            .extend((enc.summaries.iter()).map(|r| horn::constant_definition(&enc.terms, r, true)));
         Certificate { definitions }
     }
 

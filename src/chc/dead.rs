@@ -27,10 +27,11 @@ pub(super) fn forget_dead(
             .filter_map(|v| slot_of.get(&v).copied())
             .collect()
     };
-    // Per rule: the slots its guards read, and those each argument reads.
+    // Per rule: the slots its guards (and summaries) read, and those each
+    // argument reads.
     let reads: Vec<(Vec<usize>, Vec<Vec<usize>>)> = (rules.iter())
         .map(|r| {
-            let guards = r.guards.iter().flat_map(slots).collect();
+            let guards = r.reads().flat_map(slots).collect();
             (guards, r.args.iter().map(slots).collect())
         })
         .collect();
@@ -101,7 +102,7 @@ pub(super) fn drop_unread_slots(
         .collect();
     let mut keep = live.clone();
     for r in rules.iter().filter(|r| r.from.is_none()) {
-        for t in r.guards.iter().chain(&r.args) {
+        for t in r.reads().chain(&r.args) {
             for k in (terms.free_vars(*t).iter()).filter_map(|v| slot_of.get(v)) {
                 keep[*k] = true;
             }

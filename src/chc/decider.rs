@@ -43,7 +43,12 @@ impl Decider for HornClauses {
         let errors: Vec<_> = (q.targets.iter())
             .flat_map(|t| prog.copies_of(&t.function, t.id))
             .collect();
-        let (verdict, mut scripts) = super::decide(&prog.body, &errors, deadline);
+        let summarised = db::summarised_program(q.db, q.file).as_ref();
+        let program = super::Program {
+            body: &prog.body,
+            summarised,
+        };
+        let (verdict, mut scripts) = super::decide_with(program, &errors, deadline);
         let solver = super::horn_solver().ok().map(|(p, _)| p.name);
         let method = |how| q.method("chc", how);
         let decision = match verdict {

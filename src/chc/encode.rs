@@ -13,6 +13,7 @@
 
 use super::dead;
 use super::state::State;
+use crate::ir::Summaries;
 use crate::ir::{self, Body, Instr, NodeId, VarId};
 use crate::smt::horn::{self, Application, Relation};
 use crate::term::{Subst, TermId, Terms, Var};
@@ -44,6 +45,9 @@ pub struct Encoding {
     /// Whether the clauses left unknown the cells of an array they could
     /// follow, which a guard reads ([`Cells::Unknown`]).
     pub cells_left_unknown: bool,
+    /// The summaries of functions the clauses relate calls by
+    /// (`summary`), besides the predicates.
+    pub summaries: Vec<Relation>,
 }
 
 /// How the clauses read what is not plain integer state.
@@ -105,7 +109,9 @@ impl Encoding {
     /// Whether some clause leads to the error (has head `false`): without
     /// one, the target is unreachable under any invariant.
     pub fn has_query(&self) -> bool {
-        self.rules.iter().any(|r| r.to.is_none())
+        self.rules
+            .iter()
+            .any(|r| r.to.is_none() && r.summary.is_none())
     }
 
     /// The slot that holds variable `v`'s value, if the state keeps it.
@@ -145,7 +151,9 @@ impl Encoding {
     /// options (keyword, value): declarations, clauses, `(check-sat)` and
     /// `(get-model)`.
     pub fn scripts(&self, option_sets: &[Vec<(&str, String)>]) -> Vec<String> {
-        let relations: Vec<Relation> = self.predicates.iter().map(|p| self.relation(*p)).collect();
+        let mut relations: Vec<Relation> =
+            self.predicates.iter().map(|p| self.relation(*p)).collect();
+        relations.extend(self.summaries.iter().cloned());
         let legend = format!("state: {}", self.legend());
         horn::fixedpoint(
             &self.terms,
@@ -185,8 +193,26 @@ pub fn encode(body: &Body, errors: &[NodeId]) -> Result<Encoding, String> {
 /// [`encode`], with products and quotients of unknowns, `input` and array
 /// cells read as `reading` says.
 pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Encoding, String> {
+    encode_with(body, errors, reading, &Summaries::default())
+}
+
+/// [`encode_as`] on a body with the flowgraphs of `summaries` beside the
+/// program's: the clauses also define each summary, from its function's
+/// entry to its exit, and relate the calls cut by recursion by it.
+pub fn encode_with(
+    body: &Body,
+    errors: &[NodeId],
+    reading: Reading,
+    summaries: &Summaries,
+) -> Result<Encoding, String> {
     let takeable: Vec<bool> = body.edges.iter().map(|e| !never_taken(e)).collect();
-    let relevant = between(body, &takeable, errors);
+    let mut starts = vec![body.entry];
+    let mut ends = errors.to_vec();
+    for s in &summaries.list {
+        starts.push(s.entry);
+        ends.push(s.exit);
+    }
+    let relevant = between(body, &takeable, &starts, &ends);
     let mut terms = Terms::new();
     if !errors.iter().any(|e| relevant[*e as usize]) {
         // No path at all: no clause, and every check holds.
@@ -197,14 +223,20 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
             rules: vec![],
             nonlinear: false,
             cells_left_unknown: false,
+            summaries: vec![],
         });
     }
     let edges: Vec<&ir::Edge> = (body.edges.iter().zip(&takeable))
         .filter(|(e, takeable)| **takeable && relevant[e.from as usize] && relevant[e.to as usize])
         .map(|(e, _)| e)
         .collect();
-    let state = State::of(body, &edges, reading, &mut terms);
+    let state = State::of(body, &edges, reading, &mut terms, summaries);
     let mut rules = vec![state.entry_rule(&mut terms, body.entry)];
+    for s in summaries.list.iter().filter(|s| relevant[s.entry as usize]) {
+        let mut entry = state.entry_rule(&mut terms, s.entry);
+        entry.origin = format!("entry of {}", s.function);
+        rules.push(entry);
+    }
     for e in &edges {
         rules.push(state.edge_rule(&mut terms, body, e));
     }
@@ -212,11 +244,19 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
         rules.push(Rule {
             vars: state.vars(),
             from: Some(error),
+            calls: vec![],
             guards: vec![],
             to: None,
+            summary: None,
             args: vec![],
             origin: format!("query: the target's error vertex {error}"),
         });
+    }
+    let mut relations = Vec::new();
+    for s in summaries.list.iter().filter(|s| relevant[s.exit as usize]) {
+        let (rule, relation) = state.summary_rule(&mut terms, s)?;
+        rules.push(rule);
+        relations.push(relation);
     }
     // Large blocks: a predicate at each loop header only. (Z3 would
     // inline the others itself, and then define them with ∃, which the
@@ -240,6 +280,7 @@ pub fn encode_as(body: &Body, errors: &[NodeId], reading: Reading) -> Result<Enc
         rules,
         nonlinear: state.nonlinear.get(),
         cells_left_unknown: state.cells_left_unknown,
+        summaries: relations,
     })
 }
 
@@ -250,10 +291,30 @@ pub(super) struct Rule {
     /// Every variable the rule mentions (the state's and its unknowns).
     pub(super) vars: Vec<Var>,
     pub(super) from: Option<NodeId>,
+    /// The summaries of the calls it makes (`summary`).
+    pub(super) calls: Vec<Atom>,
     pub(super) guards: Vec<TermId>,
     pub(super) to: Option<NodeId>,
+    /// With no `to`: the summary it derives, if not `false`.
+    pub(super) summary: Option<Atom>,
     pub(super) args: Vec<TermId>,
     pub(super) origin: String,
+}
+
+/// A summary applied: `S_f(arguments…, result)`.
+#[derive(Clone, Debug)]
+pub(super) struct Atom {
+    pub(super) relation: String,
+    pub(super) args: Vec<TermId>,
+}
+
+impl Atom {
+    fn application(&self) -> Application {
+        Application {
+            relation: self.relation.clone(),
+            args: self.args.clone(),
+        }
+    }
 }
 
 impl Rule {
@@ -263,11 +324,16 @@ impl Rule {
             relation: predicate_name(node),
             args: args.to_vec(),
         };
+        let head = match (self.to, &self.summary) {
+            (Some(t), _) => Some(apply(t, &self.args)),
+            (None, summary) => summary.as_ref().map(Atom::application),
+        };
         horn::Clause {
             vars: self.vars.clone(),
             body: self.from.map(|f| apply(f, state)),
+            calls: self.calls.iter().map(Atom::application).collect(),
             guards: self.guards.clone(),
-            head: self.to.map(|t| apply(t, &self.args)),
+            head,
             origin: self.origin.clone(),
         }
     }
@@ -286,14 +352,23 @@ impl Rule {
         let mut guards = self.guards.clone();
         guards.extend(next.guards.iter().map(&mut read));
         let args = next.args.iter().map(&mut read).collect();
+        let mut read_atom = |a: &Atom| Atom {
+            relation: a.relation.clone(),
+            args: a.args.iter().map(&mut read).collect(),
+        };
+        let mut calls = self.calls.clone();
+        calls.extend(next.calls.iter().map(&mut read_atom));
+        let summary = next.summary.as_ref().map(read_atom);
         let mut vars = self.vars.clone();
         let known: HashSet<Var> = self.vars.iter().copied().collect();
         vars.extend(next.vars.iter().filter(|v| !known.contains(v)));
         Rule {
             vars,
             from: self.from,
+            calls,
             guards,
             to: next.to,
+            summary,
             args,
             origin: format!("{}; {}", self.origin, next.origin),
         }
@@ -301,7 +376,15 @@ impl Rule {
 
     /// Its guards and arguments: its size as the budget counts it.
     fn parts(&self) -> usize {
-        self.guards.len() + self.args.len()
+        let atoms = self.calls.iter().chain(&self.summary);
+        self.guards.len() + self.args.len() + atoms.map(|a| a.args.len()).sum::<usize>()
+    }
+
+    /// The terms it reads besides its arguments: its guards, and the
+    /// arguments of the summaries it applies or derives.
+    pub(super) fn reads(&self) -> impl Iterator<Item = &TermId> {
+        let atoms = self.calls.iter().chain(&self.summary);
+        self.guards.iter().chain(atoms.flat_map(|a| &a.args))
     }
 }
 
@@ -356,9 +439,9 @@ fn never_taken(e: &ir::Edge) -> bool {
     matches!(&e.instr, Instr::Assume(c) if c.never_holds())
 }
 
-/// The vertices on some path from the entry to one of `to`, through the
-/// edges `takeable` marks.
-fn between(body: &Body, takeable: &[bool], to: &[NodeId]) -> Vec<bool> {
+/// The vertices on some path from one of `from` to one of `to`, through
+/// the edges `takeable` marks.
+fn between(body: &Body, takeable: &[bool], from: &[NodeId], to: &[NodeId]) -> Vec<bool> {
     let n = body.node_count as usize;
     let (mut fwd, mut bwd) = (vec![Vec::new(); n], vec![Vec::new(); n]);
     for (e, _) in body.edges.iter().zip(takeable).filter(|(_, t)| **t) {
@@ -381,6 +464,6 @@ fn between(body: &Body, takeable: &[bool], to: &[NodeId]) -> Vec<bool> {
         }
         seen
     };
-    let (a, b) = (reach(&[body.entry], &fwd), reach(to, &bwd));
+    let (a, b) = (reach(from, &fwd), reach(to, &bwd));
     a.iter().zip(&b).map(|(x, y)| *x && *y).collect()
 }

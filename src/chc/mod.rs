@@ -21,6 +21,7 @@ mod certificate;
 mod dead;
 pub mod decider;
 mod encode;
+mod sampled;
 mod slice;
 mod state;
 mod unroll;
@@ -31,7 +32,7 @@ use encode::{Arithmetic, Cells, Inputs, Reading, encode_as};
 pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
-use crate::ir::{Body, NodeId};
+use crate::ir::{Body, NodeId, Summaries};
 use crate::smt::horn::model;
 use crate::smt::smtlib;
 use crate::smt::{self, Answer, Profile};
@@ -91,12 +92,48 @@ fn find_horn_solver() -> Result<(Profile, bool), String> {
 /// clauses are sent again with those values unknown (linear, and an
 /// over-approximation: only a proof can come of them).
 pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Scripts) {
-    let (exact, scripts, nonlinear) = decide_as(body, errors, Arithmetic::Exact, deadline);
+    decide_with(
+        Program {
+            body,
+            summarised: None,
+        },
+        errors,
+        deadline,
+    )
+}
+
+/// The program the clauses are made of: the inlined `main`, and the same
+/// with the flowgraphs of the functions its calls cut beside it, if they
+/// can be summarised (`summary`).
+#[derive(Clone, Copy)]
+pub struct Program<'a> {
+    pub body: &'a Body,
+    pub summarised: Option<&'a (Body, Summaries)>,
+}
+
+impl Program<'_> {
+    /// The clauses that prove: with the summaries, if there are any (and
+    /// they can be made), else without.
+    fn encode_to_prove(&self, errors: &[NodeId], reading: Reading) -> Result<Encoding, String> {
+        if let Some((body, summaries)) = self.summarised
+            && let Ok(enc) = encode::encode_with(body, errors, reading, summaries)
+        {
+            return Ok(enc);
+        }
+        encode_as(self.body, errors, reading)
+    }
+}
+
+/// [`decide`] on `program`, whose cut calls are related by summaries of
+/// their functions where it has them. A counterexample is looked for
+/// without them (the unrolling follows no summary).
+pub fn decide_with(program: Program, errors: &[NodeId], deadline: Instant) -> (Verdict, Scripts) {
+    let (exact, scripts, nonlinear) = decide_as(program, errors, Arithmetic::Exact, deadline);
     let why = match exact {
         Verdict::Unknown(why) if nonlinear && Instant::now() < deadline => why,
         exact => return (exact, scripts),
     };
-    match decide_as(body, errors, Arithmetic::Linear, deadline) {
+    match decide_as(program, errors, Arithmetic::Linear, deadline) {
         (Verdict::Unreachable(cert), linear, _) => (Verdict::Unreachable(cert), linear),
         (Verdict::Counterexample(_), ..) => {
             let why = format!(
@@ -117,7 +154,7 @@ pub fn decide(body: &Body, errors: &[NodeId], deadline: Instant) -> (Verdict, Sc
 /// counterexample: the smaller clauses prove most targets sooner, and
 /// some only (docs/horn-clauses.md §2).
 fn decide_as(
-    body: &Body,
+    program: Program,
     errors: &[NodeId],
     arithmetic: Arithmetic,
     deadline: Instant,
@@ -129,12 +166,30 @@ fn decide_as(
             inputs: Inputs::Unknown,
             cells,
         };
-        let enc = match encode_as(body, errors, reading) {
+        let enc = match program.encode_to_prove(errors, reading) {
             Ok(enc) => enc,
             Err(why) => return (Verdict::Unknown(why), Scripts::default(), false),
         };
         let (nonlinear, refinable) = (enc.nonlinear, enc.cells_left_unknown);
+        let mut from_runs = None;
+        if arithmetic == Arithmetic::Exact
+            && nonlinear
+            && enc.has_query()
+            && enc.summaries.is_empty()
+        {
+            let mut scripts = Scripts::default();
+            match prove_from_runs(&enc, deadline, &mut scripts) {
+                Ok(cert) => return (Verdict::Unreachable(cert), scripts, nonlinear),
+                Err(why) => from_runs = Some(why),
+            }
+        }
         let (verdict, scripts) = solve(enc, deadline);
+        let verdict = match (verdict, from_runs) {
+            (Verdict::Unknown(why), Some(runs)) => {
+                Verdict::Unknown(format!("{why}; invariants from runs: {runs}"))
+            }
+            (verdict, _) => verdict,
+        };
         if !matches!(verdict, Verdict::Counterexample(_)) {
             return (verdict, scripts, nonlinear);
         }
@@ -148,13 +203,31 @@ fn decide_as(
             inputs: Inputs::Stream,
             cells: Cells::Followed,
         };
-        let verdict = match encode_as(body, errors, stream) {
+        let verdict = match encode_as(program.body, errors, stream) {
             Ok(enc) => Verdict::Counterexample(Box::new(enc)),
             Err(why) => Verdict::Unknown(why),
         };
         return (verdict, scripts, nonlinear);
     }
 }
+
+/// An invariant guessed from runs of the clauses (`sampled`), for clauses
+/// that multiply unknowns, where Spacer's linear reasoning finds none; then
+/// checked clause by clause like Spacer's. It gets a third of the time
+/// left, and at most [`RUNS_TIME`].
+fn prove_from_runs(
+    enc: &Encoding,
+    deadline: Instant,
+    scripts: &mut Scripts,
+) -> Result<Certificate, String> {
+    let (solver, _) = horn_solver()?;
+    let own = Instant::now() + (left(deadline) / 3).min(RUNS_TIME);
+    let cert = sampled::invariant(enc, &solver, own)?;
+    checked_or_weakened(&solver, enc, cert, deadline, scripts)
+}
+
+/// The most time the invariants from runs take before Spacer is asked.
+const RUNS_TIME: Duration = Duration::from_secs(3);
 
 /// Spacer's invariant for the clauses, checked clause by clause, or its
 /// counterexample.

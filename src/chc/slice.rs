@@ -38,6 +38,7 @@ pub(super) fn influencing(
     edges: &[&ir::Edge],
     followed_arrays: &[Option<usize>],
     inputs_unknown: bool,
+    roots: &[VarId],
 ) -> Kept {
     let free = if inputs_unknown {
         free_inputs(body, edges)
@@ -52,6 +53,9 @@ pub(super) fn influencing(
         memory: false,
         changed: false,
     };
+    for &v in roots {
+        cone.keep(v);
+    }
     let mut taken = vec![false; body.vars.len()];
     for e in edges {
         e.instr.walk_exprs(&mut |x| {

@@ -12,9 +12,11 @@
 
 use super::arrays;
 use super::cells::Followed;
-use super::encode::{Arithmetic, Cells, Inputs, Reading, Rule, StateVar, value_name};
+use super::encode::{Arithmetic, Atom, Cells, Inputs, Reading, Rule, StateVar, value_name};
 use super::slice;
 use crate::ir::{self, BinOp, Body, CmpOp, Cond, Expr, Instr, NodeId, Place, VarId, VarKind};
+use crate::ir::{Summaries, Summary};
+use crate::smt::horn::Relation;
 use crate::symbolic::{self, Reads};
 use crate::term::{TermId, Terms, Var, VarKind as TermVar};
 use std::collections::BTreeSet;
@@ -46,6 +48,8 @@ pub(super) struct State {
     pub(super) cells_left_unknown: bool,
     /// Set when an edge multiplies or divides two unknowns.
     pub(super) nonlinear: std::cell::Cell<bool>,
+    /// The functions whose calls a summary relates.
+    summaries: Summaries,
 }
 
 /// The unknown values one clause introduces.
@@ -95,7 +99,13 @@ impl Fresh {
 impl State {
     /// The variables the edges use that the state holds: integers and
     /// input arrays.
-    pub(super) fn of(body: &Body, edges: &[&ir::Edge], reading: Reading, t: &mut Terms) -> State {
+    pub(super) fn of(
+        body: &Body,
+        edges: &[&ir::Edge],
+        reading: Reading,
+        t: &mut Terms,
+        summaries: &Summaries,
+    ) -> State {
         let Reading {
             arithmetic,
             inputs,
@@ -117,13 +127,20 @@ impl State {
             arithmetic,
             cells_left_unknown: false,
             nonlinear: Default::default(),
+            summaries: summaries.clone(),
         };
         let copies = input_copies(body, edges);
         let followed_arrays = arrays::followed(body, edges);
         let slice::Kept {
             vars: mut kept,
             cells: kept_cells,
-        } = slice::influencing(body, edges, &followed_arrays, inputs == Inputs::Unknown);
+        } = slice::influencing(
+            body,
+            edges,
+            &followed_arrays,
+            inputs == Inputs::Unknown,
+            &summaries.roots(),
+        );
         if inputs == Inputs::Unknown {
             // `$in[$ic]` is then an unknown (`expr`), and `$ic` only
             // counts reads.
@@ -428,11 +445,53 @@ impl State {
         Rule {
             vars: self.vars(),
             from: None,
+            calls: vec![],
             guards: facts,
             to: Some(entry),
+            summary: None,
             args,
             origin: "entry".into(),
         }
+    }
+
+    /// `P_exit(x) → S_f(params…, result)`: what a run of `f` from its
+    /// entry to its exit derives; and the relation.
+    pub(super) fn summary_rule(
+        &self,
+        t: &mut Terms,
+        s: &Summary,
+    ) -> Result<(Rule, Relation), String> {
+        let unsummarised = || format!("unsupported: `{}`'s result is not state", s.function);
+        let mut args = Vec::new();
+        let mut params = Vec::new();
+        for &(_, v) in &s.params {
+            // A parameter the function never reads is no argument.
+            if let Some(k) = self.value[v as usize] {
+                args.push(self.slot(t, k));
+                params.push(self.slots[k].var);
+            }
+        }
+        let k = self.value[s.result as usize].ok_or_else(unsummarised)?;
+        args.push(self.slot(t, k));
+        params.push(t.new_var(TermVar::Symbol, format!("{}.result", relation_name(s))));
+        let relation = Relation {
+            name: relation_name(s),
+            params,
+        };
+        let rule = Rule {
+            vars: self.vars(),
+            from: Some(s.exit),
+            calls: vec![],
+            guards: vec![],
+            to: None,
+            summary: Some(Atom {
+                relation: relation_name(s),
+                args,
+            }),
+            args: vec![],
+            origin: format!("summary of {}", s.function),
+        };
+        Ok((rule, relation))
     }
 
     fn vars_label(&self, v: usize) -> Option<&str> {
@@ -463,6 +522,7 @@ impl State {
             t,
             body,
             head,
+            calls: Vec::new(),
             guards: Vec::new(),
             fresh: Fresh {
                 tag: e.from.to_string(),
@@ -475,8 +535,10 @@ impl State {
         Rule {
             vars,
             from: Some(e.from),
+            calls: cx.calls,
             guards: cx.guards,
             to: Some(e.to),
+            summary: None,
             args: cx.head,
             origin: format!("edge {} -> {}", e.from, e.to),
         }
@@ -511,7 +573,7 @@ impl State {
             }
             // Into another array or a record: not state.
             Instr::Assign(..) => {}
-            Instr::Call { dst, .. } => self.call(cx, *dst),
+            Instr::Call { dst, func, args } => self.call(cx, *dst, func, args),
             Instr::Assume(c) | Instr::Assert(c, _) => {
                 if let Some(g) = self.cond(cx, c) {
                     cx.guards.push(g);
@@ -539,9 +601,22 @@ impl State {
     }
 
     /// A call left by recursion: its result, the inputs it reads and what
-    /// it can reach become unknown.
-    fn call(&self, cx: &mut Edge, dst: VarId) {
+    /// it can reach become unknown; a summary of the function relates the
+    /// result to the integer arguments.
+    fn call(&self, cx: &mut Edge, dst: VarId, func: &str, args: &[Expr]) {
+        let summary = self.summaries.of(func).map(|s| {
+            let args: Vec<TermId> = (s.params.iter())
+                .filter(|(_, v)| self.value[*v as usize].is_some())
+                .filter_map(|(k, _)| args.get(*k))
+                .map(|a| self.expr(cx, a))
+                .collect();
+            (relation_name(s), args)
+        });
         self.havoc(cx, dst);
+        if let (Some((relation, mut args)), Some(k)) = (summary, self.value[dst as usize]) {
+            args.push(cx.head[k]);
+            cx.calls.push(Atom { relation, args });
+        }
         if let Some(k) = (cx.body.var_id(ir::INPUT_COUNTER)).and_then(|ic| self.value[ic as usize])
         {
             cx.head[k] = cx.fresh.int(cx.t);
@@ -639,6 +714,8 @@ struct Edge<'a> {
     t: &'a mut Terms,
     body: &'a Body,
     head: Vec<TermId>,
+    /// The summaries of the calls it makes.
+    calls: Vec<Atom>,
     guards: Vec<TermId>,
     fresh: Fresh,
 }
@@ -916,4 +993,9 @@ fn instr_vars(i: &Instr, out: &mut BTreeSet<VarId>) {
         },
         Instr::Enter(_) | Instr::Skip => {}
     }
+}
+
+/// The name of the relation that summarises `s`'s function.
+pub(super) fn relation_name(s: &Summary) -> String {
+    format!("S_{}", s.function)
 }

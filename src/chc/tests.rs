@@ -504,3 +504,92 @@ fn the_unrolling_takes_a_copied_input_array_whole() {
     let (found, unrolling) = find_counterexample(&enc, accept, 1, deadline);
     assert!(matches!(found, Search::Found(..)), "{found:?}\n{unrolling}");
 }
+
+/// Sums of odd numbers, of squares and of a constant: each assert needs an
+/// invariant with a product (`s = i·i`, `6s = (i−1)·i·(2i−1)`, `p = m·i`),
+/// which the equalities over monomials of sampled runs find, and the
+/// checks prove.
+#[test]
+fn polynomial_invariants_from_runs_prove_nonlinear_asserts() {
+    for src in [
+        "main(n) { var s, i; assume(n >= 0); s = 0; i = 0; while (i < n) { s = s + 2 * i + 1; i = i + 1; } assert(s == n * n); return 0; }",
+        "main(n) { var s, i; s = 0; i = 0; while (i < n) { s = s + i * i; i = i + 1; } assert(6 * s == (i - 1) * i * (2 * i - 1)); return 0; }",
+        "main(m, n) { var p, i; assume(n >= 0); p = 0; i = 0; while (i < n) { p = p + m; i = i + 1; } assert(p == m * n); return 0; }",
+    ] {
+        assert_proved(src);
+    }
+}
+
+/// An assert that a run violates is never proved by a guessed invariant,
+/// however close to a true one it is.
+#[test]
+fn invariants_from_runs_never_prove_a_violated_assert() {
+    for src in [
+        "main(n) { var s, i; assume(n >= 0); s = 0; i = 0; while (i < n) { s = s + 2 * i + 1; i = i + 1; } assert(s != 49); return 0; }",
+        "main(n) { var s, i; assume(n >= 0); s = 0; i = 0; while (i < n) { s = s + 2 * i + 1; i = i + 1; } assert(s == n * n + (n / 40)); return 0; }",
+    ] {
+        // Spacer does not answer on the second: a few seconds are enough
+        // for the runs and their checks.
+        let v = with_targets(src, crate::TargetKind::Assert, |body, nodes| {
+            decide(body, nodes, Instant::now() + Duration::from_secs(5)).0
+        });
+        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+    }
+}
+
+/// The Horn engine's verdict on `src`'s asserts with the summaries of the
+/// functions its calls cut.
+fn summarised_verdict(src: &str, seconds: u64) -> Verdict {
+    let (db, file) = Database::with_file("t.mc", src);
+    let prog = db::program(&db, file).as_ref().expect("main");
+    let summarised = db::summarised_program(&db, file).as_ref();
+    assert!(summarised.is_some(), "no summary for {src}");
+    let nodes: Vec<_> = (prog.body.targets.iter())
+        .filter(|t| t.kind == crate::TargetKind::Assert)
+        .map(|t| t.node)
+        .collect();
+    let program = Program {
+        body: &prog.body,
+        summarised,
+    };
+    decide_with(
+        program,
+        &nodes,
+        Instant::now() + Duration::from_secs(seconds),
+    )
+    .0
+}
+
+/// Recursive functions get a summary relating their integer arguments to
+/// their result (the procedure encoding): what holds of every result is
+/// proved at the call, through two recursive calls per activation and
+/// through mutual recursion.
+#[test]
+fn recursive_functions_are_summarised() {
+    for src in [
+        "fib(n) { var r; if (n < 2) { r = n; } else { r = fib(n - 1) + fib(n - 2); } return r; }
+         main(n) { var f; assume(n >= 0); f = fib(n); assert(f >= 0); return 0; }",
+        "sum(n) { var r; if (n <= 0) { r = 0; } else { r = n + sum(n - 1); } return r; }
+         main(n) { var s; assume(n >= 0); s = sum(n); assert(s >= n); return 0; }",
+        "ev(n) { var r; if (n == 0) { r = 1; } else { r = od(n - 1); } return r; }
+         od(n) { var r; if (n == 0) { r = 0; } else { r = ev(n - 1); } return r; }
+         main(n) { var r; assume(n >= 0); r = ev(n); assert(r == 0 || r == 1); return 0; }",
+    ] {
+        let v = summarised_verdict(src, 60);
+        assert!(matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+    }
+}
+
+/// A summary never proves an assert that some call's result violates.
+#[test]
+fn a_summary_never_proves_a_violated_assert() {
+    for src in [
+        "fib(n) { var r; if (n < 2) { r = n; } else { r = fib(n - 1) + fib(n - 2); } return r; }
+         main(n) { var f; assume(n >= 0); f = fib(n); assert(f != 8); return 0; }",
+        "sum(n) { var r; if (n <= 0) { r = 0; } else { r = n + sum(n - 1); } return r; }
+         main(n) { var s; s = sum(n); assert(s > n); return 0; }",
+    ] {
+        let v = summarised_verdict(src, 10);
+        assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
+    }
+}

@@ -140,6 +140,23 @@ pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::Inlined
     ir::inline_program(&bodies)
 }
 
+/// The whole-program flowgraph with, beside it, the flowgraph of each
+/// function that its calls cut (by recursion), for the Horn clauses'
+/// summaries (`ir::with_summaries`). `None` if nothing is cut, or a cut
+/// function cannot be summarised.
+#[salsa::tracked(returns(ref))]
+pub fn summarised_program(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> Option<(ir::Body, ir::Summaries)> {
+    let prog = program(db, file).as_ref()?;
+    let bodies: std::collections::BTreeMap<String, (&Body, u32)> = functions(db, file)
+        .iter()
+        .map(|f| (f.name(db).clone(), (function_body(db, *f), f.offset(db))))
+        .collect();
+    ir::with_summaries(&prog.body, &bodies)
+}
+
 /// The value facts of the whole program (`ir::value_facts`): which
 /// pointers are never null and which lengths each array may have. `None`
 /// if there is no `main`.

@@ -52,11 +52,18 @@ const MAX_NODES: u32 = 200_000;
 /// name to its flowgraph and its offset in the file: spans in the program
 /// graph are absolute (its parts come from different functions).
 pub fn inline_program(bodies: &BTreeMap<String, (&Body, u32)>) -> Option<Program> {
-    let main = bodies.get("main")?.0;
+    inline_function(bodies, "main")
+}
+
+/// [`inline_program`] from `root` instead of `main`: its calls inlined,
+/// those that recurse into a function being inlined (`root` among them)
+/// cut. The Horn clauses summarise a recursive function from it.
+pub fn inline_function(bodies: &BTreeMap<String, (&Body, u32)>, root: &str) -> Option<Program> {
+    let main = bodies.get(root)?.0;
     let mut b = Builder {
         bodies,
         out: Body {
-            name: "main".into(),
+            name: root.into(),
             ..empty(main)
         },
         origins: vec![],
@@ -66,7 +73,7 @@ pub fn inline_program(bodies: &BTreeMap<String, (&Body, u32)>) -> Option<Program
     // main's own variables keep their names and ids.
     b.out.vars = main.vars.clone();
     let map: Vec<VarId> = (0..main.vars.len() as VarId).collect();
-    let (entry, exit) = b.copy(main, &map, &mut vec!["main".to_string()]);
+    let (entry, exit) = b.copy(main, &map, &mut vec![root.to_string()]);
     b.out.entry = entry;
     b.out.exit = exit;
     b.out.node_kinds[entry as usize] = NodeKind::Entry;
@@ -77,6 +84,44 @@ pub fn inline_program(bodies: &BTreeMap<String, (&Body, u32)>) -> Option<Program
         origins: b.origins,
         cut_calls: b.cut,
     })
+}
+
+/// Appends `other` to `into` as a disjoint part: its vertices, edges,
+/// loops and variables renumbered after `into`'s (its variables' names
+/// prefixed `prefix`, so that names stay unique), its entry and exit plain
+/// vertices and its targets left out. Returns the offsets of its vertices
+/// and of its variables.
+pub fn append(into: &mut Body, other: &Body, prefix: &str) -> (NodeId, VarId) {
+    let (nodes, vars) = (into.node_count, into.vars.len() as VarId);
+    let edges = into.edges.len() as EdgeId;
+    let loops = into.loops.len() as LoopId;
+    let map: Vec<VarId> = (0..other.vars.len() as VarId).map(|v| v + vars).collect();
+    into.vars.extend(other.vars.iter().map(|v| VarInfo {
+        name: format!("{prefix}{}", v.name),
+        ..v.clone()
+    }));
+    into.edges.extend(other.edges.iter().map(|e| Edge {
+        from: e.from + nodes,
+        to: e.to + nodes,
+        instr: rename_instr(&e.instr, &map),
+        span: e.span,
+    }));
+    into.node_kinds
+        .extend(other.node_kinds.iter().map(|k| match k {
+            NodeKind::LoopHeader(l) => NodeKind::LoopHeader(l + loops),
+            _ => NodeKind::Plain,
+        }));
+    into.loops.extend(other.loops.iter().map(|l| Loop {
+        id: l.id + loops,
+        header: l.header + nodes,
+        nodes: l.nodes.iter().map(|n| n + nodes).collect(),
+        back_edges: l.back_edges.iter().map(|e| e + edges).collect(),
+        exit_edges: l.exit_edges.iter().map(|e| e + edges).collect(),
+        parent: l.parent.map(|p| p + loops),
+        span: l.span,
+    }));
+    into.node_count += other.node_count;
+    (nodes, vars)
 }
 
 fn empty(template: &Body) -> Body {

@@ -29,14 +29,18 @@ mod inline;
 mod loops;
 mod lower;
 mod print;
+mod summarised;
 
 pub use alias::{Sharing, type_of};
 pub use definite_assignment::{DefiniteAssignment, definite_assignment};
 pub use facts::{ValueFacts, value_facts};
-pub use inline::{Program as InlinedProgram, TargetOrigin, inline_program, natural_loops};
+pub use inline::{
+    Program as InlinedProgram, TargetOrigin, append, inline_function, inline_program, natural_loops,
+};
 pub use loops::{Backbones, backbones, loop_backbones};
 pub use lower::lower_function;
 pub use print::{to_dot, to_text};
+pub use summarised::{Summaries, Summary, with_summaries};
 
 use crate::TargetKind;
 use crate::syntax::Span;

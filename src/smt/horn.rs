@@ -32,6 +32,9 @@ pub struct Application {
 pub struct Clause {
     pub vars: Vec<Var>,
     pub body: Option<Application>,
+    /// Further body atoms: the summaries of the calls the clause makes
+    /// (a call's arguments and result related by its function's summary).
+    pub calls: Vec<Application>,
     pub guards: Vec<TermId>,
     pub head: Option<Application>,
     /// Where it comes from, printed as a comment.
@@ -161,6 +164,79 @@ pub fn constant_definition(terms: &Terms, relation: &Relation, value: bool) -> S
     ctx.display(def).to_string()
 }
 
+/// `(define-fun P ((p S) …) Bool body)`: the relation defined by a term
+/// over its parameters.
+pub fn definition(terms: &Terms, relation: &Relation, body: TermId) -> String {
+    let ctx = arena();
+    let p = ScriptPrinter::balanced(terms, &ctx);
+    let name = ctx.atom(relation.name.as_str());
+    let params = ctx.list(p.sorted_vars(&relation.params));
+    let mut names: HashMap<TermId, SExpr> = HashMap::default();
+    let lets = p.bind(shared_subterms(terms, &[body]), &mut names);
+    let value = p.under_lets(lets, p.term(body, &names));
+    let def = p.command("define-fun", vec![name, params, ctx.atom("Bool"), value]);
+    ctx.display(def).to_string()
+}
+
+/// A hypothesis and the goals that are to follow from it, over `vars`.
+#[derive(Clone, Debug)]
+pub struct Consequences {
+    pub vars: Vec<Var>,
+    pub hypothesis: TermId,
+    pub goals: Vec<TermId>,
+    /// Where it comes from, printed as a comment.
+    pub origin: String,
+}
+
+/// One script that asks, per frame, whether each goal follows from the
+/// hypothesis: the hypothesis asserted once in a frame with its variables
+/// as constants, then each goal's negation in a frame of its own with a
+/// `(check-sat)` (`unsat`: it follows). Each check gets at most
+/// `check_ms` of Z3's time; also the number of checks.
+pub fn consequence_checks(
+    terms: &Terms,
+    frames: &[Consequences],
+    check_ms: u64,
+) -> (String, usize) {
+    let ctx = arena();
+    let p = ScriptPrinter::balanced(terms, &ctx);
+    let mut out = super::smtlib::set_logic("ALL") + "\n";
+    out.push_str(&super::smtlib::set_option("timeout", &check_ms.to_string()));
+    out.push('\n');
+    let roots: Vec<TermId> = (frames.iter())
+        .flat_map(|f| std::iter::once(f.hypothesis).chain(f.goals.iter().copied()))
+        .collect();
+    p.tdiv_if_divides(&mut out, &roots);
+    let mut checks = 0;
+    for f in frames {
+        let _ = writeln!(out, "; {}\n(push 1)", f.origin);
+        for v in &f.vars {
+            p.line(&mut out, p.declare_const(*v));
+        }
+        p.line(
+            &mut out,
+            p.command("assert", vec![shared(&p, f.hypothesis)]),
+        );
+        for g in &f.goals {
+            out.push_str("(push 1)\n");
+            let negated = shared(&p, *g);
+            let negated = p.command("not", vec![negated]);
+            p.line(&mut out, p.command("assert", vec![negated]));
+            out.push_str("(check-sat)\n(pop 1)\n");
+            checks += 1;
+        }
+        out.push_str("(pop 1)\n");
+    }
+    (out, checks)
+}
+
+/// `t` with the subterms it shares `let`-bound.
+fn shared(p: &ScriptPrinter, t: TermId) -> SExpr {
+    let mut names: HashMap<TermId, SExpr> = HashMap::default();
+    let lets = p.bind(shared_subterms(p.terms, &[t]), &mut names);
+    p.under_lets(lets, p.term(t, &names))
+}
+
 /// `tdiv`'s definition, if some clause divides (only then: an unused
 /// definition with `div` changes Z3's strategy).
 fn define_division(p: &ScriptPrinter, out: &mut String, clauses: &[Clause]) {
@@ -170,7 +246,7 @@ fn define_division(p: &ScriptPrinter, out: &mut String, clauses: &[Clause]) {
 
 /// Every term a clause mentions.
 fn roots(c: &Clause) -> Vec<TermId> {
-    let apps = c.body.iter().chain(&c.head);
+    let apps = c.body.iter().chain(&c.calls).chain(&c.head);
     let mut out: Vec<TermId> = apps.flat_map(|a| a.args.iter().copied()).collect();
     out.extend(&c.guards);
     out
@@ -191,7 +267,7 @@ fn implication(p: &ScriptPrinter, c: &Clause, negated: bool) -> SExpr {
             p.command(&a.relation, args)
         }
     };
-    let mut parts: Vec<SExpr> = c.body.iter().map(apply).collect();
+    let mut parts: Vec<SExpr> = c.body.iter().chain(&c.calls).map(apply).collect();
     parts.extend(c.guards.iter().map(|g| p.term(*g, &names)));
     let body = p.nary("and", "true", parts);
     let head = c.head.as_ref().map_or_else(|| ctx.atom("false"), apply);

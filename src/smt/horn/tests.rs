@@ -28,6 +28,7 @@ fn counter() -> (Terms, Vec<Relation>, Vec<Clause>) {
     let clause = |body, guards, head, origin: &str| Clause {
         vars: vec![x, a],
         body,
+        calls: vec![],
         guards,
         head,
         origin: origin.into(),
@@ -86,6 +87,7 @@ fn a_shared_subterm_is_let_bound_inside_its_clause() {
     let c = Clause {
         vars: vec![x],
         body: None,
+        calls: vec![],
         guards: vec![g],
         head: None,
         origin: "query".into(),
@@ -135,6 +137,7 @@ fn comparisons_print_with_a_side_for_each_sign() {
     let c = Clause {
         vars: vec![x, y],
         body: None,
+        calls: vec![],
         guards: vec![below, order],
         head: None,
         origin: "query".into(),

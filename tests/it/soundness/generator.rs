@@ -61,6 +61,7 @@ const KNOBS: &[(&str, u32)] = &[
     ("guard", 25),
     ("boxed", 30),
     ("copies", 30),
+    ("polyloop", 6),
 ];
 
 impl Knobs {
@@ -326,6 +327,7 @@ enum St {
     BoxWrite,
     BoxRead,
     CopyProbe,
+    PolyLoop,
 }
 
 impl Gen<'_> {
@@ -732,6 +734,14 @@ impl Gen<'_> {
                 St::Loop,
             ),
             (self.k.get("assume"), St::Assume),
+            (
+                if cx.main && !in_loop && depth > 0 {
+                    self.k.get("polyloop")
+                } else {
+                    0
+                },
+                St::PolyLoop,
+            ),
             (has(&cx.wints, 3), St::Toggle),
             (has(&cx.arrs, 10), St::ElemWrite),
             (
@@ -991,8 +1001,44 @@ impl Gen<'_> {
             }
             St::Output => format!("output {};", self.int_e(cx, 1)),
             St::Assume => format!("assume({});", self.cond(cx)),
+            St::PolyLoop => {
+                self.poly_loop(&pad, out);
+                return;
+            }
         };
         let _ = writeln!(out, "{pad}{line}");
+    }
+
+    /// A loop that sums a polynomial in its counter, and an assert of the
+    /// sum's closed form, true or off by a little (a nonlinear invariant
+    /// proves the first; every run that gets there hits the second).
+    fn poly_loop(&mut self, pad: &str, out: &mut String) {
+        let v = self.r.pick(&["x", "y", "z"]);
+        let (a, b, c, c0) = (
+            self.r.int(0, 2),
+            self.r.int(-2, 3),
+            self.r.int(-1, 2),
+            self.r.int(-2, 2),
+        );
+        let off = if self.r.chance(60) {
+            0
+        } else {
+            self.r.int(1, 2)
+        };
+        let _ = writeln!(out, "{pad}{v} = {c0};");
+        let _ = writeln!(out, "{pad}i = 0;");
+        let _ = writeln!(out, "{pad}while (i < n) {{");
+        let _ = writeln!(out, "{pad}  {v} = {v} + {a} * i * i + {b} * i + {c};");
+        let _ = writeln!(out, "{pad}  i = i + 1;");
+        let _ = writeln!(out, "{pad}}}");
+        // 6·Σ_{k<i} (a·k² + b·k + c) = a·(i−1)·i·(2i−1) + 3b·i·(i−1) + 6c·i
+        let _ = writeln!(
+            out,
+            "{pad}assert(6 * {v} == {} + {a} * (i - 1) * i * (2 * i - 1) + {} * i * (i - 1) + {} * i);",
+            6 * (c0 + off),
+            3 * b,
+            6 * c
+        );
     }
 
     /// The definition of helper `h`, which may call the helpers `callable`.

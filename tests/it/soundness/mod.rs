@@ -770,6 +770,17 @@ fn the_horn_engine_never_proves_a_target_a_run_hits_with_memory() {
     horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0002));
 }
 
+/// The same on programs with recursive helpers, whose calls the clauses
+/// relate by summaries, and with loops that sum polynomials (asserts of
+/// the closed form, true or off by a little), which the invariants from
+/// runs prove.
+#[test]
+fn the_horn_engine_never_proves_a_target_a_run_hits_with_recursion() {
+    let n = env_or("SOUNDNESS_CHC_RECURSION_PROGRAMS", 12);
+    let knobs = Knobs::with(&[("recursion", 100), ("polyloop", 40), ("nested", 0)]);
+    horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0003));
+}
+
 fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) {
     use apc::chc;
     // Seconds per place: a place past it is not proved (that is all).
@@ -779,11 +790,13 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) {
     let per_program: usize = env_or("SOUNDNESS_CHC_PLACES", 6);
     let mut r = Rng(seed);
     let (mut hit, mut proved, mut refuted) = (0, 0, Vec::new());
+    let mut summarised = 0;
     for p in 0..n {
         let src = program(&mut r, knobs);
         let (db, file) = generated_db(p, &src);
         let parsed = db::parse(&db, file);
         let prog = db::program(&db, file).as_ref().expect("main");
+        summarised += usize::from(db::summarised_program(&db, file).is_some());
         let mut reached = HashSet::new();
         for _ in 0..6 {
             let w = witness(&mut r);
@@ -814,8 +827,13 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) {
                 // Under a token with the deadline, as the engine runs: every
                 // phase stops at it (the encoding and the checks too).
                 let deadline = Instant::now() + Duration::from_secs(per_place);
+                // With the summaries of recursive helpers, as `apc check`.
+                let program = chc::Program {
+                    body: &prog.body,
+                    summarised: db::summarised_program(&db, file).as_ref(),
+                };
                 let v = apc::deadline::Stop::until(deadline)
-                    .run(|| chc::decide(&prog.body, &nodes, deadline).0);
+                    .run(|| chc::decide_with(program, &nodes, deadline).0);
                 (place, matches!(v, Ok(chc::Verdict::Unreachable(_))))
             })
             .collect();
@@ -833,6 +851,6 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) {
     assert!(refuted.is_empty(), "{}", refuted.join("\n"));
     assert!(proved > 0 && hit > 0, "{proved} proofs, {hit} targets hit");
     eprintln!(
-        "horn engine: {n} programs, {hit} targets hit by runs, {proved} proved, 0 contradicted"
+        "horn engine: {n} programs ({summarised} with summaries), {hit} targets hit by runs, {proved} proved, 0 contradicted"
     );
 }

@@ -1,0 +1,281 @@
+//! Invariants from runs, for clauses that multiply unknowns
+//! (docs/horn-clauses.md, "Invariants from runs"), after Sharma et al.,
+//! *A Data Driven Approach for Algebraic Loop Invariants* (ESOP 2013):
+//!
+//! 1. [`runs`]: the clauses are run from random starts, and the states
+//!    at each loop header kept;
+//! 2. candidates per header: the equalities over monomials of degree up
+//!    to 3 that hold on every sample ([`algebra`], exact), and the
+//!    octagonal bounds (`x ± y ≤ c`) the samples meet;
+//! 3. Houdini: a candidate that does not follow, along some clause into
+//!    its header, from the candidates at the clause's start is dropped,
+//!    until what is left is inductive;
+//! 4. what is left is a certificate, which the caller checks clause by
+//!    clause like any other before it says `unreachable`. A candidate the
+//!    solver does not prove is never used.
+
+mod algebra;
+mod runs;
+
+use super::certificate::Certificate;
+use super::encode::Encoding;
+use crate::ir::NodeId;
+use crate::smt::horn::{self, Consequences};
+use crate::smt::{self, Answer, Profile};
+use crate::term::{Subst, TermId, Terms, Var, VarKind};
+use num_bigint::BigInt;
+use num_traits::Zero;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use rustc_hash::FxHashMap as HashMap;
+use std::time::{Duration, Instant};
+
+/// The most monomials a header's equalities range over.
+const MAX_MONOMIALS: usize = 120;
+/// The highest degree of a monomial.
+const MAX_DEGREE: u8 = 3;
+/// The most octagonal bounds per header.
+const MAX_BOUNDS: usize = 400;
+/// Z3's time for one consequence check.
+const CHECK_MS: u64 = 500;
+
+/// The candidates that survived, as a certificate for the caller to check;
+/// or why there is none.
+pub(super) fn invariant(
+    enc: &Encoding,
+    solver: &Profile,
+    deadline: Instant,
+) -> Result<Certificate, String> {
+    let mut rng = SmallRng::seed_from_u64(0x5eed);
+    let budget = runs::Budget {
+        runs: 64,
+        steps_per_run: 400,
+        starts: 64,
+        until: Instant::now() + left(deadline).min(Duration::from_millis(300)),
+    };
+    let samples = runs::sample(enc, &mut rng, &budget);
+    if samples.reached_error {
+        return Err("a run of the clauses reaches the error".into());
+    }
+    let mut terms = enc.terms.clone();
+    let ints: Vec<Var> = (samples.int_slots.iter())
+        .map(|&k| enc.state[k].var)
+        .collect();
+    let mut candidates: HashMap<NodeId, Vec<TermId>> = HashMap::default();
+    for &h in &enc.predicates {
+        let points: Vec<Vec<i128>> = samples.at.get(&h).into_iter().flatten().cloned().collect();
+        candidates.insert(h, guesses(&mut terms, &ints, &points));
+    }
+    houdini(
+        &mut terms,
+        enc,
+        &samples.int_slots,
+        &mut candidates,
+        solver,
+        deadline,
+    )?;
+    let definitions = (enc.predicates.iter())
+        .map(|&h| {
+            let body = terms.and(candidates[&h].clone());
+            horn::definition(&terms, &enc.relation(h), body)
+        })
+        .collect();
+    Ok(Certificate { definitions })
+}
+
+/// The candidates at one header from its sampled states: each variable
+/// constant on them as an equality, the equalities over monomials of the
+/// others, and their octagonal bounds.
+fn guesses(terms: &mut Terms, vars: &[Var], points: &[Vec<i128>]) -> Vec<TermId> {
+    if points.is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    let mut moving = Vec::new();
+    for (k, v) in vars.iter().enumerate() {
+        let first = points[0][k];
+        if points.iter().all(|p| p[k] == first) {
+            let (x, c) = (terms.var(*v), terms.int(first));
+            out.push(terms.eq(x, c));
+        } else {
+            moving.push(k);
+        }
+    }
+    let moving_vars: Vec<Var> = moving.iter().map(|&k| vars[k]).collect();
+    let projected: Vec<Vec<i128>> = (points.iter())
+        .map(|p| moving.iter().map(|&k| p[k]).collect())
+        .collect();
+    out.extend(equalities(terms, &moving_vars, &projected));
+    out.extend(bounds(terms, &moving_vars, &projected));
+    out
+}
+
+/// The highest degree whose monomials over `vars` variables stay within
+/// [`MAX_MONOMIALS`] and below the number of samples (fewer samples than
+/// monomials leave equalities that only the few samples satisfy).
+fn degree_for(vars: usize, samples: usize) -> u8 {
+    (1..=MAX_DEGREE)
+        .rev()
+        .find(|&d| {
+            let count = algebra::monomial_count(vars, d);
+            count <= MAX_MONOMIALS && count < samples
+        })
+        .unwrap_or(0)
+}
+
+/// `Σ cₘ·m = 0` for each vector of the samples' null space.
+fn equalities(terms: &mut Terms, vars: &[Var], points: &[Vec<i128>]) -> Vec<TermId> {
+    let degree = degree_for(vars.len(), points.len());
+    if vars.is_empty() || degree == 0 {
+        return vec![];
+    }
+    let monomials = algebra::monomials(vars.len(), degree);
+    let zero = terms.int(0);
+    (algebra::null_space(&monomials, points).into_iter())
+        .map(|coefficients| {
+            let summands: Vec<(BigInt, TermId)> = (monomials.iter().zip(coefficients))
+                .filter(|(_, c)| !c.is_zero())
+                .map(|(m, c)| (c, monomial_term(terms, vars, m)))
+                .collect();
+            let sum = summands.into_iter().fold(zero, |acc, (c, m)| {
+                let scaled = terms.scale(c, m);
+                terms.add(acc, scaled)
+            });
+            terms.eq(sum, zero)
+        })
+        .collect()
+}
+
+fn monomial_term(terms: &mut Terms, vars: &[Var], m: &algebra::Monomial) -> TermId {
+    let mut product = terms.int(1);
+    for (v, e) in vars.iter().zip(m) {
+        for _ in 0..*e {
+            let x = terms.var(*v);
+            product = terms.mul(product, x);
+        }
+    }
+    product
+}
+
+/// `x ≥ min`, `x ≤ max` for each variable, and `x − y`, `x + y` between
+/// their least and greatest sampled values for each pair.
+fn bounds(terms: &mut Terms, vars: &[Var], points: &[Vec<i128>]) -> Vec<TermId> {
+    let mut forms: Vec<Vec<(i64, usize)>> = (0..vars.len()).map(|k| vec![(1, k)]).collect();
+    for x in 0..vars.len() {
+        for y in x + 1..vars.len() {
+            forms.push(vec![(1, x), (-1, y)]);
+            forms.push(vec![(1, x), (1, y)]);
+        }
+    }
+    forms.truncate(MAX_BOUNDS / 2);
+    let mut out = Vec::new();
+    for form in forms {
+        let value = |p: &Vec<i128>| -> i128 { form.iter().map(|(k, x)| *k as i128 * p[*x]).sum() };
+        let (lo, hi) = (
+            points.iter().map(value).min(),
+            points.iter().map(value).max(),
+        );
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            continue;
+        };
+        let summands: Vec<(BigInt, TermId)> = (form.iter())
+            .map(|(k, x)| (BigInt::from(*k), terms.var(vars[*x])))
+            .collect();
+        let t = terms.sum(BigInt::zero(), summands);
+        let (lo, hi) = (terms.int(lo), terms.int(hi));
+        out.push(terms.ge(t, lo));
+        out.push(terms.le(t, hi));
+    }
+    out
+}
+
+/// Drops, round by round, each candidate that does not follow along some
+/// clause into its header from the candidates at the clause's start
+/// (and its guards), until none is dropped: what is left is inductive.
+fn houdini(
+    terms: &mut Terms,
+    enc: &Encoding,
+    int_slots: &[usize],
+    candidates: &mut HashMap<NodeId, Vec<TermId>>,
+    solver: &Profile,
+    deadline: Instant,
+) -> Result<(), String> {
+    let post: Vec<Var> = (int_slots.iter())
+        .map(|k| terms.new_var(VarKind::Fresh, format!("post!{k}")))
+        .collect();
+    let mut after = Subst::new();
+    for (k, p) in int_slots.iter().zip(&post) {
+        let t = terms.var(*p);
+        after.bind(enc.state[*k].var, t);
+    }
+    loop {
+        if Instant::now() >= deadline {
+            return Err("timeout: invariants from runs".into());
+        }
+        let (frames, goals) = frames(terms, enc, int_slots, &post, &after, candidates);
+        if goals.is_empty() {
+            return Ok(());
+        }
+        let (script, checks) = horn::consequence_checks(terms, &frames, CHECK_MS);
+        let answers = smt::run_batch(solver, &script, checks, left(deadline));
+        let mut failed: Vec<(NodeId, TermId)> = (goals.iter().zip(&answers))
+            .filter(|(_, a)| **a != Answer::Unsat)
+            .map(|(g, _)| *g)
+            .collect();
+        if failed.is_empty() {
+            return Ok(());
+        }
+        failed.sort_unstable();
+        failed.dedup();
+        for (h, c) in failed {
+            candidates.entry(h).or_default().retain(|x| *x != c);
+        }
+    }
+}
+
+/// Per clause into a header with candidates: the hypothesis (its guards,
+/// the candidates at its start, the state after it named by `post`), and
+/// each candidate at its end over `post` as a goal; also which candidate
+/// each goal is.
+fn frames(
+    terms: &mut Terms,
+    enc: &Encoding,
+    int_slots: &[usize],
+    post: &[Var],
+    after: &Subst,
+    candidates: &HashMap<NodeId, Vec<TermId>>,
+) -> (Vec<Consequences>, Vec<(NodeId, TermId)>) {
+    let mut frames = Vec::new();
+    let mut goals = Vec::new();
+    for rule in &enc.rules {
+        let Some(to) = rule.to else { continue };
+        let wanted = candidates.get(&to).cloned().unwrap_or_default();
+        if wanted.is_empty() {
+            continue;
+        }
+        let mut hypotheses = rule.guards.clone();
+        if let Some(from) = rule.from {
+            hypotheses.extend(candidates.get(&from).into_iter().flatten());
+        }
+        for (k, p) in int_slots.iter().zip(post) {
+            let p = terms.var(*p);
+            hypotheses.push(terms.eq(p, rule.args[*k]));
+        }
+        let mut vars = rule.vars.clone();
+        vars.extend(post);
+        frames.push(Consequences {
+            vars,
+            hypothesis: terms.and(hypotheses),
+            goals: wanted.iter().map(|c| after.apply(terms, *c)).collect(),
+            origin: rule.origin.clone(),
+        });
+        goals.extend(wanted.iter().map(|c| (to, *c)));
+    }
+    (frames, goals)
+}
+
+fn left(deadline: Instant) -> Duration {
+    deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1))
+}
