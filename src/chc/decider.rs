@@ -87,6 +87,7 @@ fn dump(q: &Question, scripts: &Scripts) {
         (&scripts.horn, "chc-z3"),
         (&scripts.checks, "chc-certificate-z3"),
         (&scripts.unrolling, "chc-counterexample-z3"),
+        (&scripts.guesses, "chc-runs-z3"),
     ] {
         if let Some(text) = text {
             name.write_part(part, text);

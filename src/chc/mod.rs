@@ -61,6 +61,8 @@ pub struct Scripts {
     pub checks: Option<String>,
     /// The unrolling that looked for a counterexample's inputs.
     pub unrolling: Option<String>,
+    /// The last round of checks of the invariants guessed from runs.
+    pub guesses: Option<String>,
 }
 
 /// The solver for Horn queries, and whether it is the newer Z3 that
@@ -171,7 +173,7 @@ fn decide_as(
             Err(why) => return (Verdict::Unknown(why), Scripts::default(), false),
         };
         let (nonlinear, refinable) = (enc.nonlinear, enc.cells_left_unknown);
-        let mut from_runs = None;
+        let (mut from_runs, mut guesses) = (None, None);
         if arithmetic == Arithmetic::Exact
             && nonlinear
             && enc.has_query()
@@ -180,10 +182,11 @@ fn decide_as(
             let mut scripts = Scripts::default();
             match prove_from_runs(&enc, deadline, &mut scripts) {
                 Ok(cert) => return (Verdict::Unreachable(cert), scripts, nonlinear),
-                Err(why) => from_runs = Some(why),
+                Err(why) => (from_runs, guesses) = (Some(why), scripts.guesses),
             }
         }
-        let (verdict, scripts) = solve(enc, deadline);
+        let (verdict, mut scripts) = solve(enc, deadline);
+        scripts.guesses = guesses;
         let verdict = match (verdict, from_runs) {
             (Verdict::Unknown(why), Some(runs)) => {
                 Verdict::Unknown(format!("{why}; invariants from runs: {runs}"))
@@ -222,12 +225,12 @@ fn prove_from_runs(
 ) -> Result<Certificate, String> {
     let (solver, _) = horn_solver()?;
     let own = Instant::now() + (left(deadline) / 3).min(RUNS_TIME);
-    let cert = sampled::invariant(enc, &solver, own)?;
+    let cert = sampled::invariant(enc, &solver, own, &mut scripts.guesses)?;
     checked_or_weakened(&solver, enc, cert, deadline, scripts)
 }
 
 /// The most time the invariants from runs take before Spacer is asked.
-const RUNS_TIME: Duration = Duration::from_secs(3);
+const RUNS_TIME: Duration = Duration::from_secs(4);
 
 /// Spacer's invariant for the clauses, checked clause by clause, or its
 /// counterexample.

@@ -574,6 +574,10 @@ fn recursive_functions_are_summarised() {
         "ev(n) { var r; if (n == 0) { r = 1; } else { r = od(n - 1); } return r; }
          od(n) { var r; if (n == 0) { r = 0; } else { r = ev(n - 1); } return r; }
          main(n) { var r; assume(n >= 0); r = ev(n); assert(r == 0 || r == 1); return 0; }",
+        // The parameter assigned before the call: the summary relates the
+        // value it was called with.
+        "down(n) { var r; if (n <= 0) { r = 0; } else { n = n - 1; r = down(n) + 1; } return r; }
+         main(n) { var r; assume(n >= 0); r = down(n); assert(r == n); return 0; }",
     ] {
         let v = summarised_verdict(src, 60);
         assert!(matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
@@ -588,6 +592,8 @@ fn a_summary_never_proves_a_violated_assert() {
          main(n) { var f; assume(n >= 0); f = fib(n); assert(f != 8); return 0; }",
         "sum(n) { var r; if (n <= 0) { r = 0; } else { r = n + sum(n - 1); } return r; }
          main(n) { var s; s = sum(n); assert(s > n); return 0; }",
+        "down(n) { var r; if (n <= 0) { r = 0; } else { n = n - 1; r = down(n) + 1; } return r; }
+         main(n) { var r; assume(n >= 0); r = down(n); assert(r != 5); return 0; }",
     ] {
         let v = summarised_verdict(src, 10);
         assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");

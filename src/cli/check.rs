@@ -135,7 +135,8 @@ pub struct CheckArgs {
     /// Z3's fixed-point engine: an invariant is `unreachable` once apc has re-checked
     /// it, clause by clause; a counterexample is `reachable` once the inputs found by
     /// unrolling the clauses replay (values in local arrays, records and behind
-    /// pointers are unknown to it).
+    /// pointers are unknown to it; a recursive function's calls are related by a
+    /// summary of it; polynomial loop invariants are guessed from runs and checked).
     /// `explore`: the symbolic executor alone, guided to the target with path
     /// subsumption (replayed witnesses; `unreachable` when every path to the target
     /// was explored). `compositional`: compositional symbolic execution (per-function

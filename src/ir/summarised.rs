@@ -3,12 +3,16 @@
 //! the Horn clauses summarise such a function by (docs/horn-clauses.md,
 //! "Recursion").
 //!
-//! Only the integer parameters and an integer result are related. A
-//! function qualifies when it never assigns or takes the address of a
-//! parameter (its exit must still see the values it was called with), and
-//! every call its flowgraph cuts is to a function that qualifies.
+//! Only the integer parameters and an integer result are related. The
+//! relation reads the parameters as the function was called with them:
+//! each is copied, at a new entry, into a variable nothing else writes
+//! (`f$n@entry`), and the summary relates those copies. A function
+//! qualifies when it returns an integer and every call its flowgraph cuts
+//! is to a function that qualifies.
 
-use super::{self as ir, Body, Expr, Instr, NodeId, Place, VarId};
+use super::{
+    self as ir, Body, Edge, Expr, Instr, NodeId, NodeKind, Place, VarId, VarInfo, VarKind,
+};
 use std::collections::BTreeMap;
 
 /// The functions summarised, with their flowgraphs appended to the
@@ -26,7 +30,8 @@ pub struct Summary {
     pub entry: NodeId,
     pub exit: NodeId,
     /// Its integer parameters: the position among a call's arguments, and
-    /// the variable in the combined body.
+    /// the variable in the combined body that holds the value it was
+    /// called with.
     pub params: Vec<(usize, VarId)>,
     pub result: VarId,
 }
@@ -72,15 +77,15 @@ pub fn with_summaries(
         }
         pending.extend(cut_callees(body));
         let (nodes, vars) = ir::append(&mut combined, body, &format!("{f}$"));
-        let params = (0..body.params)
+        let int_params: Vec<usize> = (0..body.params)
             .filter(|&k| body.vars[k].ty.is_int())
-            .map(|k| (k, k as VarId + vars))
             .collect();
+        let (entry, copies) = copy_at_entry(&mut combined, body.entry + nodes, vars, &int_params);
         summaries.list.push(Summary {
             function: f,
-            entry: body.entry + nodes,
+            entry,
             exit: body.exit + nodes,
-            params,
+            params: int_params.into_iter().zip(copies).collect(),
             result: body.var_id(ir::RETURN_VAR)? + vars,
         });
     }
@@ -100,24 +105,43 @@ fn cut_callees(body: &Body) -> Vec<String> {
     out
 }
 
-/// Whether a function's own flowgraph returns an integer and keeps its
-/// parameters as it was called with them.
+/// Whether a function's own flowgraph returns an integer.
 fn qualifies(body: &Body) -> bool {
-    let returns_int = (body.var_id(ir::RETURN_VAR)).is_some_and(|r| body.var(r).ty.is_int());
-    let is_param = |v: VarId| (v as usize) < body.params;
-    let changes_param = body.edges.iter().any(|e| {
-        let mut touched = false;
-        e.instr.walk_exprs(&mut |x| {
-            if let Expr::AddrOf(v) = x {
-                touched |= is_param(*v);
-            }
+    (body.var_id(ir::RETURN_VAR)).is_some_and(|r| body.var(r).ty.is_int())
+}
+
+/// A new entry before `entry` that copies each of `params` (positions
+/// among the parameters of the part whose variables start at `vars`) into
+/// a new variable: the new entry, and the copies.
+fn copy_at_entry(
+    combined: &mut Body,
+    entry: NodeId,
+    vars: VarId,
+    params: &[usize],
+) -> (NodeId, Vec<VarId>) {
+    let mut copies = Vec::new();
+    let mut at = entry;
+    for &k in params.iter().rev() {
+        let param = vars + k as VarId;
+        let info = combined.var(param).clone();
+        combined.vars.push(VarInfo {
+            name: format!("{}@entry", info.name),
+            kind: VarKind::Temp,
+            ..info
         });
-        touched
-            || match &e.instr {
-                Instr::Assign(Place::Var(v), _) | Instr::Alloc(v, _) => is_param(*v),
-                Instr::Call { dst, .. } => is_param(*dst),
-                _ => false,
-            }
-    });
-    returns_int && !changes_param
+        let copy = combined.vars.len() as VarId - 1;
+        let before = combined.node_count;
+        combined.node_count += 1;
+        combined.node_kinds.push(NodeKind::Plain);
+        combined.edges.push(Edge {
+            from: before,
+            to: at,
+            instr: Instr::Assign(Place::Var(copy), Expr::Var(param)),
+            span: Default::default(),
+        });
+        copies.push(copy);
+        at = before;
+    }
+    copies.reverse();
+    (at, copies)
 }

@@ -70,6 +70,65 @@ pub fn null_space(monomials: &[Monomial], points: &[Vec<i128>]) -> Vec<Vec<BigIn
         .collect()
 }
 
+/// The equalities over monomials of degree at most `degree` that hold at
+/// every one of `points`, lowest degree first, without those that follow
+/// from lower ones: at each degree, a vector of the null space is kept
+/// only if it is not a combination of the equalities kept so far, each
+/// times every monomial that keeps it within the degree (`s = i·i` makes
+/// `s·i = i·i·i` no new candidate). Fewer candidates, fewer nonlinear
+/// checks. The vectors range over `monomials(vars, degree)`.
+pub fn equalities(vars: usize, degree: u8, points: &[Vec<i128>]) -> Vec<Vec<BigInt>> {
+    let all = monomials(vars, degree);
+    let index: std::collections::HashMap<&Monomial, usize> =
+        all.iter().enumerate().map(|(k, m)| (m, k)).collect();
+    let mut kept: Vec<Vec<BigInt>> = Vec::new();
+    for d in 1..=degree {
+        let these = monomials(vars, d);
+        let pad = |mut v: Vec<BigInt>| {
+            v.resize(all.len(), BigInt::zero());
+            v
+        };
+        let mut implied: Vec<Vec<BigInt>> = (kept.iter())
+            .flat_map(|e| multiples(e, &all, &index, d))
+            .collect();
+        for v in null_space(&these, points).into_iter().map(pad) {
+            let rank = reduced_echelon(implied.clone(), all.len()).1.len();
+            implied.push(v.clone());
+            if reduced_echelon(implied.clone(), all.len()).1.len() > rank {
+                kept.push(v);
+            }
+        }
+    }
+    kept
+}
+
+/// `e` times each monomial that keeps it within degree `d` (`e` itself
+/// included), over `all`.
+fn multiples(
+    e: &[BigInt],
+    all: &[Monomial],
+    index: &std::collections::HashMap<&Monomial, usize>,
+    d: u8,
+) -> Vec<Vec<BigInt>> {
+    let degree = |m: &Monomial| m.iter().map(|x| *x as u32).sum::<u32>();
+    let top = (e.iter().zip(all))
+        .filter(|(c, _)| !c.is_zero())
+        .map(|(_, m)| degree(m))
+        .max()
+        .unwrap_or(0);
+    (all.iter())
+        .filter(|m| degree(m) + top <= d as u32)
+        .map(|m| {
+            let mut out = vec![BigInt::zero(); all.len()];
+            for (c, term) in e.iter().zip(all).filter(|(c, _)| !c.is_zero()) {
+                let product: Monomial = term.iter().zip(m).map(|(a, b)| a + b).collect();
+                out[index[&product]] += c;
+            }
+            out
+        })
+        .collect()
+}
+
 /// The rows in reduced echelon form over the integers (each pivot the only
 /// non-zero entry of its column), and the pivots' columns, row by row.
 fn reduced_echelon(mut rows: Vec<Vec<BigInt>>, columns: usize) -> (Vec<Vec<BigInt>>, Vec<usize>) {
@@ -160,6 +219,16 @@ mod tests {
         assert_eq!(ms[3], vec![2, 0]);
         let square_law: Vec<BigInt> = [0, 0, 1, -1, 0, 0].map(BigInt::from).into();
         assert_eq!(null_space(&ms, &points), vec![square_law]);
+    }
+
+    #[test]
+    fn equalities_that_follow_from_lower_ones_are_not_candidates() {
+        // (i, s) on s = i²: at degree 3, i·s = i³ and s² = ... follow from
+        // s = i² times a monomial; only s = i² itself is kept.
+        let points: Vec<Vec<i128>> = (0..12).map(|i| vec![i, i * i]).collect();
+        let kept = equalities(2, 3, &points);
+        let square_law: Vec<BigInt> = [0, 0, 1, -1, 0, 0, 0, 0, 0, 0].map(BigInt::from).into();
+        assert_eq!(kept, vec![square_law]);
     }
 
     #[test]

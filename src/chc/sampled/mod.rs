@@ -30,22 +30,50 @@ use rand::rngs::SmallRng;
 use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
 
-/// The most monomials a header's equalities range over.
-const MAX_MONOMIALS: usize = 120;
+/// The most monomials a header's equalities range over: degree 3 over 5
+/// variables, 2 over 9. More candidates cost more checks, nonlinear ones,
+/// each round.
+const MAX_MONOMIALS: usize = 56;
+/// Headers with more integer slots than this get no pairwise bounds.
+const MAX_PAIRED: usize = 6;
+/// Clauses with more integer slots than this are not sampled: their
+/// candidates would be too many to check.
+const MAX_SLOTS: usize = 12;
 /// The highest degree of a monomial.
 const MAX_DEGREE: u8 = 3;
-/// The most octagonal bounds per header.
-const MAX_BOUNDS: usize = 400;
+/// The most samples per header the algebra takes: the elimination costs
+/// rows × columns², in big integers.
+const MAX_POINTS: usize = 200;
+
+/// At most `n` of `points`, evenly spread over them (they are sorted, so
+/// the small and the large values both stay).
+fn spread(points: &[Vec<i128>], n: usize) -> Vec<Vec<i128>> {
+    if points.len() <= n {
+        return points.to_vec();
+    }
+    (0..n)
+        .map(|k| points[k * points.len() / n].clone())
+        .collect()
+}
+
 /// Z3's time for one consequence check.
-const CHECK_MS: u64 = 500;
+const CHECK_MS: u64 = 250;
 
 /// The candidates that survived, as a certificate for the caller to check;
 /// or why there is none.
+/// The last round of checks is left in `script` (for `--dump-queries`).
 pub(super) fn invariant(
     enc: &Encoding,
     solver: &Profile,
     deadline: Instant,
+    script: &mut Option<String>,
 ) -> Result<Certificate, String> {
+    let ints = (enc.state.iter())
+        .filter(|s| Terms::var_sort(s.var) == crate::term::Sort::Int)
+        .count();
+    if ints > MAX_SLOTS {
+        return Err(format!("{ints} integer slots, more than {MAX_SLOTS}"));
+    }
     let mut rng = SmallRng::seed_from_u64(0x5eed);
     let budget = runs::Budget {
         runs: 64,
@@ -66,13 +94,17 @@ pub(super) fn invariant(
         let points: Vec<Vec<i128>> = samples.at.get(&h).into_iter().flatten().cloned().collect();
         candidates.insert(h, guesses(&mut terms, &ints, &points));
     }
+    let mut checks = Checks {
+        solver,
+        deadline,
+        script,
+    };
     houdini(
         &mut terms,
         enc,
         &samples.int_slots,
         &mut candidates,
-        solver,
-        deadline,
+        &mut checks,
     )?;
     let definitions = (enc.predicates.iter())
         .map(|&h| {
@@ -123,15 +155,30 @@ fn degree_for(vars: usize, samples: usize) -> u8 {
         .unwrap_or(0)
 }
 
-/// `Σ cₘ·m = 0` for each vector of the samples' null space.
+/// `Σ cₘ·m = 0` for each vector of the null space of [`MAX_POINTS`]
+/// samples that holds on ten times as many.
 fn equalities(terms: &mut Terms, vars: &[Var], points: &[Vec<i128>]) -> Vec<TermId> {
-    let degree = degree_for(vars.len(), points.len());
+    let some = spread(points, MAX_POINTS);
+    let degree = degree_for(vars.len(), some.len());
     if vars.is_empty() || degree == 0 {
         return vec![];
     }
     let monomials = algebra::monomials(vars.len(), degree);
     let zero = terms.int(0);
-    (algebra::null_space(&monomials, points).into_iter())
+    // Checked on more of them, not all: the rest is Houdini's.
+    let more = spread(points, 10 * MAX_POINTS);
+    let holds = |c: &Vec<BigInt>| {
+        (more.iter()).all(|p| {
+            crate::deadline::tick();
+            let sum: BigInt = (monomials.iter().zip(c))
+                .filter(|(_, c)| !c.is_zero())
+                .map(|(m, c)| c * algebra::value(m, p))
+                .sum();
+            sum.is_zero()
+        })
+    };
+    (algebra::equalities(vars.len(), degree, &some).into_iter())
+        .filter(holds)
         .map(|coefficients| {
             let summands: Vec<(BigInt, TermId)> = (monomials.iter().zip(coefficients))
                 .filter(|(_, c)| !c.is_zero())
@@ -161,13 +208,17 @@ fn monomial_term(terms: &mut Terms, vars: &[Var], m: &algebra::Monomial) -> Term
 /// their least and greatest sampled values for each pair.
 fn bounds(terms: &mut Terms, vars: &[Var], points: &[Vec<i128>]) -> Vec<TermId> {
     let mut forms: Vec<Vec<(i64, usize)>> = (0..vars.len()).map(|k| vec![(1, k)]).collect();
-    for x in 0..vars.len() {
-        for y in x + 1..vars.len() {
+    let paired = if vars.len() <= MAX_PAIRED {
+        vars.len()
+    } else {
+        0
+    };
+    for x in 0..paired {
+        for y in x + 1..paired {
             forms.push(vec![(1, x), (-1, y)]);
             forms.push(vec![(1, x), (1, y)]);
         }
     }
-    forms.truncate(MAX_BOUNDS / 2);
     let mut out = Vec::new();
     for form in forms {
         let value = |p: &Vec<i128>| -> i128 { form.iter().map(|(k, x)| *k as i128 * p[*x]).sum() };
@@ -197,9 +248,9 @@ fn houdini(
     enc: &Encoding,
     int_slots: &[usize],
     candidates: &mut HashMap<NodeId, Vec<TermId>>,
-    solver: &Profile,
-    deadline: Instant,
+    checks: &mut Checks,
 ) -> Result<(), String> {
+    let deadline = checks.deadline;
     let post: Vec<Var> = (int_slots.iter())
         .map(|k| terms.new_var(VarKind::Fresh, format!("post!{k}")))
         .collect();
@@ -216,8 +267,7 @@ fn houdini(
         if goals.is_empty() {
             return Ok(());
         }
-        let (script, checks) = horn::consequence_checks(terms, &frames, CHECK_MS);
-        let answers = smt::run_batch(solver, &script, checks, left(deadline));
+        let answers = checks.run(terms, &frames);
         let mut failed: Vec<(NodeId, TermId)> = (goals.iter().zip(&answers))
             .filter(|(_, a)| **a != Answer::Unsat)
             .map(|(g, _)| *g)
@@ -230,6 +280,23 @@ fn houdini(
         for (h, c) in failed {
             candidates.entry(h).or_default().retain(|x| *x != c);
         }
+    }
+}
+
+/// Where the consequence checks go, until when, and the last script.
+struct Checks<'a> {
+    solver: &'a Profile,
+    deadline: Instant,
+    script: &'a mut Option<String>,
+}
+
+impl Checks<'_> {
+    /// Each goal's answer, in order.
+    fn run(&mut self, terms: &Terms, frames: &[Consequences]) -> Vec<Answer> {
+        let (script, count) = horn::consequence_checks(terms, frames, CHECK_MS);
+        let answers = smt::run_batch(self.solver, &script, count, left(self.deadline));
+        *self.script = Some(script);
+        answers
     }
 }
 

@@ -60,6 +60,10 @@ pub fn sample(enc: &Encoding, rng: &mut SmallRng, budget: &Budget) -> Samples {
             continue;
         };
         for _ in 0..budget.steps_per_run {
+            crate::deadline::tick();
+            if Instant::now() >= budget.until {
+                break;
+            }
             samples.record(at.0, &at.1);
             match machine.step(enc, at.0, &at.1) {
                 Step::To(next) => at = next,
@@ -140,6 +144,7 @@ impl<'a> Machine<'a> {
     /// A first state at a header: a fact fired from random values.
     fn start(&mut self, facts: &[&Rule], tries: usize) -> Option<(NodeId, Vec<Value>)> {
         for _ in 0..tries {
+            crate::deadline::tick();
             let fact = facts[self.rng.random_range(0..facts.len())];
             let env: HashMap<Var, Value> = fact.vars.iter().map(|v| (*v, self.draw(*v))).collect();
             if let Some(Some(next)) = self.fire(fact, env) {

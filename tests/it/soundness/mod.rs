@@ -7,7 +7,9 @@
 //! with a decreasing argument and a depth guard) called inside larger
 //! expressions, pointers to locals, `alloc` and `null`, records and
 //! pointers to records, array literals, copies, arrays passed and returned,
-//! nested arrays and pointers to arrays. Every program is well-typed by
+//! nested arrays and pointers to arrays, loops that sum a polynomial in
+//! their counter with an assert of its closed form (true or off by a
+//! little: nonlinear invariants). Every program is well-typed by
 //! construction; the generator does not assume value or reference
 //! semantics for arrays and records: it only compares apc with the
 //! interpreter's runs.
