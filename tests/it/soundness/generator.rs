@@ -62,6 +62,7 @@ const KNOBS: &[(&str, u32)] = &[
     ("boxed", 30),
     ("copies", 30),
     ("polyloop", 6),
+    ("lists", 30),
 ];
 
 impl Knobs {
@@ -232,6 +233,8 @@ struct Cx {
     /// An array variable `D` for copies that are written (`D = C; D[k] =
     /// e;`), then probed through the original.
     copies: bool,
+    /// Whether main has the list pointers `lh` and `lp`.
+    lists: bool,
     /// `main`: the input array `A` and the loop counter `i`.
     main: bool,
     /// Loops: the counter and the condition (`i < n` in main; a
@@ -328,6 +331,7 @@ enum St {
     BoxRead,
     CopyProbe,
     PolyLoop,
+    ListWalk,
 }
 
 impl Gen<'_> {
@@ -742,6 +746,14 @@ impl Gen<'_> {
                 },
                 St::PolyLoop,
             ),
+            (
+                if cx.lists && !in_loop && depth > 0 {
+                    8
+                } else {
+                    0
+                },
+                St::ListWalk,
+            ),
             (has(&cx.wints, 3), St::Toggle),
             (has(&cx.arrs, 10), St::ElemWrite),
             (
@@ -1005,6 +1017,10 @@ impl Gen<'_> {
                 self.poly_loop(&pad, out);
                 return;
             }
+            St::ListWalk => {
+                self.list_walk(cx, &pad, out);
+                return;
+            }
         };
         let _ = writeln!(out, "{pad}{line}");
     }
@@ -1039,6 +1055,36 @@ impl Gen<'_> {
             3 * b,
             6 * c
         );
+    }
+
+    /// A list of `n` cells built by `alloc`, then walked: summed, and
+    /// sometimes with a dereference past its end or before its first cell
+    /// (null dereferences that only some lengths reach).
+    fn list_walk(&mut self, cx: &Cx, pad: &str, out: &mut String) {
+        let v = self.r.pick(&["x", "y", "z"]);
+        let e = self.int_e(cx, 1);
+        let _ = writeln!(out, "{pad}lh = null;");
+        let _ = writeln!(out, "{pad}i = 0;");
+        let _ = writeln!(out, "{pad}while (i < n) {{");
+        let _ = writeln!(out, "{pad}  lh = alloc({{val: {e}, next: lh}});");
+        let _ = writeln!(out, "{pad}  i = i + 1;");
+        let _ = writeln!(out, "{pad}}}");
+        let _ = writeln!(out, "{pad}lp = lh;");
+        let _ = writeln!(out, "{pad}while (lp != null) {{");
+        let _ = writeln!(out, "{pad}  {v} = {v} + (*lp).val;");
+        let _ = writeln!(out, "{pad}  lp = (*lp).next;");
+        match self.r.below(4) {
+            // Past the end: the last cell's `next` is null.
+            0 => {
+                let _ = writeln!(out, "{pad}  {v} = {v} + (*lp).val;");
+            }
+            // The second cell of a list that may have one.
+            1 => {
+                let _ = writeln!(out, "{pad}  if (lp != null) {{ {v} = (*(*lp).next).val; }}");
+            }
+            _ => {}
+        }
+        let _ = writeln!(out, "{pad}}}");
     }
 
     /// The definition of helper `h`, which may call the helpers `callable`.
@@ -1368,6 +1414,10 @@ impl Gen<'_> {
             ready.recs.push("r");
             if !f.unassigned || self.r.below(4) != 0 {
                 let _ = writeln!(init, "  s = r;");
+            }
+            if f.pointers && self.chance("lists") {
+                vars.extend(["lh", "lp"]);
+                cx.lists = true;
             }
             if f.pointers {
                 vars.push("pr");
