@@ -178,6 +178,7 @@ fn decide_as(
             && nonlinear
             && enc.has_query()
             && enc.summaries.is_empty()
+            && sampled::multiplies_state(&enc)
         {
             let mut scripts = Scripts::default();
             match prove_from_runs(&enc, deadline, &mut scripts) {

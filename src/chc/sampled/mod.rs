@@ -22,12 +22,12 @@ use super::encode::Encoding;
 use crate::ir::NodeId;
 use crate::smt::horn::{self, Consequences};
 use crate::smt::{self, Answer, Profile};
-use crate::term::{Subst, TermId, Terms, Var, VarKind};
+use crate::term::{Node, Subst, TermId, Terms, Var, VarKind};
 use num_bigint::BigInt;
 use num_traits::Zero;
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::time::{Duration, Instant};
 
 /// The most monomials a header's equalities range over: degree 3 over 5
@@ -58,6 +58,24 @@ fn spread(points: &[Vec<i128>], n: usize) -> Vec<Vec<i128>> {
 
 /// Z3's time for one consequence check.
 const CHECK_MS: u64 = 250;
+
+/// Whether some product or quotient in the clauses multiplies two values
+/// of the state (`s = n·n`), not only unknowns read on the way (`input /
+/// input`): only then may a polynomial over the state be the invariant
+/// that is missing.
+pub(super) fn multiplies_state(enc: &Encoding) -> bool {
+    let state: HashSet<Var> = enc.state.iter().map(|s| s.var).collect();
+    let roots: Vec<TermId> = (enc.rules.iter())
+        .flat_map(|r| r.guards.iter().chain(&r.args).copied())
+        .collect();
+    let of_state = |t: TermId| {
+        let vars = enc.terms.free_vars(t);
+        !vars.is_empty() && vars.iter().all(|v| state.contains(v))
+    };
+    enc.terms.post_order(&roots).into_iter().any(|t| {
+        matches!(enc.terms.node(t), Node::Mul(a, b) | Node::Div(a, b) if of_state(*a) && of_state(*b))
+    })
+}
 
 /// The candidates that survived, as a certificate for the caller to check;
 /// or why there is none.
