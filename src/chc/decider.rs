@@ -24,8 +24,13 @@ impl Decider for HornClauses {
         "Horn clauses: an invariant apc re-checks clause by clause; a counterexample that replays"
     }
 
+    /// Low priority, as it rarely decides first; but not on every target
+    /// at once, nor on a program with recursion, whose calls only its
+    /// summaries relate (the executors unroll recursion, the compositional
+    /// engine refuses it).
     fn niceness(&self, q: &Question) -> i32 {
-        if q.every_target() { 0 } else { 10 }
+        let recursive = db::summarised_program(q.db, q.file).is_some();
+        if q.every_target() || recursive { 0 } else { 10 }
     }
 
     fn takes(&self, _q: &Question) -> bool {

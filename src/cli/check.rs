@@ -162,8 +162,8 @@ pub struct CheckArgs {
     pub portfolio: Option<Vec<String>>,
     /// With `--engine all`: run every engine at the same CPU priority. By default
     /// the conditions and the witness search run at normal priority, the guided
-    /// executor and the compositional engine at niceness 5, the Horn clauses at 10:
-    /// on few cores the engines compete, and this order decided Table 2's slowest
+    /// executor and the compositional engine at niceness 5, the Horn clauses at 10
+    /// (0 on a program with recursion, which their summaries decide): on few cores the engines compete, and this order decided Table 2's slowest
     /// rows several times sooner (docs/portfolio.md §3).
     #[arg(long)]
     pub portfolio_equal_priority: bool,
