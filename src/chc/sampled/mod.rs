@@ -68,13 +68,29 @@ pub(super) fn multiplies_state(enc: &Encoding) -> bool {
     let roots: Vec<TermId> = (enc.rules.iter())
         .flat_map(|r| r.guards.iter().chain(&r.args).copied())
         .collect();
-    let of_state = |t: TermId| {
-        let vars = enc.terms.free_vars(t);
-        !vars.is_empty() && vars.iter().all(|v| state.contains(v))
-    };
-    enc.terms.post_order(&roots).into_iter().any(|t| {
-        matches!(enc.terms.node(t), Node::Mul(a, b) | Node::Div(a, b) if of_state(*a) && of_state(*b))
-    })
+    // Per term, bottom up (linear in the clauses' DAG): whether it reads a
+    // slot of the state, and whether it reads anything else.
+    let mut reads: HashMap<TermId, (bool, bool)> = HashMap::default();
+    let of_state = |reads: &HashMap<TermId, (bool, bool)>, t: &TermId| reads[t] == (true, false);
+    for t in enc.terms.post_order(&roots) {
+        let node = enc.terms.node(t);
+        if let Node::Mul(a, b) | Node::Div(a, b) = node
+            && of_state(&reads, a)
+            && of_state(&reads, b)
+        {
+            return true;
+        }
+        let here = match node {
+            Node::Var(v) => (state.contains(v), !state.contains(v)),
+            Node::Star => (false, true),
+            _ => (enc.terms.children(node).iter()).fold((false, false), |(s, o), c| {
+                let (cs, co) = reads[c];
+                (s || cs, o || co)
+            }),
+        };
+        reads.insert(t, here);
+    }
+    false
 }
 
 /// The candidates that survived, as a certificate for the caller to check;
