@@ -707,8 +707,15 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
     assert_eq!(t["verdict"], "unreachable", "{t}");
     assert_eq!(t["method"], "chc", "{t}");
     let checks = dir.join("sum_invariant_input-main-10-5-chc-certificate-z3.smt2");
-    let text = std::fs::read_to_string(&checks).expect("the certificate is dumped");
-    let z3 = Command::new("z3").arg(&checks).output().expect("z3 runs");
+    certificate_checks_standalone(&checks);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs each `(check-sat)` of a dumped certificate script in a z3 of its
+/// own: every one must answer `unsat`.
+fn certificate_checks_standalone(checks: &Path) {
+    let text = std::fs::read_to_string(checks).expect("the certificate is dumped");
+    let z3 = Command::new("z3").arg(checks).output().expect("z3 runs");
     let answers: Vec<String> = String::from_utf8_lossy(&z3.stdout)
         .lines()
         .map(str::to_string)
@@ -719,6 +726,59 @@ fn the_horn_engine_proves_with_a_certificate_that_checks_standalone() {
         "{answers:?}"
     );
     assert!(answers.iter().all(|a| a == "unsat"), "{answers:?}");
+}
+
+/// What the conditions leave unknown, the Horn engine proves with a
+/// summary of a recursive function (its definition in the certificate)
+/// and with a polynomial invariant guessed from runs (its last round of
+/// checks dumped); each certificate re-checks in a z3 of its own, and the
+/// recursive program's violated assert gets a witness that replays.
+#[test]
+fn the_horn_engine_summarises_recursion_and_guesses_polynomials() {
+    let dir = std::env::temp_dir().join(format!("apc-chc-rec-{}", std::process::id()));
+    let (_, t) = horn_engine_where_nc_is_unknown("sum_of_odds.mc", &dir);
+    assert_eq!(
+        (&t["verdict"], &t["method"]),
+        (&"unreachable".into(), &"chc".into()),
+        "{t}"
+    );
+    let certificate = dir.join("sum_of_odds-main-10-5-chc-certificate-z3.smt2");
+    certificate_checks_standalone(&certificate);
+    let runs = dir.join("sum_of_odds-main-10-5-chc-runs-z3.smt2");
+    assert!(runs.is_file(), "the runs' checks are dumped");
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = program("fib_sign.mc");
+    let args = [
+        "check",
+        &file,
+        "--engine",
+        "chc",
+        "--format",
+        "json",
+        "--timeout",
+        "120",
+    ];
+    let mut args: Vec<&str> = args.to_vec();
+    let d = dir.display().to_string();
+    args.extend(["--dump-queries", &d]);
+    let j = json(&apc(&args));
+    let [reached, proved] = [0, 1].map(|k| j["targets"][k].clone());
+    assert_eq!(
+        (&proved["line"], &proved["verdict"]),
+        (&19.into(), &"unreachable".into()),
+        "{j}"
+    );
+    let certificate = dir.join("fib_sign-main-19-9-chc-certificate-z3.smt2");
+    let text = std::fs::read_to_string(&certificate).unwrap();
+    assert!(text.contains("(define-fun S_fib"), "{text}");
+    certificate_checks_standalone(&certificate);
+    assert_eq!(reached["verdict"], "reachable", "{j}");
+    let run = replay(&file, &reached["witness"]);
+    assert_eq!(
+        (&run["error"]["line"], &run["error"]["col"]),
+        (&16.into(), &9.into()),
+        "{run}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
