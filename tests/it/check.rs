@@ -682,9 +682,15 @@ fn horn_engine_where_nc_is_unknown(name: &str, dir: &Path) -> (String, Value) {
         "check", &file, "--format", "json", "--engine", "nc",
     ]));
     assert_eq!(nc["targets"][0]["verdict"], "unknown", "{nc}");
-    let out = apc(&[
+    let t = horn_engine_report(&file, dir)["targets"][0].clone();
+    (file, t)
+}
+
+/// `apc check FILE --engine chc` in JSON, with its queries dumped in `dir`.
+fn horn_engine_report(file: &str, dir: &Path) -> Value {
+    json(&apc(&[
         "check",
-        &file,
+        file,
         "--engine",
         "chc",
         "--format",
@@ -693,9 +699,7 @@ fn horn_engine_where_nc_is_unknown(name: &str, dir: &Path) -> (String, Value) {
         "120",
         "--dump-queries",
         dir.to_str().unwrap(),
-    ]);
-    let t = json(&out)["targets"][0].clone();
-    (file, t)
+    ]))
 }
 
 /// The Horn engine proves what the necessary condition cannot, and its
@@ -748,20 +752,7 @@ fn the_horn_engine_summarises_recursion_and_guesses_polynomials() {
     assert!(runs.is_file(), "the runs' checks are dumped");
     let _ = std::fs::remove_dir_all(&dir);
     let file = program("fib_sign.mc");
-    let args = [
-        "check",
-        &file,
-        "--engine",
-        "chc",
-        "--format",
-        "json",
-        "--timeout",
-        "120",
-    ];
-    let mut args: Vec<&str> = args.to_vec();
-    let d = dir.display().to_string();
-    args.extend(["--dump-queries", &d]);
-    let j = json(&apc(&args));
+    let j = horn_engine_report(&file, &dir);
     let [reached, proved] = [0, 1].map(|k| j["targets"][k].clone());
     assert_eq!(
         (&proved["line"], &proved["verdict"]),
