@@ -778,7 +778,7 @@ fn the_horn_engine_never_proves_a_target_a_run_hits_with_memory() {
 /// runs prove.
 #[test]
 fn the_horn_engine_never_proves_a_target_a_run_hits_with_recursion() {
-    let n = env_or("SOUNDNESS_CHC_RECURSION_PROGRAMS", 6);
+    let n = env_or("SOUNDNESS_CHC_RECURSION_PROGRAMS", 4);
     let knobs = Knobs::with(&[
         ("calls", 100),
         ("call", 60),
