@@ -48,9 +48,7 @@ impl Certificate {
             .collect();
         // The summaries after the predicates (`weaken` pairs the first
         // definitions with the predicates).
-        definitions.extend(enc.summaries.iter().map(|r| {
-            defined(&r.name).unwrap_or_else(|| horn::constant_definition(&enc.terms, r, false))
-        }));
+        definitions.extend(summaries(enc, false, defined));
         Ok(Certificate { definitions })
     }
 
@@ -60,8 +58,7 @@ impl Certificate {
         let mut definitions: Vec<String> = (enc.predicates.iter())
             .map(|&p| constant(enc, p, true))
             .collect();
-        definitions
-            .extend((enc.summaries.iter()).map(|r| horn::constant_definition(&enc.terms, r, true)));
+        definitions.extend(summaries(enc, true, |_| None));
         Certificate { definitions }
     }
 
@@ -85,6 +82,18 @@ impl Certificate {
     pub fn checks_with(&self, clauses: &horn::ClauseChecks) -> String {
         clauses.with(&self.definitions)
     }
+}
+
+/// The summaries' definitions: as `defined` gives them, else the constant
+/// `otherwise`.
+fn summaries<'a>(
+    enc: &'a Encoding,
+    otherwise: bool,
+    defined: impl Fn(&str) -> Option<String> + 'a,
+) -> impl Iterator<Item = String> + 'a {
+    (enc.summaries.iter()).map(move |r| {
+        defined(&r.name).unwrap_or_else(|| horn::constant_definition(&enc.terms, r, otherwise))
+    })
 }
 
 /// `p` defined as the constant `value` over the state.

@@ -60,12 +60,12 @@ pub fn with_summaries(
     program: &Body,
     bodies: &BTreeMap<String, (&Body, u32)>,
 ) -> Option<(Body, Summaries)> {
-    let mut combined = program.clone();
-    let mut summaries = Summaries::default();
     let mut pending: Vec<String> = cut_callees(program);
     if pending.is_empty() {
         return None;
     }
+    let mut combined = program.clone();
+    let mut summaries = Summaries::default();
     while let Some(f) = pending.pop() {
         if summaries.of(&f).is_some() {
             continue;

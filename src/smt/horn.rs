@@ -171,9 +171,7 @@ pub fn definition(terms: &Terms, relation: &Relation, body: TermId) -> String {
     let p = ScriptPrinter::balanced(terms, &ctx);
     let name = ctx.atom(relation.name.as_str());
     let params = ctx.list(p.sorted_vars(&relation.params));
-    let mut names: HashMap<TermId, SExpr> = HashMap::default();
-    let lets = p.bind(shared_subterms(terms, &[body]), &mut names);
-    let value = p.under_lets(lets, p.term(body, &names));
+    let value = shared(&p, body);
     let def = p.command("define-fun", vec![name, params, ctx.atom("Bool"), value]);
     ctx.display(def).to_string()
 }

@@ -19,6 +19,7 @@ mod runs;
 
 use super::certificate::Certificate;
 use super::encode::Encoding;
+use super::left;
 use crate::ir::NodeId;
 use crate::smt::horn::{self, Consequences};
 use crate::smt::{self, Answer, Profile};
@@ -373,10 +374,4 @@ fn frames(
         goals.extend(wanted.iter().map(|c| (to, *c)));
     }
     (frames, goals)
-}
-
-fn left(deadline: Instant) -> Duration {
-    deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(1))
 }

@@ -158,11 +158,11 @@ impl<'a> Machine<'a> {
     /// random unknowns, taken at random.
     fn step(&mut self, enc: &Encoding, header: NodeId, state: &[Value]) -> Step {
         let mut fired = Vec::new();
+        let at: HashMap<Var, Value> = (enc.state.iter().zip(state))
+            .map(|(slot, value)| (slot.var, *value))
+            .collect();
         for rule in enc.rules.iter().filter(|r| r.from == Some(header)) {
-            let mut env: HashMap<Var, Value> = HashMap::default();
-            for (slot, value) in enc.state.iter().zip(state) {
-                env.insert(slot.var, *value);
-            }
+            let mut env = at.clone();
             for v in &rule.vars {
                 if !env.contains_key(v) {
                     let drawn = self.draw(*v);

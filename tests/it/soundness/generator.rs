@@ -1042,11 +1042,8 @@ impl Gen<'_> {
             self.r.int(1, 2)
         };
         let _ = writeln!(out, "{pad}{v} = {c0};");
-        let _ = writeln!(out, "{pad}i = 0;");
-        let _ = writeln!(out, "{pad}while (i < n) {{");
-        let _ = writeln!(out, "{pad}  {v} = {v} + {a} * i * i + {b} * i + {c};");
-        let _ = writeln!(out, "{pad}  i = i + 1;");
-        let _ = writeln!(out, "{pad}}}");
+        let step = format!("{v} = {v} + {a} * i * i + {b} * i + {c};");
+        counted_loop(out, pad, &step);
         // 6·Σ_{k<i} (a·k² + b·k + c) = a·(i−1)·i·(2i−1) + 3b·i·(i−1) + 6c·i
         let _ = writeln!(
             out,
@@ -1064,11 +1061,7 @@ impl Gen<'_> {
         let v = self.r.pick(&["x", "y", "z"]);
         let e = self.int_e(cx, 1);
         let _ = writeln!(out, "{pad}lh = null;");
-        let _ = writeln!(out, "{pad}i = 0;");
-        let _ = writeln!(out, "{pad}while (i < n) {{");
-        let _ = writeln!(out, "{pad}  lh = alloc({{val: {e}, next: lh}});");
-        let _ = writeln!(out, "{pad}  i = i + 1;");
-        let _ = writeln!(out, "{pad}}}");
+        counted_loop(out, pad, &format!("lh = alloc({{val: {e}, next: lh}});"));
         let _ = writeln!(out, "{pad}lp = lh;");
         let _ = writeln!(out, "{pad}while (lp != null) {{");
         let _ = writeln!(out, "{pad}  {v} = {v} + (*lp).val;");
@@ -1443,6 +1436,15 @@ impl Gen<'_> {
         );
         text
     }
+}
+
+/// `i = 0; while (i < n) { step i = i + 1; }` at indentation `pad`.
+fn counted_loop(out: &mut String, pad: &str, step: &str) {
+    let _ = writeln!(out, "{pad}i = 0;");
+    let _ = writeln!(out, "{pad}while (i < n) {{");
+    let _ = writeln!(out, "{pad}  {step}");
+    let _ = writeln!(out, "{pad}  i = i + 1;");
+    let _ = writeln!(out, "{pad}}}");
 }
 
 pub(super) fn program(r: &mut Rng, k: &Knobs) -> String {
