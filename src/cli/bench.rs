@@ -190,6 +190,10 @@ pub struct ApcArgs {
     /// Limit in seconds for each query run alone (φ̂, φ̂^25).
     #[arg(long, default_value = "5", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
     pub query_timeout: Duration,
+    /// Only the benchmarks of these names (repeatable, case-insensitive: `MatrIR`,
+    /// `running example`); default all.
+    #[arg(long, value_name = "NAME")]
+    pub benchmark: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -786,11 +790,25 @@ fn apc(a: ApcArgs) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let bar = progress(bench::TABLE2.len() * solvers.len() * 4);
+    let chosen: Vec<&bench::Benchmark> = (bench::TABLE2.iter())
+        .filter(|b| {
+            a.benchmark.is_empty() || a.benchmark.iter().any(|n| n.eq_ignore_ascii_case(b.name))
+        })
+        .collect();
+    if let Some(n) =
+        (a.benchmark.iter()).find(|n| !bench::TABLE2.iter().any(|b| n.eq_ignore_ascii_case(b.name)))
+    {
+        let names: Vec<&str> = bench::TABLE2.iter().map(|b| b.name).collect();
+        return bad(&format!(
+            "--benchmark {n:?}: no such benchmark (Table 2 has: {})",
+            names.join(", ")
+        ));
+    }
+    let bar = progress(chosen.len() * solvers.len() * 4);
     let tick = || bar.inc(1);
     let mut rows = Vec::new();
     for solver in &solvers {
-        for b in bench::TABLE2 {
+        for &b in &chosen {
             bar.set_message(format!("{} on {}", b.name, solver.name));
             match bench::apc_row(b, solver, c.runs, query_timeout, race_timeout, &tick) {
                 Ok(r) => rows.push(r),

@@ -140,6 +140,20 @@ pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::Inlined
     ir::inline_program(&bodies)
 }
 
+/// The slice of the whole-program flowgraph for reaching any copy of a
+/// function's target (`ir::slice`): what the necessary conditions are
+/// built on. `None` when it would drop nothing or cannot be taken.
+#[salsa::tracked(returns(ref))]
+pub fn target_slice(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    function: String,
+    target: u32,
+) -> Option<Body> {
+    let prog = program(db, file).as_ref()?;
+    ir::slice(&prog.body, &prog.copies_of(&function, target))
+}
+
 /// The whole-program flowgraph with, beside it, the flowgraph of each
 /// function that its calls cut (by recursion), for the Horn clauses'
 /// summaries (`ir::with_summaries`). `None` if nothing is cut, or a cut

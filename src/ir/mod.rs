@@ -29,6 +29,7 @@ mod inline;
 mod loops;
 mod lower;
 mod print;
+mod slice;
 mod summarised;
 
 pub use alias::{Sharing, type_of};
@@ -40,6 +41,7 @@ pub use inline::{
 pub use loops::{Backbones, backbones, loop_backbones};
 pub use lower::lower_function;
 pub use print::{to_dot, to_text};
+pub use slice::slice;
 pub use summarised::{Summaries, Summary, with_summaries};
 
 use crate::TargetKind;

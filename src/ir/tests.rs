@@ -165,3 +165,82 @@ fn a_condition_that_never_holds_by_its_form() {
         assert!(!c.never_holds(), "{c:?}");
     }
 }
+
+/// The slice of a one-function program for its target at `line`.
+fn sliced(src: &str, line: u32) -> (Body, Option<Body>) {
+    let body = lower(src).remove(0);
+    let t = (body.targets.iter())
+        .find(|t| {
+            crate::syntax::LineIndex::new(src)
+                .line_col(src, t.span.start)
+                .0
+                == line
+        })
+        .expect("a target on that line");
+    let node = t.node;
+    let s = slice(&body, &[node]);
+    (body, s)
+}
+
+/// Whether some edge of `b` that reads or writes `var` is not `skip`.
+fn mentions(b: &Body, var: &str) -> bool {
+    let v = b.var_id(var).expect("the variable");
+    b.edges.iter().any(|e| {
+        let mut seen = matches!(&e.instr, Instr::Assign(p, _) if p.root_var() == Some(v));
+        e.instr
+            .walk_exprs(&mut |x| seen |= matches!(x, Expr::Var(w) if *w == v));
+        seen
+    })
+}
+
+#[test]
+fn a_slice_drops_a_loop_that_changes_nothing_the_target_reads() {
+    let src = "main(A) {\n  var H, i, h;\n  H = [1, 2, 0];\n  i = 0; h = 0;\n  while (A[i] != 0) { h = h + H[1]; i = i + 1; }\n  i = 0;\n  while (i < 3 && A[i] != 7) { i = i + 1; }\n  return H[i];\n}\n";
+    let (whole, s) = sliced(src, 8);
+    let s = s.expect("the first loop can be dropped");
+    assert!(mentions(&whole, "h") && !mentions(&s, "h"));
+    // The second loop decides the index: it stays, conditions and all.
+    let kept_assumes = |b: &Body| {
+        (b.edges.iter())
+            .filter(|e| matches!(e.instr, Instr::Assume(_)))
+            .count()
+    };
+    assert!(kept_assumes(&s) < kept_assumes(&whole));
+    assert!(mentions(&s, "i"));
+    assert_eq!(
+        (s.edges.len(), s.loops.len()),
+        (whole.edges.len(), whole.loops.len())
+    );
+}
+
+#[test]
+fn no_slice_where_values_may_be_shared() {
+    let src = "main(n) {\n  var a, b, x;\n  a = [1, 2];\n  b = a;\n  b[0] = 5;\n  x = 0;\n  while (x < n) { x = x + 1; }\n  return a[n];\n}\n";
+    assert!(sliced(src, 8).1.is_none());
+    let src = "main(n) {\n  var p, x, y;\n  p = &x;\n  *p = 3;\n  y = 0;\n  return 10 / n;\n}\n";
+    assert!(sliced(src, 6).1.is_none());
+}
+
+#[test]
+fn a_slice_keeps_another_check_that_reads_only_relevant_values() {
+    // `assert(n > 0)` passing is what makes `a[n - 1]` safe.
+    let src = "main(n, m) {\n  var a;\n  a = [1, 2, 3];\n  assert(m != 4);\n  assert(n > 0);\n  return a[n - 1];\n}\n";
+    let (_, s) = sliced(src, 6);
+    let s = s.expect("m's assert can be dropped");
+    let asserts_reading = |name: &str| {
+        let v = s.var_id(name).expect("the variable");
+        (s.edges.iter())
+            .filter(|e| {
+                let mut seen = false;
+                e.instr
+                    .walk_exprs(&mut |x| seen |= matches!(x, Expr::Var(w) if *w == v));
+                matches!(e.instr, Instr::Assert(..)) && seen
+            })
+            .count()
+    };
+    // (The edge into m's own error vertex is on no path to the target.)
+    assert_eq!(asserts_reading("m"), 0);
+    let asserts_on_n = asserts_reading("n");
+    // `n > 0`, and the target's own passing check (on no path to it).
+    assert_eq!(asserts_on_n, 2);
+}

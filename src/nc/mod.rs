@@ -38,7 +38,7 @@ pub use explain::render;
 pub use summary::Summary;
 pub use tracked::{
     Condition, Simplified, encoded, loop_summary, necessary_condition, simplified_condition,
-    simplify_condition,
+    simplify_condition, sliced_condition,
 };
 pub use unfold::{bound_counters, unfold};
 
@@ -119,6 +119,9 @@ pub struct Engine<'a> {
     pub slots: Rc<Slots>,
     pub opts: Options,
     pub stats: Stats,
+    /// The target whose slice `body` is (`db::target_slice`), if it is
+    /// one: the key of the summaries of the loops the slice changed.
+    slice_of: Option<(String, u32)>,
     summaries: HashMap<LoopId, Rc<Summary>>,
     loop_at: HashMap<ir::NodeId, LoopId>,
     next_counter: u32,
@@ -131,6 +134,38 @@ impl<'a> Engine<'a> {
     /// inlined); `None` when the program has no `main`.
     pub fn new(db: &'a dyn salsa::Database, file: SourceFile, opts: Options) -> Option<Engine<'a>> {
         let body = &db::program(db, file).as_ref()?.body;
+        Some(Engine::over(db, file, body, None, opts))
+    }
+
+    /// An engine over the slice of the whole-program flowgraph for a
+    /// function's target (`db::target_slice`), or over the whole graph
+    /// when the slice drops nothing; `None` when the program has no `main`.
+    pub fn for_target(
+        db: &'a dyn salsa::Database,
+        file: SourceFile,
+        function: &str,
+        target: u32,
+        opts: Options,
+    ) -> Option<Engine<'a>> {
+        let whole = &db::program(db, file).as_ref()?.body;
+        Some(
+            match db::target_slice(db, file, function.to_string(), target) {
+                Some(sliced) => {
+                    let key = Some((function.to_string(), target));
+                    Engine::over(db, file, sliced, key, opts)
+                }
+                None => Engine::over(db, file, whole, None, opts),
+            },
+        )
+    }
+
+    fn over(
+        db: &'a dyn salsa::Database,
+        file: SourceFile,
+        body: &'a Body,
+        slice_of: Option<(String, u32)>,
+        opts: Options,
+    ) -> Engine<'a> {
         let mut terms = Terms::new();
         let slots = Rc::new(Slots::new(&mut terms, body));
         // The symbols' terms first, as every condition and summary starts
@@ -139,7 +174,7 @@ impl<'a> Engine<'a> {
         State::general(&mut terms, &slots);
         let loop_at = body.loops.iter().map(|l| (l.header, l.id)).collect();
         let solver = crate::smt::Helper::new(opts.helper.clone(), opts.solver_timeout);
-        Some(Engine {
+        Engine {
             db,
             file,
             body,
@@ -147,11 +182,12 @@ impl<'a> Engine<'a> {
             slots,
             opts,
             stats: Stats::default(),
+            slice_of,
             summaries: HashMap::default(),
             loop_at,
             next_counter: 1,
             solver,
-        })
+        }
     }
 
     /// Computes a loop's summary here (what `tracked::loop_summary` runs).
@@ -209,11 +245,28 @@ impl<'a> Engine<'a> {
         if let Some(s) = self.summaries.get(&l) {
             return s.clone();
         }
-        let shared = tracked::loop_summary(self.db, self.file, l, self.opts.clone());
+        let (db, file, opts) = (self.db, self.file, self.opts.clone());
+        let shared = match &self.slice_of {
+            Some((function, target)) if self.slice_changed(l) => {
+                tracked::sliced_loop_summary(db, file, function.clone(), *target, l, opts)
+            }
+            _ => tracked::loop_summary(db, file, l, opts),
+        };
         let s = Rc::new(summary::import(self, shared));
         self.stats.add(&s.stats);
         self.summaries.insert(l, s.clone());
         s
+    }
+
+    /// Whether the slice this engine works on changed an instruction of a
+    /// loop: its summary is then the slice's own, else the whole graph's.
+    fn slice_changed(&self, l: LoopId) -> bool {
+        let Some(whole) = db::program(self.db, self.file).as_ref() else {
+            return true;
+        };
+        let nodes = &self.body.loops[l as usize].nodes;
+        (self.body.edges.iter().zip(&whole.body.edges))
+            .any(|(mine, theirs)| nodes.binary_search(&mine.from).is_ok() && mine != theirs)
     }
 
     /// Applies a loop's summary in state `st` (the state at the header):

@@ -89,7 +89,7 @@ pub fn starts_late(chain: &[PendingQuery]) -> bool {
 /// another engine starts at once, the other chains waiting their head
 /// start.
 pub fn is_quantified_alone(chain: &[PendingQuery]) -> bool {
-    matches!(chain, [q] if matches!(q.variant, Variant::Quantified | Variant::QuantifierFree))
+    matches!(chain, [q] if matches!(q.variant, Variant::Quantified | Variant::QuantifierFree | Variant::Sliced(_)))
 }
 
 /// Every query of `pending`, built now (for `apc nc --dump-queries`).
@@ -128,7 +128,13 @@ pub fn of_target<'db>(
     let (function, id) = (target.function.clone(), target.id);
     let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
     let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
-    pending((&raw.terms, raw.value.phi), encoded, mode, k)
+    let mut chains = pending((&raw.terms, raw.value.phi), encoded, mode, k);
+    if let Some(sliced) = tracked::sliced_condition(db, file, function, id, opts.clone()) {
+        let phi = (&sliced.terms, sliced.value.phi);
+        let quantified = sliced.terms.has_quantifier(sliced.value.phi);
+        chains.insert(0, vec![printed(Variant::Sliced(quantified), phi)]);
+    }
+    chains
 }
 
 /// The query of `variant` for the condition `phi` (already in the

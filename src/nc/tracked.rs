@@ -32,6 +32,27 @@ pub fn loop_summary(
     }
 }
 
+/// The summary of a loop of a target's slice (`db::target_slice`) that the
+/// slice changed; the others are the whole graph's (`loop_summary`).
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn sliced_loop_summary(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    function: String,
+    target: u32,
+    l: LoopId,
+    opts: Options,
+) -> Portable<Summary> {
+    let _p = crate::deadline::phase("summarising loops");
+    let mut eng = Engine::for_target(db, file, &function, target, opts)
+        .expect("summaries are asked of programs with main");
+    let value = eng.compute_summary(l);
+    Portable {
+        terms: eng.terms,
+        value,
+    }
+}
+
 /// A target's necessary condition and what it was built from.
 pub struct Condition {
     /// φ̂ as computed.
@@ -60,13 +81,45 @@ pub fn necessary_condition(
         .as_ref()
         .expect("conditions are asked of programs with main");
     let _p = crate::deadline::phase("building the condition");
-    let mut eng = Engine::new(db, file, opts).expect("a program with main");
-    let phi = eng.condition_of(&prog.copies_of(&function, target));
+    let eng = Engine::new(db, file, opts).expect("a program with main");
+    condition_in(eng, &prog.body, &prog.copies_of(&function, target))
+}
+
+/// φ̂ of a target on its slice (`db::target_slice`): a weaker condition
+/// (the slice forgets what the target does not depend on, the exits of
+/// loops that change nothing it reads included), whose `unsat` is a proof
+/// all the same. `None` when the slice drops nothing.
+#[salsa::tracked(returns(ref), no_eq)]
+pub fn sliced_condition(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    function: String,
+    target: u32,
+    opts: Options,
+) -> Option<Portable<Condition>> {
+    db::target_slice(db, file, function.clone(), target).as_ref()?;
+    let prog = db::program(db, file).as_ref()?;
+    let _p = crate::deadline::phase("building the condition");
+    let eng = Engine::for_target(db, file, &function, target, opts)?;
+    Some(condition_in(
+        eng,
+        &prog.body,
+        &prog.copies_of(&function, target),
+    ))
+}
+
+/// φ̂ of reaching `nodes` on the engine's flowgraph, in a store of its own.
+fn condition_in(
+    mut eng: Engine,
+    whole: &crate::ir::Body,
+    nodes: &[crate::ir::NodeId],
+) -> Portable<Condition> {
+    let phi = eng.condition_of(nodes);
     let stats = eng.stats.clone();
-    let summaries: Vec<Summary> = (0..prog.body.loops.len() as LoopId)
+    let summaries: Vec<Summary> = (0..whole.loops.len() as LoopId)
         .map(|l| Summary::clone(&eng.summary(l)))
         .collect();
-    compact(&prog.body, &eng.terms, phi, summaries, stats)
+    compact(whole, &eng.terms, phi, summaries, stats)
 }
 
 /// The condition in a store of its own holding only its terms: the

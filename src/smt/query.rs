@@ -18,6 +18,10 @@ pub enum Variant {
     Unfolded(u32),
     /// φ̂^K ∧ κ ≤ K: a witness search; its `unsat` proves nothing.
     Bounded(u32),
+    /// φ̂ of the target's slice (with quantifiers, if it has them): a
+    /// proof search; its models are not judged (the slice's inputs are
+    /// not all the program's).
+    Sliced(bool),
 }
 
 impl Variant {
@@ -28,6 +32,7 @@ impl Variant {
             Variant::QuantifierFree => "nc-quantifier-free".into(),
             Variant::Unfolded(k) => format!("nc-unfolded:k={k}"),
             Variant::Bounded(k) => format!("nc-bounded:k={k}"),
+            Variant::Sliced(_) => "nc-sliced".into(),
         }
     }
 
@@ -38,18 +43,24 @@ impl Variant {
             Variant::QuantifierFree => "quantifier-free".into(),
             Variant::Unfolded(k) => format!("unfolded-k-{k}"),
             Variant::Bounded(k) => format!("bounded-k-{k}"),
+            Variant::Sliced(_) => "sliced".into(),
         }
     }
 
     /// Whether the query has quantifiers (selects the profile's options).
     pub fn is_quantified(self) -> bool {
-        self == Variant::Quantified
+        matches!(self, Variant::Quantified | Variant::Sliced(true))
     }
 
     /// Whether its `unsat` is a proof: not for a bounded witness search,
     /// whose `unsat` only means "no witness within the bound".
     pub fn refutes(self) -> bool {
         !matches!(self, Variant::Bounded(_))
+    }
+
+    /// Whether its models are judged as witnesses: not the slice's.
+    pub fn witnesses(self) -> bool {
+        !matches!(self, Variant::Sliced(_))
     }
 }
 

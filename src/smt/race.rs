@@ -201,6 +201,11 @@ where
                     Undecided::NoWitness(last_miss)
                 });
             }
+            Answer::Sat if !c.query.variant.witnesses() => {
+                return undecided(Undecided::Solver(
+                    "sat on the slice, whose models are not witnesses".into(),
+                ));
+            }
             Answer::Sat => match judged(judge, &mut session) {
                 Ok(Judgement::Accept(w)) => {
                     return Message::Definite(RaceOutcome::Accepted {
