@@ -437,6 +437,30 @@ impl Body {
         }
         out
     }
+    /// The vertices from which one of `targets` can be reached along
+    /// `edges` (the targets included).
+    pub fn reaching(&self, targets: &[NodeId], edges: &[EdgeId]) -> Vec<bool> {
+        let mut into: Vec<Vec<EdgeId>> = vec![Vec::new(); self.node_count as usize];
+        for &e in edges {
+            into[self.edges[e as usize].to as usize].push(e);
+        }
+        let mut reaches = vec![false; self.node_count as usize];
+        for &t in targets {
+            reaches[t as usize] = true;
+        }
+        let mut work: Vec<NodeId> = targets.to_vec();
+        while let Some(n) = work.pop() {
+            for &e in &into[n as usize] {
+                let from = self.edges[e as usize].from;
+                if !reaches[from as usize] {
+                    reaches[from as usize] = true;
+                    work.push(from);
+                }
+            }
+        }
+        reaches
+    }
+
     /// The variables whose address is taken (`&v`) somewhere in the body:
     /// the only ones a write through a pointer may change.
     pub fn address_taken(&self) -> Vec<VarId> {

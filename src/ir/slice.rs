@@ -95,24 +95,8 @@ fn sliceable(body: &Body) -> bool {
 /// Which edges lie on some path to a target: those from whose end a
 /// target vertex can be reached.
 fn edges_reaching(body: &Body, targets: &[NodeId]) -> Vec<bool> {
-    let mut into: Vec<Vec<EdgeId>> = vec![Vec::new(); body.node_count as usize];
-    for (i, e) in body.edges.iter().enumerate() {
-        into[e.to as usize].push(i as EdgeId);
-    }
-    let mut reaches = vec![false; body.node_count as usize];
-    let mut work: Vec<NodeId> = targets.to_vec();
-    for &t in targets {
-        reaches[t as usize] = true;
-    }
-    while let Some(n) = work.pop() {
-        for &e in &into[n as usize] {
-            let from = body.edges[e as usize].from;
-            if !reaches[from as usize] {
-                reaches[from as usize] = true;
-                work.push(from);
-            }
-        }
-    }
+    let all: Vec<EdgeId> = (0..body.edges.len() as EdgeId).collect();
+    let reaches = body.reaching(targets, &all);
     body.edges.iter().map(|e| reaches[e.to as usize]).collect()
 }
 

@@ -69,23 +69,10 @@ impl Skeleton {
         let forward: Vec<ir::EdgeId> = (0..body.edges.len() as ir::EdgeId)
             .filter(|e| !back[*e as usize])
             .collect();
-        let mut relevant = vec![false; n];
-        for &t in targets {
-            relevant[t as usize] = true;
-        }
+        let relevant = body.reaching(targets, &forward);
         let mut preds: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
         for &e in &forward {
             preds[body.edges[e as usize].to as usize].push(e);
-        }
-        let mut stack = targets.to_vec();
-        while let Some(v) = stack.pop() {
-            for &e in &preds[v as usize] {
-                let u = body.edges[e as usize].from;
-                if !relevant[u as usize] {
-                    relevant[u as usize] = true;
-                    stack.push(u);
-                }
-            }
         }
         let mut succ: Vec<Vec<ir::EdgeId>> = vec![vec![]; n];
         for &e in &forward {
