@@ -410,6 +410,15 @@ pub fn apc_row(
     })
 }
 
+/// Waits (up to half a second) until no solver session of an earlier race
+/// is left running.
+fn settle() {
+    let until = Instant::now() + Duration::from_millis(500);
+    while crate::smt::session::running() > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// `apc check`'s default engine on a fresh database per run: what a user
 /// waits for.
 fn portfolio_time(
@@ -423,11 +432,16 @@ fn portfolio_time(
         ..CheckOptions::new(vec![solver.clone()], timeout)
     };
     let mut failed = None;
-    let (time, report) = timed(runs, timeout, || match b.load() {
-        Ok(l) => Some(check::check_target(&l.db, l.file, &l.target, &opts)),
-        Err(e) => {
-            failed = Some(e);
-            None
+    let (time, report) = timed(runs, timeout, || {
+        // Each run as a user's would start: not beside the last one's
+        // losers, still winding down on both cores.
+        settle();
+        match b.load() {
+            Ok(l) => Some(check::check_target(&l.db, l.file, &l.target, &opts)),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
         }
     });
     match (report, failed) {

@@ -129,6 +129,9 @@ pub fn of_target<'db>(
     let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
     let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
     let mut chains = pending((&raw.terms, raw.value.phi), encoded, mode, k);
+    if mode != Mode::Race {
+        return chains;
+    }
     if let Some(sliced) = tracked::sliced_condition(db, file, function, id, opts.clone()) {
         let phi = (&sliced.terms, sliced.value.phi);
         let quantified = sliced.terms.has_quantifier(sliced.value.phi);

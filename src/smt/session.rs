@@ -71,6 +71,12 @@ fn watcher() {
     }
 }
 
+/// How many sessions' processes are still running (a race's losers wind
+/// down after it returns).
+pub fn running() -> usize {
+    WATCHED.lock().unwrap_or_else(|e| e.into_inner()).len()
+}
+
 fn unwatch(id: u64) {
     let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
     watched.retain(|w| w.id != id);

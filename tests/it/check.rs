@@ -177,6 +177,31 @@ fn the_profile_says_where_a_targets_time_went() {
     assert!(waiting <= total + 0.1, "{waiting} > {total}: {phases:?}");
 }
 
+/// HWM's fourth scan (`M[k]`, hwm.mc:82:13) does not depend on the three
+/// scans before it: φ̂ of the target's slice refutes it, where φ̂ and its
+/// unfoldings carry all three summaries (neither was decided in 10 s
+/// before the slice). `--mode quantified` has no slice: φ̂ alone.
+#[test]
+fn the_targets_slice_proves_what_the_whole_condition_cannot_in_time() {
+    let file = program("hwm.mc");
+    let args = [
+        "check", &file, "--target", "82:13", "--engine", "nc", "--format", "json",
+    ];
+    let sliced = json(&apc(&[&args[..], &["--timeout", "20"]].concat()));
+    let t = &sliced["targets"][0];
+    assert_eq!(
+        (&t["verdict"], &t["method"]),
+        (&"unreachable".into(), &"nc-sliced".into()),
+        "{t}"
+    );
+    let whole = json(&apc(&[
+        &args[..],
+        &["--timeout", "2", "--mode", "quantified"],
+    ]
+    .concat()));
+    assert_eq!(whole["targets"][0]["verdict"], "unknown", "{whole}");
+}
+
 /// The JSON of `docs/cli.md`, field for field, and the exit codes.
 #[test]
 fn json_contract_and_exit_codes() {
