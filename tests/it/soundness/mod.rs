@@ -258,7 +258,7 @@ fn guarded<T: Send + 'static>(
 fn check_programs(seed: u64, programs: usize, knobs: &Knobs) -> (usize, usize, usize) {
     let mut r = Rng(seed);
     let mut findings = Findings::new(seed);
-    let (mut hits, mut checks, mut unknown) = (0, 0, 0);
+    let (mut hits, mut checks, mut unknown, mut sliced_checks) = (0, 0, 0, 0);
     let verbose = std::env::var("SOUNDNESS_VERBOSE").is_ok();
     for p in 0..programs {
         let src = program(&mut r, knobs);
@@ -302,40 +302,80 @@ fn check_programs(seed: u64, programs: usize, knobs: &Knobs) -> (usize, usize, u
             if !seen.insert((kind, span.start, format!("{:?}", w.args), w.input.clone())) {
                 continue;
             }
-            let script = {
-                let (db, w) = (db.clone(), w.clone());
-                guarded(Duration::from_secs(120), move || {
-                    let mut eng = Engine::new(&db, file, Options::default()).expect("main");
-                    let phi = eng.condition_of(&targets);
-                    let phik = unfold(&mut eng.terms, phi, 2).expect("φ̂^2 is small");
-                    pinned_script(&mut eng.terms, phik, &w)
-                })
-            };
-            let script = match script {
-                Ok(s) => s,
-                Err(e) => {
-                    let what = format!("computing φ̂^2 of {kind} at byte {}: {e}", span.start);
-                    findings.add(true, "crash", p, what, &src);
+            // φ̂^2, and φ̂^2 of the target's slice where it has one: each
+            // must hold for the run's inputs.
+            let origin = (prog.body.targets.iter())
+                .position(|t| t.node == targets[0])
+                .map(|i| prog.origins[i].clone());
+            let has_slice = origin.as_ref().is_some_and(|o| {
+                db::target_slice(&db, file, o.function.clone(), o.target).is_some()
+            });
+            for sliced in [false, true] {
+                if sliced && !has_slice {
                     continue;
                 }
-            };
-            checks += 1;
-            let a = run_z3(&script, Duration::from_secs(10)).answer;
-            if matches!(a, Answer::Unknown(_)) {
-                unknown += 1;
-            }
-            if a == Answer::Unsat {
-                let what = format!(
-                    "UNSOUND: the run reaches {kind} at byte {} with {}, but φ̂^2 is UNSAT for that input",
-                    span.start,
-                    run_flags(&w)
-                );
-                findings.add(true, "unsound_phik", p, what, &src);
+                let script = {
+                    // The slice is taken for every copy of the target.
+                    let nodes = match (&origin, sliced) {
+                        (Some(o), true) => prog.copies_of(&o.function, o.target),
+                        _ => targets.clone(),
+                    };
+                    let (db, w, origin) = (db.clone(), w.clone(), origin.clone());
+                    guarded(Duration::from_secs(120), move || {
+                        let mut eng = match (&origin, sliced) {
+                            (Some(o), true) => Engine::for_target(
+                                &db,
+                                file,
+                                &o.function,
+                                o.target,
+                                Options::default(),
+                            ),
+                            _ => Engine::new(&db, file, Options::default()),
+                        }
+                        .expect("main");
+                        let phi = eng.condition_of(&nodes);
+                        let phik = unfold(&mut eng.terms, phi, 2).expect("φ̂^2 is small");
+                        pinned_script(&mut eng.terms, phik, &w)
+                    })
+                };
+                let which = if sliced {
+                    "the slice's φ̂^2"
+                } else {
+                    "φ̂^2"
+                };
+                let script = match script {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let what =
+                            format!("computing {which} of {kind} at byte {}: {e}", span.start);
+                        findings.add(true, "crash", p, what, &src);
+                        continue;
+                    }
+                };
+                checks += 1;
+                sliced_checks += usize::from(sliced);
+                let a = run_z3(&script, Duration::from_secs(10)).answer;
+                if matches!(a, Answer::Unknown(_)) {
+                    unknown += 1;
+                }
+                if a == Answer::Unsat {
+                    let what = format!(
+                        "UNSOUND: the run reaches {kind} at byte {} with {}, but {which} is UNSAT for that input",
+                        span.start,
+                        run_flags(&w)
+                    );
+                    let tag = if sliced {
+                        "unsound_sliced"
+                    } else {
+                        "unsound_phik"
+                    };
+                    findings.add(true, tag, p, what, &src);
+                }
             }
         }
     }
     eprintln!(
-        "seed {seed:#x}: {programs} programs, {hits} runs hit a target, {checks} conditions checked, {unknown} undecided by the solver"
+        "seed {seed:#x}: {programs} programs, {hits} runs hit a target, {checks} conditions checked ({sliced_checks} of a slice), {unknown} undecided by the solver"
     );
     findings.assert_none_fatal();
     (hits, checks, unknown)
