@@ -49,18 +49,19 @@ pub fn slice(body: &Body, targets: &[NodeId]) -> Option<Body> {
         .collect();
     let loops_of = loops_of_edges(body);
     let mut live = live_at_start(body, &criterion);
-    let relevant = loop {
-        let relevant = Relevance::compute(body, &on_path, &criterion, &loops_of, &live, width);
+    let (relevant, dead) = loop {
+        let dead = in_dead_loop(&loops_of, &live);
+        let relevant = Relevance::compute(body, &on_path, &criterion, &dead, width);
         let more = livened(body, &on_path, &loops_of, &relevant, &live);
         if more == live {
-            break relevant;
+            break (relevant, dead);
         }
         live = more;
     };
     let mut out = body.clone();
     let mut changed = false;
     for (i, e) in body.edges.iter().enumerate() {
-        let keep = !on_path[i] || criterion[i] || kept(e, &loops_of[i], &live, relevant.at(e.to));
+        let keep = !on_path[i] || criterion[i] || kept(e, dead[i], relevant.at(e.to));
         if !keep && !matches!(e.instr, Instr::Skip) {
             out.edges[i].instr = Instr::Skip;
             changed = true;
@@ -143,13 +144,19 @@ fn livened(
     out
 }
 
+/// For each edge, whether it lies in a loop that is not live.
+fn in_dead_loop(loops_of: &[Vec<usize>], live: &[bool]) -> Vec<bool> {
+    (loops_of.iter())
+        .map(|loops| loops.iter().any(|&l| !live[l]))
+        .collect()
+}
+
 /// Whether an edge off the criterion stays in the slice.
-fn kept(e: &Edge, loops: &[usize], live: &[bool], after: &[u64]) -> bool {
-    let in_dead_loop = loops.iter().any(|&l| !live[l]);
+fn kept(e: &Edge, in_dead_loop: bool, after: &[u64]) -> bool {
     match &e.instr {
         Instr::Assign(..) => writes_relevant(e, after),
         Instr::Assume(_) => !in_dead_loop,
-        Instr::Assert(c, _) => !in_dead_loop && reads_of_cond(c).iter().all(|&v| has(after, v)),
+        Instr::Assert(..) => !in_dead_loop && reads(&e.instr).iter().all(|&v| has(after, v)),
         Instr::Output(_) | Instr::Skip => false,
         // (No slice is taken of a body with calls or allocations.)
         Instr::Enter(_) | Instr::Alloc(..) | Instr::Call { .. } => true,
@@ -176,8 +183,7 @@ impl Relevance {
         body: &Body,
         on_path: &[bool],
         criterion: &[bool],
-        loops_of: &[Vec<usize>],
-        live: &[bool],
+        dead: &[bool],
         width: usize,
     ) -> Relevance {
         let mut r = Relevance {
@@ -199,8 +205,7 @@ impl Relevance {
         while let Some(i) = work.pop() {
             queued[i as usize] = false;
             let e = &body.edges[i as usize];
-            let dead = loops_of[i as usize].iter().any(|&l| !live[l]);
-            let before = transfer(e, criterion[i as usize], dead, r.at(e.to));
+            let before = transfer(e, criterion[i as usize], dead[i as usize], r.at(e.to));
             if r.join(e.from, &before) {
                 for &j in &into[e.from as usize] {
                     if !queued[j as usize] {
@@ -235,15 +240,8 @@ impl Relevance {
 fn transfer(e: &Edge, criterion: bool, dead: bool, after: &[u64]) -> Vec<u64> {
     let mut out = after.to_vec();
     let read = |out: &mut Vec<u64>, instr: &Instr| {
-        instr.walk_exprs(&mut |x| {
-            if let Expr::Var(v) = x {
-                set(out, *v);
-            }
-        });
-        if let Instr::Assume(c) | Instr::Assert(c, _) = instr {
-            for v in reads_of_cond(c) {
-                set(out, v);
-            }
+        for v in reads(instr) {
+            set(out, v);
         }
     };
     if criterion {
@@ -267,16 +265,17 @@ fn transfer(e: &Edge, criterion: bool, dead: bool, after: &[u64]) -> Vec<u64> {
     out
 }
 
-/// The variables a condition reads, the place whose initialisation it
-/// asks about included.
-fn reads_of_cond(c: &Cond) -> Vec<VarId> {
+/// The variables an instruction reads (with the place whose
+/// initialisation a condition asks about).
+fn reads(instr: &Instr) -> Vec<VarId> {
     let mut out = Vec::new();
-    c.walk_exprs(&mut |x| {
+    instr.walk_exprs(&mut |x| {
         if let Expr::Var(v) = x {
             out.push(*v);
         }
     });
-    if let Cond::Initialized { place, .. } = c
+    if let Instr::Assume(Cond::Initialized { place, .. })
+    | Instr::Assert(Cond::Initialized { place, .. }, _) = instr
         && let Some(v) = place.root_var()
     {
         out.push(v);

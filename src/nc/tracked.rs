@@ -23,8 +23,13 @@ pub fn loop_summary(
     l: LoopId,
     opts: Options,
 ) -> Portable<Summary> {
+    summary_in(Engine::new(db, file, opts), l)
+}
+
+/// A loop's summary computed by `eng`, with the store it lives in.
+fn summary_in(eng: Option<Engine>, l: LoopId) -> Portable<Summary> {
     let _p = crate::deadline::phase("summarising loops");
-    let mut eng = Engine::new(db, file, opts).expect("summaries are asked of programs with main");
+    let mut eng = eng.expect("summaries are asked of programs with main");
     let value = eng.compute_summary(l);
     Portable {
         terms: eng.terms,
@@ -43,14 +48,7 @@ pub fn sliced_loop_summary(
     l: LoopId,
     opts: Options,
 ) -> Portable<Summary> {
-    let _p = crate::deadline::phase("summarising loops");
-    let mut eng = Engine::for_target(db, file, &function, target, opts)
-        .expect("summaries are asked of programs with main");
-    let value = eng.compute_summary(l);
-    Portable {
-        terms: eng.terms,
-        value,
-    }
+    summary_in(Engine::for_target(db, file, &function, target, opts), l)
 }
 
 /// A target's necessary condition and what it was built from.

@@ -265,7 +265,7 @@ impl Helper {
     /// Runs a script ending with `(check-sat)` and possibly `(get-value …)`;
     /// `quantified` when its formula has quantifiers (see `stdout`).
     pub fn run(&mut self, script: &str, quantified: bool) -> super::Reply {
-        let out = self.stdout(script, quantified);
+        let out = self.stdout(script, quantified, true);
         match &self.profile {
             Some(p) => super::reply(p, out),
             None => super::Reply::without_values(Answer::Unknown("no helper solver".into())),
@@ -275,12 +275,21 @@ impl Helper {
     /// Runs a script with several quantifier-free `(check-sat)`s: one
     /// answer per check.
     pub fn run_batch(&mut self, script: &str, checks: usize) -> Vec<Answer> {
-        super::batch_answers(&self.stdout(script, false).unwrap_or_default(), checks)
+        super::batch_answers(
+            &self.stdout(script, false, false).unwrap_or_default(),
+            checks,
+        )
     }
 
     /// What the solver prints for `script`, as a fresh process would print
     /// it. Past the limit plus a grace period the process is killed.
-    fn stdout(&mut self, script: &str, quantified: bool) -> Result<String, String> {
+    /// `one_check`: the script has one `check-sat`, then maybe `get-value`s.
+    fn stdout(
+        &mut self,
+        script: &str,
+        quantified: bool,
+        one_check: bool,
+    ) -> Result<String, String> {
         let Some(name) = self.profile.as_ref().map(|p| p.name.clone()) else {
             return Err("no helper solver".into());
         };
@@ -297,7 +306,7 @@ impl Helper {
         crate::deadline::count_solver_use(crate::deadline::SolverUse::of_script(script));
         let result = {
             let _t = crate::deadline::timed("solving");
-            self.ask_with_limit(script, quantified, limit)
+            self.ask_with_limit(script, quantified, one_check, limit)
         };
         if by_deadline && matches!(&result, Err(Failure::Timeout)) {
             crate::deadline::stop();
@@ -314,6 +323,7 @@ impl Helper {
         &mut self,
         script: &str,
         quantified: bool,
+        one_check: bool,
         limit: Duration,
     ) -> Result<String, Failure> {
         let Some(profile) = &self.profile else {
@@ -339,24 +349,23 @@ impl Helper {
         // script gets a new one. Not one that only refused the values a
         // script asks for after a check that did not answer `sat`: its
         // scope was popped all the same, and a new process costs 20–50 ms.
-        if !matches!(&result, Ok(text) if !text.contains("(error") || only_values_refused(script, text))
-        {
+        let fine =
+            |text: &str| !text.contains("(error") || (one_check && only_values_refused(text));
+        if !matches!(&result, Ok(text) if fine(text)) {
             *slot = None;
         }
         result
     }
 }
 
-/// Whether the output of `script` can complain only about the values it
-/// asks for after its one check, which did not answer `sat` (Z3: "model
-/// is not available"): its `get-value`s follow its `check-sat`.
-fn only_values_refused(script: &str, text: &str) -> bool {
-    let one_check = script.matches("(check-sat)").count() == 1;
-    one_check
-        && matches!(
-            text.lines().next().map(str::trim),
-            Some("unsat" | "unknown")
-        )
+/// Whether the output of a script with one check can complain only about
+/// the values it asks for after the check, which did not answer `sat` (Z3:
+/// "model is not available"): its `get-value`s follow its `check-sat`.
+fn only_values_refused(text: &str) -> bool {
+    matches!(
+        text.lines().next().map(str::trim),
+        Some("unsat" | "unknown")
+    )
 }
 
 enum Failure {
