@@ -73,10 +73,23 @@ PY
     rm -rf "$tmp"
 }
 
+# Python's `jsonschema`: the test suite validates `apc check --format
+# sarif` against the SARIF 2.1.0 schema (tests/sarif/) with it.
+install_jsonschema() {
+    if python3 -c 'import jsonschema' >/dev/null 2>&1; then
+        printf 'jsonschema: %s\n' "$(python3 -c 'import importlib.metadata as m; print(m.version("jsonschema"))')"
+        return 0
+    fi
+    python3 -m pip install -q jsonschema >/dev/null 2>&1 \
+        || python3 -m pip install -q --break-system-packages jsonschema >/dev/null 2>&1 \
+        || log "could not install Python's jsonschema: the SARIF test will fail"
+}
+
 mapfile -t TODO < <(missing)
 if [ "${#TODO[@]}" -eq 0 ]; then
     print_versions
     install_horn_z3
+    install_jsonschema
     exit 0
 fi
 log "missing: ${TODO[*]}"
@@ -124,3 +137,4 @@ mapfile -t STILL < <(missing)
 [ "${#STILL[@]}" -eq 0 ] || die "still not on PATH after install: ${STILL[*]}"
 print_versions
 install_horn_z3
+install_jsonschema

@@ -14,6 +14,15 @@ pub enum TargetKind {
 }
 
 impl TargetKind {
+    /// Every kind, in the order above.
+    pub const ALL: [TargetKind; 5] = [
+        TargetKind::Assert,
+        TargetKind::DivByZero,
+        TargetKind::NullDeref,
+        TargetKind::OutOfBounds,
+        TargetKind::Uninitialized,
+    ];
+
     /// The name used on the command line and in JSON (`div-by-zero`, …).
     pub fn as_str(self) -> &'static str {
         match self {

@@ -5,13 +5,81 @@
 //! invariant a proof.
 
 use super::encode::{Encoding, predicate_name};
+use super::readable;
 use crate::ir::NodeId;
 use crate::smt::horn::{self, model};
+use crate::syntax::Span;
+use std::sync::Arc;
 
 /// The solver's definitions of the predicates, as `define-fun`s.
 #[derive(Clone, Debug)]
 pub struct Certificate {
     pub definitions: Vec<String>,
+    /// What the predicates are about, for people.
+    pub context: Context,
+    /// The invariants in the program's terms, once the certificate passed
+    /// its checks ([`super::explained`]).
+    pub explained: Vec<ReadableInvariant>,
+    /// The checks it passed, for checking a simpler invariant.
+    pub checks: Option<Arc<Checks>>,
+}
+
+/// The clauses' part of the checks, and how many clauses there are.
+#[derive(Debug)]
+pub struct Checks {
+    pub clauses: horn::ClauseChecks,
+    pub count: usize,
+}
+
+/// What each definition is about: its place, and the labels of its
+/// parameters (the state's slots for a loop's predicate; the arguments and
+/// `result` for a function's summary). Parallel to the definitions.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    pub places: Vec<Place>,
+    pub labels: Vec<Vec<String>>,
+}
+
+/// Where an invariant holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// At the head of the loop of this `while` statement (absolute in the
+    /// file).
+    Loop(Span),
+    /// Between the arguments of a call of this function and its result.
+    Summary(String),
+}
+
+impl Context {
+    pub fn of(enc: &Encoding) -> Context {
+        let state: Vec<String> = enc.state.iter().map(|s| s.label.clone()).collect();
+        let mut places: Vec<Place> = enc.loop_spans.iter().map(|s| Place::Loop(*s)).collect();
+        let mut labels = vec![state; places.len()];
+        for (r, params) in enc.summaries.iter().zip(&enc.summary_labels) {
+            let function = r.name.strip_prefix("S_").unwrap_or(&r.name).to_string();
+            // The function's own names for its parameters (the combined
+            // body calls them `f$n@entry`).
+            let own = |label: &String| {
+                let label = label.strip_prefix(&format!("{function}$")).unwrap_or(label);
+                label.strip_suffix("@entry").unwrap_or(label).to_string()
+            };
+            labels.push(params.iter().map(own).collect());
+            places.push(Place::Summary(function));
+        }
+        Context { places, labels }
+    }
+}
+
+/// A definition in the program's terms: the invariant at the head of a
+/// loop, or a function's summary.
+#[derive(Clone, Debug)]
+pub struct ReadableInvariant {
+    pub place: Place,
+    /// A microc condition, or the solver's definition where it has none.
+    pub text: String,
+    /// Whether `text` is a microc condition over the program's variables,
+    /// which, parsed back, passed the clauses' checks again.
+    pub microc: bool,
 }
 
 impl Certificate {
@@ -49,7 +117,12 @@ impl Certificate {
         // The summaries after the predicates (`weaken` pairs the first
         // definitions with the predicates).
         definitions.extend(summaries(enc, false, defined));
-        Ok(Certificate { definitions })
+        Ok(Certificate {
+            definitions,
+            context: Context::of(enc),
+            explained: vec![],
+            checks: None,
+        })
     }
 
     /// Every predicate `true`: the invariant of clauses whose queries
@@ -59,7 +132,12 @@ impl Certificate {
             .map(|&p| constant(enc, p, true))
             .collect();
         definitions.extend(summaries(enc, true, |_| None));
-        Certificate { definitions }
+        Certificate {
+            definitions,
+            context: Context::of(enc),
+            explained: vec![],
+            checks: None,
+        }
     }
 
     /// Each of `ps` defined `true`: what a clause into it needs, whatever
@@ -76,6 +154,44 @@ impl Certificate {
     /// implication in a `push`/`pop` frame with its own `check-sat`.
     pub fn checks(&self, enc: &Encoding) -> String {
         self.checks_with(&horn::clause_checks(&enc.terms, &enc.clauses()))
+    }
+
+    /// The invariants as the solver defined them.
+    pub fn as_defined(&self) -> Vec<ReadableInvariant> {
+        (self.context.places.iter().zip(&self.definitions))
+            .map(|(place, d)| ReadableInvariant {
+                place: place.clone(),
+                text: d.clone(),
+                microc: false,
+            })
+            .collect()
+    }
+
+    /// Each invariant as a microc condition over the program's variables,
+    /// in clauses, where it has that form.
+    pub fn microc_clauses(&self) -> Vec<Option<readable::Clauses>> {
+        (self.definitions.iter().zip(&self.context.labels))
+            .map(|(d, labels)| {
+                let names = labels.iter().all(|l| readable::is_microc_name(l));
+                readable::microc_clauses(d, labels).filter(|_| names)
+            })
+            .collect()
+    }
+
+    /// The certificate with each definition that `texts` has a microc
+    /// condition for defined by it (parsed back).
+    pub fn defined_by(&self, texts: &[Option<String>]) -> Option<Certificate> {
+        let mut again = self.clone();
+        let parts = texts
+            .iter()
+            .zip(&mut again.definitions)
+            .zip(&self.context.labels);
+        for ((text, d), labels) in parts {
+            if let Some(text) = text {
+                *d = readable::definition_of(text, d, labels).ok()?;
+            }
+        }
+        Some(again)
     }
 
     /// [`Certificate::checks`] with the clauses' part printed already.

@@ -6,9 +6,10 @@
 use super::{Encoding, Scripts, Search, Verdict};
 use crate::db::{self, Target};
 use crate::deadline::{self, Stop};
-use crate::engine::{Decider, Decision, How, Question};
+use crate::engine::{Decider, Decision, How, Invariant, Place, Proof, Question};
 use crate::interp::Witness;
 use crate::smt::{self, DumpName};
+use crate::syntax::LineIndex;
 use crate::witness::{Access, InputModel, Replayer};
 use std::time::Instant;
 
@@ -57,7 +58,13 @@ impl Decider for HornClauses {
         let solver = super::horn_solver().ok().map(|(p, _)| p.name);
         let method = |how| q.method("chc", how);
         let decision = match verdict {
-            Verdict::Unreachable(_) => Decision::unreachable(method(How::Invariant), solver),
+            Verdict::Unreachable(mut cert) => {
+                if q.options.explain {
+                    super::simplify_explained(&mut cert, deadline);
+                }
+                Decision::unreachable(method(How::Invariant), solver)
+                    .with_proof(Proof::Invariants(invariants(q, &cert)))
+            }
             Verdict::Counterexample(_) if q.every_target() => {
                 Decision::unknown("the clauses have a counterexample (not replayed here)")
             }
@@ -75,6 +82,25 @@ impl Decider for HornClauses {
         dump(q, &scripts);
         decision
     }
+}
+
+/// The certificate's invariants, at their places in the file.
+fn invariants(q: &Question, cert: &super::Certificate) -> Vec<Invariant> {
+    let text = q.file.text(q.db);
+    let lines = LineIndex::new(text);
+    (cert.explained.iter())
+        .map(|inv| Invariant {
+            at: match &inv.place {
+                super::certificate::Place::Loop(span) => {
+                    let (line, col) = lines.line_col(text, span.start);
+                    Place::Loop { line, col }
+                }
+                super::certificate::Place::Summary(f) => Place::Function(f.clone()),
+            },
+            text: inv.text.clone(),
+            microc: inv.microc,
+        })
+        .collect()
 }
 
 /// Writes what one Horn decision sent, for `--dump-queries`.

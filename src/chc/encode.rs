@@ -16,6 +16,7 @@ use super::state::State;
 use crate::ir::Summaries;
 use crate::ir::{self, Body, Instr, NodeId, VarId};
 use crate::smt::horn::{self, Application, Relation};
+use crate::syntax::Span;
 use crate::term::{Subst, TermId, Terms, Var};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeSet, HashSet};
@@ -37,6 +38,8 @@ pub struct Encoding {
     pub state: Vec<StateVar>,
     /// The predicates, by vertex.
     pub predicates: Vec<NodeId>,
+    /// Each predicate's loop: its `while` statement (absolute in the file).
+    pub loop_spans: Vec<Span>,
     /// The clauses as steps from vertex to vertex.
     pub(super) rules: Vec<Rule>,
     /// Whether the clauses multiply or divide two unknowns (exact
@@ -48,6 +51,9 @@ pub struct Encoding {
     /// The summaries of functions the clauses relate calls by
     /// (`summary`), besides the predicates.
     pub summaries: Vec<Relation>,
+    /// The labels of each summary's parameters: its arguments', then
+    /// `result`.
+    pub summary_labels: Vec<Vec<String>>,
 }
 
 /// How the clauses read what is not plain integer state.
@@ -220,10 +226,12 @@ pub fn encode_with(
             terms,
             state: vec![],
             predicates: vec![],
+            loop_spans: vec![],
             rules: vec![],
             nonlinear: false,
             cells_left_unknown: false,
             summaries: vec![],
+            summary_labels: vec![],
         });
     }
     let edges: Vec<&ir::Edge> = (body.edges.iter().zip(&takeable))
@@ -253,9 +261,16 @@ pub fn encode_with(
         });
     }
     let mut relations = Vec::new();
+    let mut summary_labels = Vec::new();
     for s in summaries.list.iter().filter(|s| relevant[s.exit as usize]) {
         let (rule, relation) = state.summary_rule(&mut terms, s)?;
         rules.push(rule);
+        let label = |v: &Var| {
+            (state.slots.iter())
+                .find(|slot| slot.var == *v)
+                .map_or_else(|| "result".to_string(), |slot| slot.label.clone())
+        };
+        summary_labels.push(relation.params.iter().map(label).collect());
         relations.push(relation);
     }
     // Large blocks: a predicate at each loop header only. (Z3 would
@@ -273,14 +288,20 @@ pub fn encode_with(
     // invariant, and a query made of such blocks only is no query.
     rules.retain(|r| !r.guards.iter().any(|g| terms.as_bool(*g) == Some(false)));
     let state_vars = dead::drop_unread_slots(&terms, &mut rules, &state.slots, &dead);
+    let loop_spans = (headers.iter())
+        .filter_map(|h| body.loops.iter().find(|l| l.header == *h))
+        .map(|l| l.span)
+        .collect();
     Ok(Encoding {
         terms,
         state: state_vars,
         predicates: headers.into_iter().collect(),
+        loop_spans,
         rules,
         nonlinear: state.nonlinear.get(),
         cells_left_unknown: state.cells_left_unknown,
         summaries: relations,
+        summary_labels,
     })
 }
 

@@ -21,6 +21,7 @@ mod certificate;
 mod dead;
 pub mod decider;
 mod encode;
+pub mod readable;
 mod sampled;
 mod slice;
 mod state;
@@ -36,8 +37,8 @@ use crate::ir::{Body, NodeId, Summaries};
 use crate::smt::horn::model;
 use crate::smt::smtlib;
 use crate::smt::{self, Answer, Profile};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The Horn engine's answer for one target.
@@ -342,7 +343,10 @@ fn checked_or_weakened(
         let failed = check(solver, &checks, enc.clause_count(), deadline);
         scripts.checks = Some(checks);
         let failed = match failed {
-            Ok(failed) if failed.is_empty() => return Ok(cert),
+            Ok(failed) if failed.is_empty() => {
+                explained(solver, enc, &mut cert, &clause_checks, deadline);
+                return Ok(cert);
+            }
             Ok(failed) => failed,
             Err(why) => return Err(first_failure.unwrap_or(why)),
         };
@@ -359,6 +363,121 @@ fn checked_or_weakened(
     }
     Err(first_failure.unwrap_or_default())
 }
+
+/// The invariants of `cert`, which passed its checks, in the program's
+/// terms: as microc conditions if each has that form and, parsed back
+/// from the text printed, they pass the checks again; else as the solver
+/// defined them. Keeps the checks in `cert`, for [`simplify_explained`].
+fn explained(
+    solver: &Profile,
+    enc: &Encoding,
+    cert: &mut Certificate,
+    clauses: &smt::horn::ClauseChecks,
+    deadline: Instant,
+) {
+    let _p = crate::deadline::phase("re-checking the invariant as printed");
+    let checks = Arc::new(certificate::Checks {
+        clauses: clauses.clone(),
+        count: enc.clause_count(),
+    });
+    cert.explained = cert.as_defined();
+    let microc = cert.microc_clauses();
+    if microc.iter().any(Option::is_some) && holds(solver, cert, &checks, &microc, deadline) {
+        set_texts(cert, &microc);
+    }
+    cert.checks = Some(checks);
+}
+
+/// Each definition's clauses, where it has a microc form.
+type MicrocForms = [Option<readable::Clauses>];
+
+/// Whether `cert`, each definition that `microc` has a form for defined
+/// by its condition (printed, then parsed back), passes `checks`.
+fn holds(
+    solver: &Profile,
+    cert: &Certificate,
+    checks: &certificate::Checks,
+    microc: &MicrocForms,
+    deadline: Instant,
+) -> bool {
+    let texts: Vec<Option<String>> = (microc.iter())
+        .map(|c| c.as_ref().map(|c| readable::text_of(c)))
+        .collect();
+    let Some(again) = cert.defined_by(&texts) else {
+        return false;
+    };
+    let script = again.checks_with(&checks.clauses);
+    matches!(check(solver, &script, checks.count, deadline), Ok(failed) if failed.is_empty())
+}
+
+fn set_texts(cert: &mut Certificate, microc: &MicrocForms) {
+    for (inv, c) in cert.explained.iter_mut().zip(microc) {
+        if let Some(c) = c {
+            inv.text = readable::text_of(c);
+            inv.microc = true;
+        }
+    }
+}
+
+/// A simpler invariant than the solver's, each step checked: every clause
+/// of each condition dropped if the rest still passes the checks, then
+/// every disjunction left replaced by one of its parts if that does. At
+/// most [`SIMPLIFYING_CHECKS`] checks, within `deadline`.
+pub fn simplify_explained(cert: &mut Certificate, deadline: Instant) {
+    let Some(checks) = cert.checks.clone() else {
+        return;
+    };
+    let Ok((solver, _)) = horn_solver() else {
+        return;
+    };
+    if !cert.explained.iter().any(|i| i.microc) {
+        return;
+    }
+    let _p = crate::deadline::phase("simplifying the invariant");
+    let mut microc = cert.microc_clauses();
+    let mut budget = SIMPLIFYING_CHECKS;
+    let mut tried = |candidate: &MicrocForms| {
+        budget > 0 && Instant::now() < deadline && {
+            budget -= 1;
+            holds(&solver, cert, &checks, candidate, deadline)
+        }
+    };
+    for l in 0..microc.len() {
+        let Some(clauses) = microc[l].clone() else {
+            continue;
+        };
+        let mut kept = clauses;
+        let mut j = 0;
+        while j < kept.len() {
+            let mut fewer = kept.clone();
+            fewer.remove(j);
+            let mut candidate = microc.clone();
+            candidate[l] = Some(fewer.clone());
+            if tried(&candidate) {
+                kept = fewer;
+            } else {
+                j += 1;
+            }
+        }
+        for j in 0..kept.len() {
+            for d in kept[j].clone().into_iter().filter(|_| kept[j].len() > 1) {
+                let mut one = kept.clone();
+                one[j] = vec![d];
+                let mut candidate = microc.clone();
+                candidate[l] = Some(one.clone());
+                if tried(&candidate) {
+                    kept = one;
+                    break;
+                }
+            }
+        }
+        microc[l] = Some(kept);
+    }
+    set_texts(cert, &microc);
+}
+
+/// The most checks [`simplify_explained`] runs.
+const SIMPLIFYING_CHECKS: usize = 40;
 
 /// Looks for inputs of a counterexample to `enc` by unrolling its clauses
 /// (see [`unroll`]) in a warm session of the Horn solver, each candidate

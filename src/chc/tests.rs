@@ -599,3 +599,35 @@ fn a_summary_never_proves_a_violated_assert() {
         assert!(!matches!(v, Verdict::Unreachable(_)), "{src}: {v:?}");
     }
 }
+
+/// The checked invariant is printed as a microc condition that the
+/// language's parser reads back and the clauses' checks pass again; a
+/// weaker condition fails them, so the re-check can fail.
+#[test]
+fn the_invariant_is_printed_in_microc_and_checked_again_as_printed() {
+    let src = "main() { var x, y; x = 1; y = 0; while (y < 1000) { x = x + y; y = y + 1; } assert(x >= y); return 0; }";
+    let Verdict::Unreachable(mut cert) = verdict(src, crate::TargetKind::Assert) else {
+        panic!("not proved");
+    };
+    assert_eq!(cert.explained.len(), 1);
+    assert!(cert.explained[0].microc, "{:?}", cert.explained);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (solver, _) = horn_solver().expect("z3");
+    let checks = cert.checks.clone().expect("checked");
+    let printed = cert.microc_clauses();
+    assert!(printed[0].is_some(), "{printed:?}");
+    assert!(holds(&solver, &cert, &checks, &printed, deadline));
+    assert!(!holds(&solver, &cert, &checks, &[Some(vec![])], deadline));
+    let y_only = vec![Some(vec![vec!["y >= 0".to_string()]])];
+    assert!(!holds(&solver, &cert, &checks, &y_only, deadline));
+    // Simpler, and still a proof.
+    let before = cert.explained[0].text.len();
+    simplify_explained(&mut cert, deadline);
+    let simpler = &cert.explained[0];
+    assert!(
+        simpler.microc && simpler.text.len() <= before,
+        "{simpler:?}"
+    );
+    let as_printed = vec![Some(vec![vec![simpler.text.clone()]])];
+    assert!(holds(&solver, &cert, &checks, &as_printed, deadline));
+}

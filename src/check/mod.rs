@@ -18,6 +18,7 @@
 
 pub mod sweep;
 pub mod together;
+mod undecided;
 
 pub use crate::db::{Target, targets};
 pub use crate::engine::{
@@ -27,7 +28,7 @@ pub use crate::engine::{
 
 use crate::db::{self, Database, SourceFile};
 use crate::deadline::{self, Ended, Entrant, Finish, PhaseTimes, SolverUse, Stop};
-use crate::engine::{Decider, How, Question};
+use crate::engine::{Decider, How, Proof, Question};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -70,6 +71,11 @@ pub struct Report {
     pub engine: Option<&'static str>,
     /// The solver that decided.
     pub solver: Option<String>,
+    /// For `unreachable`: what proved it.
+    pub proof: Option<Proof>,
+    /// For `unknown`: its reason in one line (the whole one is the
+    /// verdict's).
+    pub short_reason: Option<String>,
     pub time: Duration,
     /// The solver work it cost (its share of work done for several).
     pub solver_use: SolverUse,
@@ -104,6 +110,8 @@ impl Report {
         Report {
             target: target.clone(),
             engine: d.method.as_ref().map(|m| m.engine),
+            proof: d.proof(),
+            short_reason: None,
             verdict: d.verdict,
             method: d.method,
             solver: d.solver,
@@ -296,7 +304,10 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
             Err(ended) => break Decision::unknown(ended.reason()),
         }
     };
+    let short_reason =
+        (!decision.verdict.is_definite()).then(|| undecided::one_line(&decision, opts));
     let mut report = Report::of(t, decision, Cost::since(start, &stop));
+    report.short_reason = short_reason;
     report.profile = stop.phase_times();
     report
 }
@@ -337,9 +348,11 @@ fn decide_as(e: &dyn Decider, q: &Question, stop: &Stop) -> Decision {
 /// solver, so the portfolio asks them before it starts any engine.
 fn by_value_facts(q: &Question) -> Option<Decision> {
     let _p = deadline::phase("the value facts");
-    (q.targets.iter())
-        .all(|t| db::proved_by_value_facts(q.db, q.file, t).is_some())
-        .then(|| Decision::unreachable(Method::new("facts", How::ValueFacts), None))
+    let facts = (q.targets.iter())
+        .map(|t| db::proved_by_value_facts(q.db, q.file, t))
+        .collect::<Option<Vec<String>>>()?;
+    let proof = Proof::ValueFact(facts.join("; "));
+    Some(Decision::unreachable(Method::new("facts", How::ValueFacts), None).with_proof(proof))
 }
 
 /// The conditions, then (on `unknown`) the guided executor for the time
@@ -355,12 +368,17 @@ fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
     if then.verdict.is_definite() {
         return then;
     }
-    Decision::unknown(format!(
+    let mut d = Decision::unknown(format!(
         "{}; {}: {}",
         nc.reason(),
         explore.name(),
         then.reason()
-    ))
+    ));
+    d.attempts = vec![
+        ("nc", nc.reason().to_string()),
+        (explore.name(), then.reason().to_string()),
+    ];
+    d
 }
 
 /// The portfolio: each engine of `names` that takes the question on a
@@ -417,17 +435,22 @@ pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
         Finish::Undecided { answers, timed_out } => {
             let mut answers = answers;
             answers.sort_by_key(|(i, _)| *i);
-            let reasons: Vec<String> = (answers.into_iter())
+            let attempts: Vec<(&'static str, String)> = (answers.into_iter())
                 .map(|(i, a)| {
                     let why = match a {
                         Ok(d) => d.reason().to_string(),
                         Err(ended) => ended.reason(),
                     };
-                    format!("{}: {why}", engines[i].name())
+                    (engines[i].name(), why)
                 })
                 .collect();
+            let reasons: Vec<String> = (attempts.iter())
+                .map(|(name, why)| format!("{name}: {why}"))
+                .collect();
             let prefix = if timed_out { "timeout: " } else { "" };
-            Decision::unknown(format!("{prefix}{}", reasons.join("; ")))
+            let mut d = Decision::unknown(format!("{prefix}{}", reasons.join("; ")));
+            d.attempts = attempts;
+            d
         }
     }
 }

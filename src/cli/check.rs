@@ -74,6 +74,10 @@ pub enum CheckFormat {
     Json,
     /// One JSON object per line and file, each printed as soon as the file is decided.
     Jsonl,
+    /// One SARIF 2.1.0 log, for GitHub code scanning and SARIF viewers: a result per
+    /// target (reachable: `fail`; unknown: `open`; unreachable: `pass`, its proof a
+    /// property).
+    Sarif,
 }
 
 #[derive(Args, Debug)]
@@ -115,6 +119,12 @@ pub struct CheckArgs {
     /// core, …). Engines that run at once each count their own time.
     #[arg(long)]
     pub profile: bool,
+    /// Explain each verdict under its line: for `unreachable`, what proved it (the
+    /// invariant at each loop head, as a microc condition; every path explored; the
+    /// condition with no model; the value fact); for `unknown`, every engine's reason.
+    /// The JSON carries the proof as `proof` and the reasons as `reason` in any case.
+    #[arg(long)]
+    pub explain: bool,
     /// How many targets to check in parallel (1 to 256), over all the files.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=limits::MAX_JOBS as u64))]
     pub jobs: usize,
@@ -303,6 +313,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         portfolio_priorities: !a.portfolio_equal_priority,
         sharing_cores: false,
         all_targets_first: a.all_targets_first,
+        explain: a.explain,
     }
 }
 
@@ -375,7 +386,7 @@ fn check_one(a: &CheckArgs, path: &PathBuf, opts: &CheckOptions, started: Instan
     let total = started.elapsed();
     let solver = solver_name(a);
     match a.format {
-        CheckFormat::Text => print_text(&loaded.path, &reports, total, a.profile),
+        CheckFormat::Text => print_text(&loaded.path, &reports, total, Shown::of(a)),
         CheckFormat::Json => outln!(
             "{:#}",
             file_json(&loaded.path, &solver, &reports, total, a.profile)
@@ -384,6 +395,7 @@ fn check_one(a: &CheckArgs, path: &PathBuf, opts: &CheckOptions, started: Instan
             "{}",
             file_json(&loaded.path, &solver, &reports, total, a.profile)
         ),
+        CheckFormat::Sarif => outln!("{:#}", super::sarif::log(&[(&loaded.path, Ok(&reports))])),
     }
     status_of(&reports)
 }
@@ -470,7 +482,7 @@ fn load_program(path: &PathBuf) -> Result<check::Subject, String> {
 /// Prints a batch's files in order as they are decided, and the totals.
 struct BatchPrinter {
     format: CheckFormat,
-    profile: bool,
+    shown: Shown,
     solver: Option<String>,
     files: Vec<String>,
     ready: std::collections::BTreeMap<usize, Entry>,
@@ -483,7 +495,7 @@ impl BatchPrinter {
     fn new(a: &CheckArgs, files: Vec<String>) -> BatchPrinter {
         BatchPrinter {
             format: a.format,
-            profile: a.profile,
+            shown: Shown::of(a),
             solver: solver_name(a),
             files,
             ready: Default::default(),
@@ -504,10 +516,10 @@ impl BatchPrinter {
 
     fn print(&self, path: &str, entry: &Entry) {
         match (self.format, entry) {
-            (CheckFormat::Text, Ok(reports)) => print_target_lines(path, reports, self.profile),
+            (CheckFormat::Text, Ok(reports)) => print_target_lines(path, reports, self.shown),
             (CheckFormat::Text, Err(why)) => outln!("{why}"),
             (CheckFormat::Jsonl, e) => outln!("{}", self.entry_json(path, e)),
-            (CheckFormat::Json, _) => {}
+            (CheckFormat::Json | CheckFormat::Sarif, _) => {}
         }
     }
 
@@ -515,7 +527,7 @@ impl BatchPrinter {
         match entry {
             Ok(reports) => {
                 let time = reports.iter().map(|r| r.time).sum();
-                file_json(path, &self.solver, reports, time, self.profile)
+                file_json(path, &self.solver, reports, time, self.shown.profile)
             }
             Err(why) => json!({"file": path, "error": why, "targets": []}),
         }
@@ -561,6 +573,15 @@ impl BatchPrinter {
                 outln!("{out:#}");
             }
             CheckFormat::Jsonl => {}
+            CheckFormat::Sarif => {
+                let files: Vec<super::sarif::FileEntry> = (self.done.iter())
+                    .map(|(p, e)| {
+                        let e = e.as_deref().map_err(String::as_str);
+                        (p.as_str(), e)
+                    })
+                    .collect();
+                outln!("{:#}", super::sarif::log(&files));
+            }
         }
         if rejected > 0 {
             ExitStatus::BadInput
@@ -596,8 +617,24 @@ pub(super) fn show_witness(w: &Witness) -> String {
     parts.join(" ")
 }
 
-fn print_text(path: &str, reports: &[Report], total: Duration, profile: bool) {
-    print_target_lines(path, reports, profile);
+/// What the text format shows under each target's line.
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    profile: bool,
+    explain: bool,
+}
+
+impl Shown {
+    fn of(a: &CheckArgs) -> Shown {
+        Shown {
+            profile: a.profile,
+            explain: a.explain,
+        }
+    }
+}
+
+fn print_text(path: &str, reports: &[Report], total: Duration, shown: Shown) {
+    print_target_lines(path, reports, shown);
     let [unreachable, reachable, unknown] = verdict_counts(reports);
     outln!(
         "{} target{}: {unreachable} unreachable, {reachable} reachable, {unknown} unknown ({:.1} ms)",
@@ -607,8 +644,9 @@ fn print_text(path: &str, reports: &[Report], total: Duration, profile: bool) {
     );
 }
 
-/// One line per target (and with `profile`, one more per engine).
-fn print_target_lines(path: &str, reports: &[Report], profile: bool) {
+/// One line per target (with `--explain`, its explanation under it; with
+/// `--profile`, one more line per engine).
+fn print_target_lines(path: &str, reports: &[Report], shown: Shown) {
     for r in reports {
         let t = &r.target;
         let how = match (&r.method, &r.solver) {
@@ -619,7 +657,9 @@ fn print_target_lines(path: &str, reports: &[Report], profile: bool) {
         let what = match &r.verdict {
             Verdict::Unreachable => "unreachable".to_string(),
             Verdict::Reachable(w) => format!("reachable with {}", show_witness(w)),
-            Verdict::Unknown(why) => format!("unknown ({why})"),
+            Verdict::Unknown(why) => {
+                format!("unknown ({})", r.short_reason.as_ref().unwrap_or(why))
+            }
         };
         outln!(
             "{path}:{}:{}: {} in {}: {what}{how} {:.1} ms",
@@ -629,9 +669,24 @@ fn print_target_lines(path: &str, reports: &[Report], profile: bool) {
             t.function,
             ms(r.time)
         );
-        if profile {
+        if shown.explain {
+            print_explanation(r);
+        }
+        if shown.profile {
             print_profile(&r.profile);
         }
+    }
+}
+
+/// The lines `--explain` adds under a target's line.
+fn print_explanation(r: &Report) {
+    let lines = match (&r.verdict, &r.proof) {
+        (_, Some(proof)) => super::explain::proof_lines(proof),
+        (Verdict::Unknown(why), _) => super::explain::reason_lines(why),
+        _ => vec![],
+    };
+    for line in lines {
+        outln!("  {line}");
     }
 }
 
@@ -724,7 +779,9 @@ fn report_json(r: &Report, profile: bool) -> Value {
         "col": t.col,
         "verdict": r.verdict.name(),
         "reason": reason,
+        "short_reason": r.short_reason,
         "witness": witness,
+        "proof": r.proof.as_ref().map(super::explain::proof_json),
         "engine": r.engine,
         "method": r.method.as_ref().map(ToString::to_string),
         "solver": r.solver,

@@ -29,6 +29,7 @@ mod check;
 mod compact;
 mod compositional;
 mod exit;
+mod explain;
 mod explore;
 mod generate;
 mod input_flags;
@@ -37,6 +38,7 @@ mod nc;
 mod output;
 mod places;
 mod run;
+mod sarif;
 
 use crate::db::{self, Database, SourceFile};
 use crate::syntax::diagnostic::render;

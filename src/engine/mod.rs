@@ -16,6 +16,10 @@
 //! Knows the front end (through `db`), the solver profiles and witnesses;
 //! not any engine.
 
+pub mod proof;
+
+pub use proof::{Invariant, PathCounts, Place, Proof};
+
 use crate::db::{Database, SourceFile, Target};
 use crate::deadline::Stop;
 use crate::interp::Witness;
@@ -124,6 +128,9 @@ pub struct CheckOptions {
     /// With the portfolio: before the targets one by one, ask about all of
     /// a program's targets at once, within one `timeout`.
     pub all_targets_first: bool,
+    /// Explain the verdicts for people: engines may spend time on it (a
+    /// simpler invariant, each step checked).
+    pub explain: bool,
 }
 
 /// How many models a query may give by default before `nc-sat-no-witness`.
@@ -174,6 +181,7 @@ impl CheckOptions {
             portfolio_priorities: true,
             sharing_cores: false,
             all_targets_first: false,
+            explain: false,
         }
     }
 
@@ -258,6 +266,11 @@ pub struct Decision {
     pub solver: Option<String>,
     /// With several targets asked about: the one the witness hits.
     pub reached: Option<Target>,
+    /// For `unreachable`: what proved it, if the engine says more than its
+    /// method does ([`Decision::proof`] gives one in any case).
+    pub proof: Option<Proof>,
+    /// For an `unknown` of several engines: each one's reason, by name.
+    pub attempts: Vec<(&'static str, String)>,
     pub stats: Stats,
 }
 
@@ -268,6 +281,8 @@ impl Decision {
             method: None,
             solver: None,
             reached: None,
+            proof: None,
+            attempts: vec![],
             stats: Stats::default(),
         }
     }
@@ -278,6 +293,8 @@ impl Decision {
             method: Some(method),
             solver,
             reached: None,
+            proof: None,
+            attempts: vec![],
             stats: Stats::default(),
         }
     }
@@ -288,7 +305,27 @@ impl Decision {
             method: Some(method),
             solver,
             reached: None,
+            proof: None,
+            attempts: vec![],
             stats: Stats::default(),
+        }
+    }
+
+    /// The same decision, proved by `proof`.
+    pub fn with_proof(self, proof: Proof) -> Decision {
+        Decision {
+            proof: Some(proof),
+            ..self
+        }
+    }
+
+    /// What proved an `unreachable` verdict: the engine's own proof, else
+    /// what its method shows (`None` for the other verdicts).
+    pub fn proof(&self) -> Option<Proof> {
+        match (&self.verdict, &self.method) {
+            (Verdict::Unreachable, _) if self.proof.is_some() => self.proof.clone(),
+            (Verdict::Unreachable, Some(m)) => Some(Proof::of_method(m, &self.stats)),
+            _ => None,
         }
     }
 

@@ -108,6 +108,7 @@ pub fn checks(terms: &Terms, definitions: &[String], clauses: &[Clause]) -> Stri
 /// The part of [`checks`]' script that does not depend on the invariant
 /// (the clauses' frames), printed once for every candidate invariant (a
 /// weakened one is checked again).
+#[derive(Clone, Debug)]
 pub struct ClauseChecks {
     /// `tdiv`'s definition, if a clause divides.
     division: String,

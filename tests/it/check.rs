@@ -223,7 +223,9 @@ fn json_contract_and_exit_codes() {
             "col",
             "verdict",
             "reason",
+            "short_reason",
             "witness",
+            "proof",
             "engine",
             "method",
             "time_ms",
@@ -231,6 +233,15 @@ fn json_contract_and_exit_codes() {
             "smt_bytes",
         ] {
             assert!(t.get(k).is_some(), "{k} missing in {t}");
+        }
+        // Every proof says what it is; nothing else has one.
+        let proved = t["verdict"] == "unreachable";
+        assert_eq!(t["proof"].is_object(), proved, "{t}");
+        if proved {
+            assert!(
+                t["proof"]["kind"].is_string() && t["proof"]["summary"].is_string(),
+                "{t}"
+            );
         }
         assert!(t["time_ms"].is_f64() || t["time_ms"].is_u64());
         assert!(
@@ -1216,4 +1227,114 @@ fn a_link_loop_in_a_directory_does_not_stop_the_walk() {
         "{:?}",
         start.elapsed()
     );
+}
+
+/// `--explain` on a loop only an invariant proves: the invariant at the
+/// loop head, a microc condition (the engine parsed it back and checked the
+/// clauses again with it), and in the JSON the same; an unknown's reason
+/// is one line, with every engine's whole reason under it.
+#[test]
+fn explain_prints_the_invariant_that_proved_a_target() {
+    let file = program("sum_invariant.mc");
+    let args = ["check", &file, "--engine", "chc", "--timeout", "30"];
+    let out = apc(&[&args[..], &["--explain"]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[1].starts_with("  proof: an inductive invariant at 1 loop head"),
+        "{text}"
+    );
+    let invariant = lines[2]
+        .strip_prefix("    loop at 5:5: ")
+        .expect("the loop's line");
+    assert!(!invariant.contains("not microc"), "{text}");
+    let (parsed, errors) = apc::syntax::parse(&format!("main() {{ return {invariant}; }}"));
+    assert!(
+        errors
+            .iter()
+            .all(|d| d.severity != apc::syntax::Severity::Error),
+        "{errors:?}"
+    );
+    assert_eq!(parsed.functions.len(), 1);
+    let j = json(&apc(
+        &[&args[..], &["--explain", "--format", "json"]].concat()
+    ));
+    let proof = &j["targets"][0]["proof"];
+    assert_eq!(proof["kind"], "invariant", "{proof}");
+    assert_eq!(proof["invariants"][0]["line"], 5, "{proof}");
+    assert_eq!(proof["invariants"][0]["microc"], true, "{proof}");
+
+    let gcd = program("gcd_subtraction.mc");
+    let out = apc(&[
+        "check",
+        &gcd,
+        "--target",
+        "14:5",
+        "--timeout",
+        "1",
+        "--explain",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("unknown (") && first.contains("try --timeout 10"),
+        "{text}"
+    );
+    // Each engine that answered in time, on a line of its own.
+    let engines = text.lines().filter(|l| l.starts_with("    ")).count();
+    assert!(engines >= 2, "{text}");
+}
+
+/// Whether `log` is valid under the SARIF 2.1.0 schema (tests/sarif/),
+/// by Python's `jsonschema` (solvers/install.sh installs it).
+fn assert_valid_sarif(log: &[u8]) {
+    let schema = programs_dir().join("../sarif/sarif-schema-2.1.0.json");
+    let check = "import json, sys, jsonschema\n\
+        schema = json.load(open(sys.argv[1]))\n\
+        jsonschema.Draft7Validator(schema).validate(json.load(sys.stdin))";
+    let mut python = Command::new("python3")
+        .args(["-c", check, &schema.display().to_string()])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    {
+        use std::io::Write;
+        let mut stdin = python.stdin.take().expect("stdin");
+        stdin.write_all(log).expect("the log written");
+    }
+    let out = python.wait_with_output().expect("python3 ends");
+    assert!(
+        out.status.success(),
+        "not valid SARIF 2.1.0: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `--format sarif`: a log that validates against the schema, with a
+/// result per target at its place: the reachable one a failure with its
+/// witness, the proved ones passes with their proofs.
+#[test]
+fn sarif_output_validates_against_the_schema() {
+    let file = program("hello.mc");
+    let out = apc(&["check", &file, "--format", "sarif", "--timeout", "20"]);
+    assert_valid_sarif(&out.stdout);
+    let log: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 4, "{log:#}");
+    for r in results {
+        let region = &r["locations"][0]["physicalLocation"]["region"];
+        assert!(region["startLine"].as_u64().unwrap() > 0, "{r}");
+        match r["properties"]["verdict"].as_str() {
+            Some("reachable") => {
+                assert_eq!((&r["kind"], &r["level"]), (&"fail".into(), &"error".into()));
+                assert!(r["properties"]["witness"].is_object(), "{r}");
+            }
+            Some("unreachable") => {
+                assert_eq!(r["kind"], "pass", "{r}");
+                assert!(r["properties"]["proof"]["kind"].is_string(), "{r}");
+            }
+            _ => assert_eq!(r["kind"], "open", "{r}"),
+        }
+    }
 }

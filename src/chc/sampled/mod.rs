@@ -147,7 +147,12 @@ pub(super) fn invariant(
             horn::definition(&terms, &enc.relation(h), body)
         })
         .collect();
-    Ok(Certificate { definitions })
+    Ok(Certificate {
+        definitions,
+        context: super::certificate::Context::of(enc),
+        explained: vec![],
+        checks: None,
+    })
 }
 
 /// The candidates at one header from its sampled states: each variable
