@@ -18,6 +18,7 @@
 
 pub mod sweep;
 pub mod together;
+mod traced;
 mod undecided;
 
 pub use crate::db::{Target, targets};
@@ -29,6 +30,7 @@ pub use crate::engine::{
 use crate::db::{self, Database, SourceFile};
 use crate::deadline::{self, Ended, Entrant, Finish, PhaseTimes, SolverUse, Stop};
 use crate::engine::{Decider, How, Proof, Question};
+use crate::interp::trace::Step;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -76,6 +78,9 @@ pub struct Report {
     /// For `unknown`: its reason in one line (the whole one is the
     /// verdict's).
     pub short_reason: Option<String>,
+    /// For `reachable`, when asked (`CheckOptions::trace`): the witness's
+    /// run, traced and folded, or why there is none.
+    pub trace: Option<Result<Vec<Step>, String>>,
     pub time: Duration,
     /// The solver work it cost (its share of work done for several).
     pub solver_use: SolverUse,
@@ -112,6 +117,7 @@ impl Report {
             engine: d.method.as_ref().map(|m| m.engine),
             proof: d.proof(),
             short_reason: None,
+            trace: None,
             verdict: d.verdict,
             method: d.method,
             solver: d.solver,
@@ -210,9 +216,14 @@ pub fn check_batch(
         // Every other engine talks to the solvers in sessions.
         crate::smt::spare::prepare(&opts.solvers);
     }
-    let (decided, spent): (Vec<Vec<Option<Report>>>, Vec<Vec<Cost>>) = (subjects.iter())
+    let (mut decided, spent): (Vec<Vec<Option<Report>>>, Vec<Vec<Cost>>) = (subjects.iter())
         .map(|s| together::decided(s, opts))
         .unzip();
+    for (s, slot) in subjects.iter().zip(&mut decided) {
+        for r in slot.iter_mut().flatten() {
+            traced::add_trace(&s.db, s.file, r, opts);
+        }
+    }
     let work: Vec<(usize, usize)> = (decided.iter().enumerate())
         .flat_map(|(f, slot)| {
             (0..slot.len())
@@ -308,6 +319,7 @@ pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOpt
         (!decision.verdict.is_definite()).then(|| undecided::one_line(&decision, opts));
     let mut report = Report::of(t, decision, Cost::since(start, &stop));
     report.short_reason = short_reason;
+    traced::add_trace(db, file, &mut report, opts);
     report.profile = stop.phase_times();
     report
 }

@@ -125,6 +125,12 @@ pub struct CheckArgs {
     /// The JSON carries the proof as `proof` and the reasons as `reason` in any case.
     #[arg(long)]
     pub explain: bool,
+    /// Under each reachable target's line, the witness's run as the reference
+    /// interpreter replays it: the branches taken, each loop folded into its
+    /// iteration count, with the values each condition read, then the statement that
+    /// fails with the values it read (JSON: `trace`; SARIF: `codeFlows`, always).
+    #[arg(long)]
+    pub trace: bool,
     /// How many targets to check in parallel (1 to 256), over all the files.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=limits::MAX_JOBS as u64))]
     pub jobs: usize,
@@ -314,6 +320,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         sharing_cores: false,
         all_targets_first: a.all_targets_first,
         explain: a.explain,
+        trace: a.trace || a.format == CheckFormat::Sarif,
     }
 }
 
@@ -672,6 +679,11 @@ fn print_target_lines(path: &str, reports: &[Report], shown: Shown) {
         if shown.explain {
             print_explanation(r);
         }
+        if let Some(trace) = &r.trace {
+            for line in super::explain::trace_lines(trace) {
+                outln!("  {line}");
+            }
+        }
         if shown.profile {
             print_profile(&r.profile);
         }
@@ -683,6 +695,11 @@ fn print_explanation(r: &Report) {
     let lines = match (&r.verdict, &r.proof) {
         (_, Some(proof)) => super::explain::proof_lines(proof),
         (Verdict::Unknown(why), _) => super::explain::reason_lines(why),
+        (Verdict::Reachable(_), _) if r.trace.is_none() => {
+            vec![
+                "witness: replayed to the target by the interpreter (--trace shows the run)".into(),
+            ]
+        }
         _ => vec![],
     };
     for line in lines {
@@ -782,6 +799,7 @@ fn report_json(r: &Report, profile: bool) -> Value {
         "short_reason": r.short_reason,
         "witness": witness,
         "proof": r.proof.as_ref().map(super::explain::proof_json),
+        "trace": r.trace.as_ref().map(super::explain::trace_json),
         "engine": r.engine,
         "method": r.method.as_ref().map(ToString::to_string),
         "solver": r.solver,

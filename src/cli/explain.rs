@@ -3,6 +3,7 @@
 //! (docs/explanations.md).
 
 use crate::engine::{PathCounts, Place, Proof};
+use crate::interp::trace::Step;
 use serde_json::{Value, json};
 
 /// The lines `--explain` prints under an `unreachable` verdict: the
@@ -89,6 +90,50 @@ pub fn proof_json(proof: &Proof) -> Value {
         _ => {}
     }
     json
+}
+
+/// The lines `--trace` prints under a reachable target: each step of the
+/// replayed run, indented by call depth, with the values read.
+pub fn trace_lines(trace: &Result<Vec<Step>, String>) -> Vec<String> {
+    let steps = match trace {
+        Ok(steps) => steps,
+        Err(why) => return vec![format!("trace: none ({why})")],
+    };
+    let mut lines = vec!["trace (the witness's run, replayed):".to_string()];
+    for s in steps {
+        let indent = "  ".repeat(1 + s.depth as usize);
+        let values = values_text(&s.values);
+        lines.push(format!(
+            "{indent}{}:{} {}: {}{values}",
+            s.line, s.col, s.code, s.what
+        ));
+    }
+    lines
+}
+
+/// `  [i = 3, n = 5]`, or nothing.
+fn values_text(values: &[(String, String)]) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+    format!("  [{}]", parts.join(", "))
+}
+
+/// `[{"line", "col", "depth", "code", "what", "values": {NAME: VALUE}}]`,
+/// or `{"error": why}`.
+pub fn trace_json(trace: &Result<Vec<Step>, String>) -> Value {
+    match trace {
+        Ok(steps) => (steps.iter())
+            .map(|s| {
+                let values: serde_json::Map<String, Value> = (s.values.iter())
+                    .map(|(n, v)| (n.clone(), json!(v)))
+                    .collect();
+                json!({"line": s.line, "col": s.col, "depth": s.depth, "code": s.code, "what": s.what, "values": values})
+            })
+            .collect(),
+        Err(why) => json!({"error": why}),
+    }
 }
 
 /// The solver's definitions span lines; a report line does not.

@@ -2,13 +2,15 @@
 //! (docs/cli.md, "SARIF"), for GitHub code scanning and SARIF viewers.
 //!
 //! One run; one rule per target kind; one result per target: a reachable
-//! target is a failure (`error`) with its witness, an unknown one is
+//! target is a failure (`error`) with its witness and its replayed run as
+//! a code flow, an unknown one is
 //! `open` (the tool could not tell), an unreachable one a `pass` whose
 //! proof is a property. SARIF requires level `none` for every kind but
 //! `fail`.
 
 use super::explain::proof_json;
 use crate::check::{Report, Verdict};
+use crate::interp::trace::Step;
 use crate::target_kind::TargetKind;
 use serde_json::{Value, json};
 
@@ -100,7 +102,7 @@ fn result(path: &str, r: &Report) -> Value {
         Verdict::Unknown(why) => properties["reason"] = json!(why),
         Verdict::Unreachable => properties["proof"] = json!(r.proof.as_ref().map(proof_json)),
     }
-    json!({
+    let mut result = json!({
         "ruleId": t.kind.as_str(),
         "ruleIndex": TargetKind::ALL.iter().position(|k| *k == t.kind),
         "kind": kind,
@@ -111,6 +113,33 @@ fn result(path: &str, r: &Report) -> Value {
             "region": {"startLine": t.line, "startColumn": t.col},
         }}],
         "properties": properties,
+    });
+    if let Some(Ok(steps)) = &r.trace {
+        result["codeFlows"] = json!([{"threadFlows": [{"locations": steps
+            .iter()
+            .map(|s| step_location(path, s))
+            .collect::<Vec<_>>()}]}]);
+    }
+    result
+}
+
+/// A step of the witness's run as a location of its thread flow.
+fn step_location(path: &str, s: &Step) -> Value {
+    let values: Vec<String> = s.values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+    let values = if values.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", values.join(", "))
+    };
+    json!({
+        "location": {
+            "physicalLocation": {
+                "artifactLocation": {"uri": uri(path)},
+                "region": {"startLine": s.line, "startColumn": s.col},
+            },
+            "message": {"text": format!("{}: {}{values}", s.code, s.what)},
+        },
+        "nestingLevel": s.depth,
     })
 }
 

@@ -131,6 +131,8 @@ pub struct CheckOptions {
     /// Explain the verdicts for people: engines may spend time on it (a
     /// simpler invariant, each step checked).
     pub explain: bool,
+    /// Trace each reachable target's witness (the report's `trace`).
+    pub trace: bool,
 }
 
 /// How many models a query may give by default before `nc-sat-no-witness`.
@@ -182,6 +184,7 @@ impl CheckOptions {
             sharing_cores: false,
             all_targets_first: false,
             explain: false,
+            trace: false,
         }
     }
 

@@ -6,6 +6,7 @@
 //! into a `CallDepthLimit` outcome instead of an abort, whatever limits the
 //! caller chose.
 
+use super::trace::{Event, EventKind};
 use super::value::{CellId, Value};
 use super::{Limits, Outcome, RunError};
 use crate::TargetKind;
@@ -194,6 +195,8 @@ pub(crate) struct Interp<'p> {
     pub(crate) steps: u64,
     /// The statement being executed (absolute), for the step limit.
     cur_stmt: Span,
+    /// The run's branches and failure, when it is traced (`trace`).
+    pub(crate) trace: Option<super::trace::Recorder>,
     /// Host stack address at the start of the run, and how much of the
     /// stack calls (resp. everything else) may use below it.
     stack_base: usize,
@@ -245,6 +248,7 @@ impl<'p> Interp<'p> {
             outputs: Vec::new(),
             steps: 0,
             cur_stmt: Span::default(),
+            trace: None,
             stack_base: stack_address(),
             call_stack_budget: stack_size - headroom,
             hard_stack_budget: stack_size - headroom / 2,
@@ -790,7 +794,104 @@ impl<'p> Interp<'p> {
         Ok(!self.eval_int(e)?.is_zero())
     }
 
+    /// A condition's value, recorded in a traced run with the values of
+    /// the variables it reads.
+    fn branch(&mut self, kind: EventKind, s: &'p Stmt, e: &'p Expr) -> R<bool> {
+        let taken = self.cond(e)?;
+        if self.trace.is_some() {
+            let event = Event {
+                kind,
+                statement: self.abs(s.span),
+                condition: self.abs(e.span),
+                depth: self.depth,
+                taken,
+                values: self.values_read(e),
+            };
+            if let Some(t) = self.trace.as_mut() {
+                t.push(event);
+            }
+        }
+        Ok(taken)
+    }
+
+    /// The variables `e` reads, with their values now (`?` unassigned).
+    fn values_read(&self, e: &Expr) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut todo = vec![e];
+        while let Some(e) = todo.pop() {
+            if let ExprKind::Var(name) = &e.kind
+                && !out.iter().any(|(n, _)| n == name)
+                && let Ok(slot) = self.slot(e)
+            {
+                let shown = match self.cell(self.var_loc(slot)) {
+                    Ok(Some(v)) => self.show(v),
+                    _ => "?".to_string(),
+                };
+                out.push((name.clone(), shown));
+            }
+            todo.extend(e.children().into_iter().rev());
+        }
+        out.sort();
+        out
+    }
+
+    /// A value as a trace shows it: integers, up to 8 elements of an
+    /// array, `null`, `&…` for a pointer.
+    fn show(&self, v: &Value) -> String {
+        match v {
+            Value::Int(n) => n.to_string(),
+            Value::Null => "null".into(),
+            Value::Ptr(_) => "&…".into(),
+            Value::Array(cells) => {
+                let shown: Vec<String> = (cells.iter().take(8))
+                    .map(|c| match self.store.get(*c) {
+                        Some(Some(Value::Int(n))) => n.to_string(),
+                        Some(None) => "?".into(),
+                        _ => "…".into(),
+                    })
+                    .collect();
+                let more = if cells.len() > 8 { ", …" } else { "" };
+                format!("[{}{more}]", shown.join(", "))
+            }
+            Value::Record(_) => "{…}".into(),
+            Value::Input(_) => "input array".into(),
+        }
+    }
+
+    /// In a traced run, the statement `s` where the run failed, with the
+    /// values of what it reads.
+    fn failed_at(&mut self, s: &'p Stmt) {
+        let read = |e: &Expr| self.values_read(e);
+        let values = match &s.kind {
+            StmtKind::Assign { lhs, rhs } => [read(lhs), read(rhs)].concat(),
+            StmtKind::Output(e) | StmtKind::Assert(e) | StmtKind::Assume(e) => read(e),
+            StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => read(cond),
+            StmtKind::Block(_) => vec![],
+        };
+        let event = Event {
+            kind: EventKind::Failed,
+            statement: self.abs(s.span),
+            condition: self.abs(s.span),
+            depth: self.depth,
+            taken: false,
+            values,
+        };
+        if let Some(t) = self.trace.as_mut() {
+            t.failed(event);
+        }
+    }
+
     fn exec(&mut self, s: &'p Stmt) -> R<()> {
+        let done = self.exec_here(s);
+        if self.trace.as_ref().is_some_and(|t| !t.has_failure())
+            && matches!(done, Err(Stop::Outcome(Outcome::Error { .. })))
+        {
+            self.failed_at(s);
+        }
+        done
+    }
+
+    fn exec_here(&mut self, s: &'p Stmt) -> R<()> {
         if self.stack_used() > self.hard_stack_budget {
             return internal("statements nested too deeply for the interpreter's stack");
         }
@@ -812,7 +913,7 @@ impl<'p> Interp<'p> {
                 Ok(())
             }
             StmtKind::If { cond, then, els } => {
-                if self.cond(cond)? {
+                if self.branch(EventKind::If, s, cond)? {
                     self.exec(then)
                 } else if let Some(els) = els {
                     self.exec(els)
@@ -823,7 +924,7 @@ impl<'p> Interp<'p> {
             StmtKind::While { cond, body } => {
                 // The statement's own step covers the first test; each later
                 // test is a step of its own.
-                while self.cond(cond)? {
+                while self.branch(EventKind::While, s, cond)? {
                     self.exec(body)?;
                     self.cur_stmt = span;
                     self.step(span)?;

@@ -43,6 +43,7 @@
 mod exec;
 mod fast;
 mod main_args;
+pub mod trace;
 mod value;
 
 #[cfg(test)]
@@ -274,7 +275,7 @@ impl InputReads {
 }
 
 /// Host stack for a run: deep microc recursion recurses on the host.
-const STACK_SIZE: usize = 1 << 30;
+pub(crate) const STACK_SIZE: usize = 1 << 30;
 
 /// Runs `main` of `program` on `witness`: by the fast engine where it
 /// can, else by the reference interpreter (see [`run_reference`]); the

@@ -802,3 +802,41 @@ fn outputs_past_the_limit_end_the_run() {
         o => panic!("{o:?}"),
     }
 }
+
+/// A traced run is the reference's run: the same outcome, outputs and
+/// steps; its trace folds each loop into its iterations, with the values
+/// its test read when it left, and ends at the failure.
+#[test]
+fn a_traced_run_is_the_run_and_folds_its_loops() {
+    let src = "main(n) { var i, s; i = 0; s = 0;\nwhile (i < n) { if (i > 1) { s = s + i; } i = i + 1; }\nif (s > 4) { assert(s < 5); } return s; }";
+    let w = witness(&[("n", int(4))], &[]);
+    let p = program(src);
+    let plain = run_reference(&p, &w, Limits::default()).expect("runs");
+    let (traced, trace) = trace::run_traced(&p, &w, Limits::default()).expect("runs");
+    assert_eq!(plain, traced);
+    let steps = trace.steps(src);
+    let shown: Vec<(u32, &str, &str)> = (steps.iter())
+        .map(|s| (s.line, s.code.as_str(), s.what.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (
+                2,
+                "while (i < n)",
+                "4 iterations, then left (inside: if at 2:17 true 2×, false 2×)"
+            ),
+            (3, "if (s > 4)", "true"),
+            (3, "assert(s < 5)", "fails"),
+        ]
+    );
+    assert_eq!(
+        steps[0].values,
+        [("i".into(), "4".into()), ("n".into(), "4".into())]
+    );
+    assert_eq!(steps[2].values, [("s".into(), "5".into())]);
+    // A run that returns has no failure; a run of main with no branch, no step.
+    let (_, ok) =
+        trace::run_traced(&p, &witness(&[("n", int(1))], &[]), Limits::default()).expect("runs");
+    assert!(ok.failure.is_none() && ok.steps(src).len() == 2);
+}

@@ -1329,6 +1329,11 @@ fn sarif_output_validates_against_the_schema() {
             Some("reachable") => {
                 assert_eq!((&r["kind"], &r["level"]), (&"fail".into(), &"error".into()));
                 assert!(r["properties"]["witness"].is_object(), "{r}");
+                // The replayed run, ending where the result is.
+                let flow = &r["codeFlows"][0]["threadFlows"][0]["locations"];
+                let last = flow.as_array().and_then(|l| l.last()).expect("a flow");
+                let at = &last["location"]["physicalLocation"]["region"];
+                assert_eq!(at, region, "{r}");
             }
             Some("unreachable") => {
                 assert_eq!(r["kind"], "pass", "{r}");
@@ -1337,4 +1342,44 @@ fn sarif_output_validates_against_the_schema() {
             _ => assert_eq!(r["kind"], "open", "{r}"),
         }
     }
+}
+
+/// `--trace`: the witness's run as the interpreter replays it, its loop
+/// folded into the iteration count, ending at the target with the values
+/// the failing statement read (JSON `trace`).
+#[test]
+fn trace_shows_the_replayed_run_of_a_witness() {
+    let file = program("triangular_sum.mc");
+    let out = apc(&["check", &file, "--trace", "--timeout", "20"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("trace (the witness's run, replayed):"),
+        "{text}"
+    );
+    let j = json(&apc(&[
+        "check",
+        &file,
+        "--trace",
+        "--format",
+        "json",
+        "--timeout",
+        "20",
+    ]));
+    let t = &j["targets"][0];
+    assert_eq!(t["verdict"], "reachable", "{t}");
+    let steps = t["trace"].as_array().expect("a trace");
+    let last = steps.last().expect("a step");
+    assert_eq!(
+        (&last["line"], &last["col"]),
+        (&t["line"], &t["col"]),
+        "{t}"
+    );
+    assert_eq!(last["what"], "fails", "{t}");
+    let n = t["witness"]["args"]["n"].as_u64().expect("n");
+    let looped = format!("{n} iterations, then left");
+    assert!(steps.iter().any(|s| s["what"] == looped.as_str()), "{t}");
+    assert!(
+        last["values"].as_object().is_some_and(|v| !v.is_empty()),
+        "{t}"
+    );
 }
