@@ -37,6 +37,9 @@ pub fn trace(
     if (kind, at) != (t.kind, (t.line, t.col)) {
         return Err(crate::interp::hit_elsewhere(kind, at));
     }
+    if trace.failure.is_none() {
+        return Err("the traced run recorded no failing statement".into());
+    }
     let mut steps = trace.steps(text);
     if trace.cut {
         let note = format!("the trace keeps the first {} branches", trace::MAX_EVENTS);

@@ -49,6 +49,7 @@ pub fn one_line(d: &Decision, opts: &CheckOptions) -> String {
             format!("{}, and lacked a nonlinear loop invariant", who(engine))
         }
         // No engine got anywhere.
+        _ if timed_out && attempts.len() == 1 => format!("{} ran out of time", attempts[0].0),
         _ if timed_out => "every engine ran out of time".to_string(),
         Some((Lack::Unsupported(what), engine)) => {
             format!("no engine could read the program ({engine}: {what})")

@@ -782,7 +782,15 @@ impl<'p> Interp<'p> {
             self.exec(s)?;
         }
         self.cur_stmt = f.abs(f.ret_span);
-        let v = self.eval(&f.ret)?;
+        let v = match self.eval(&f.ret) {
+            Err(Stop::Outcome(Outcome::Error { kind, span })) => {
+                if self.trace.as_ref().is_some_and(|t| !t.has_failure()) {
+                    self.failed_at_return(f, span);
+                }
+                return Err(Stop::Outcome(Outcome::Error { kind, span }));
+            }
+            v => v?,
+        };
         self.depth -= 1;
         self.frame = saved;
         Ok(v)
@@ -858,11 +866,13 @@ impl<'p> Interp<'p> {
         }
     }
 
-    /// In a traced run, the statement `s` where the run failed, with the
-    /// values of what it reads.
-    fn failed_at(&mut self, s: &'p Stmt) {
+    /// In a traced run, the statement `s` where the run failed at `place`,
+    /// with the values of what it reads.
+    fn failed_at(&mut self, s: &'p Stmt, place: Span) {
         let read = |e: &Expr| self.values_read(e);
         let values = match &s.kind {
+            // A variable written is not read; an index or a pointer is.
+            StmtKind::Assign { lhs, rhs } if matches!(lhs.kind, ExprKind::Var(_)) => read(rhs),
             StmtKind::Assign { lhs, rhs } => [read(lhs), read(rhs)].concat(),
             StmtKind::Output(e) | StmtKind::Assert(e) | StmtKind::Assume(e) => read(e),
             StmtKind::If { cond, .. } | StmtKind::While { cond, .. } => read(cond),
@@ -871,7 +881,7 @@ impl<'p> Interp<'p> {
         let event = Event {
             kind: EventKind::Failed,
             statement: self.abs(s.span),
-            condition: self.abs(s.span),
+            condition: place,
             depth: self.depth,
             taken: false,
             values,
@@ -881,12 +891,27 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// In a traced run, `f`'s `return` where the run failed at `place`.
+    fn failed_at_return(&mut self, f: &'p Function, place: Span) {
+        let event = Event {
+            kind: EventKind::Failed,
+            statement: f.abs(f.ret_span),
+            condition: place,
+            depth: self.depth,
+            taken: false,
+            values: self.values_read(&f.ret),
+        };
+        if let Some(t) = self.trace.as_mut() {
+            t.failed(event);
+        }
+    }
+
     fn exec(&mut self, s: &'p Stmt) -> R<()> {
         let done = self.exec_here(s);
-        if self.trace.as_ref().is_some_and(|t| !t.has_failure())
-            && matches!(done, Err(Stop::Outcome(Outcome::Error { .. })))
+        if let Err(Stop::Outcome(Outcome::Error { span, .. })) = &done
+            && self.trace.as_ref().is_some_and(|t| !t.has_failure())
         {
-            self.failed_at(s);
+            self.failed_at(s, *span);
         }
         done
     }

@@ -25,7 +25,7 @@ pub struct Event {
     pub kind: EventKind,
     /// The statement (absolute in the file).
     pub statement: Span,
-    /// Its condition (the statement itself for a failure).
+    /// Its condition; for a failure, the place of the failure (absolute).
     pub condition: Span,
     /// How many calls deep the run was (main is 1).
     pub depth: u32,
@@ -247,7 +247,11 @@ fn plural(n: usize, what: &str) -> String {
 
 /// The step of one event.
 fn step(e: &Event, text: &str, lines: &LineIndex, base: u32, what: String) -> Step {
-    let (line, col) = lines.line_col(text, e.statement.start);
+    let place = match e.kind {
+        EventKind::Failed => e.condition,
+        _ => e.statement,
+    };
+    let (line, col) = lines.line_col(text, place.start);
     Step {
         line,
         col,
