@@ -49,8 +49,10 @@ pub fn one_line(d: &Decision, opts: &CheckOptions) -> String {
             format!("{}, and lacked a nonlinear loop invariant", who(engine))
         }
         // No engine got anywhere.
-        _ if timed_out && attempts.len() == 1 => format!("{} ran out of time", attempts[0].0),
-        _ if timed_out => "every engine ran out of time".to_string(),
+        Some((Lack::Time, engine)) if timed_out && attempts.len() == 1 => {
+            format!("{engine} ran out of time")
+        }
+        _ if timed_out && attempts.len() > 1 => "every engine ran out of time".to_string(),
         Some((Lack::Unsupported(what), engine)) => {
             format!("no engine could read the program ({engine}: {what})")
         }
@@ -172,10 +174,13 @@ mod tests {
     #[test]
     fn an_unsupported_construct_is_named_without_its_reference() {
         let u = undecided(
-            &[(
-                "compositional",
-                "unsupported: `a` is not an integer (arrays, records, pointers) in `main` (docs/compositional-se.md §11.1)",
-            )],
+            &[
+                (
+                    "compositional",
+                    "unsupported: `a` is not an integer (arrays, records, pointers) in `main` (docs/compositional-se.md §11.1)",
+                ),
+                ("explore", "timeout"),
+            ],
             5,
         );
         assert_eq!(
