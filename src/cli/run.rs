@@ -3,6 +3,7 @@
 
 use super::{ExitStatus, Format, Loaded, bad, load, parse_args, parse_input};
 use crate::db;
+use crate::interp::trace::Step;
 use crate::interp::{self, ArgValue, Limits, Outcome, RunError, RunResult, Witness};
 use crate::syntax::Span;
 use crate::syntax::diagnostic::{Diagnostic, render};
@@ -34,6 +35,11 @@ pub struct RunArgs {
     /// the reference is about 20 times slower.
     #[arg(long)]
     pub reference: bool,
+    /// Print the run's trace first: each `if` taken and each loop folded into its
+    /// iteration count, with the values each condition read, then the statement that
+    /// failed (on the reference interpreter; JSON: `trace`).
+    #[arg(long)]
+    pub trace: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -58,7 +64,15 @@ pub fn run(a: RunArgs) -> ExitCode {
     } else {
         interp::run
     };
-    let result = match run(program, &witness, limits) {
+    let (ran, trace) = if a.trace {
+        match interp::trace::run_traced(program, &witness, limits) {
+            Ok((r, t)) => (Ok(r), Some(t.steps(loaded.file.text(&loaded.db)))),
+            Err(e) => (Err(e), None),
+        }
+    } else {
+        (run(program, &witness, limits), None)
+    };
+    let result = match ran {
         Ok(r) => r,
         Err(RunError::BadWitness(e)) => return bad(&e),
         Err(RunError::Internal(e)) => {
@@ -70,9 +84,18 @@ pub fn run(a: RunArgs) -> ExitCode {
         eprintln!("note: the input stream ran out; the missing inputs were read as 0");
     }
     let ended = Ended::of(&result.outcome, &loaded);
+    let trace = trace.map(Ok);
     match a.format {
-        Format::Json => print_json(&result, &ended),
-        Format::Text => print_text(&result, &ended, &loaded, a.max_steps),
+        Format::Json => print_json(&result, &ended, trace.as_ref()),
+        Format::Text => {
+            if let Some(t) = &trace {
+                outln!("trace:");
+                for line in super::explain::trace_lines(t).iter().skip(1) {
+                    outln!("{line}");
+                }
+            }
+            print_text(&result, &ended, &loaded, a.max_steps)
+        }
     }
     ended.status.into()
 }
@@ -137,7 +160,7 @@ impl Ended {
     }
 }
 
-fn print_json(result: &RunResult, ended: &Ended) {
+fn print_json(result: &RunResult, ended: &Ended, trace: Option<&Result<Vec<Step>, String>>) {
     let error_json = match &ended.error {
         Some((kind, (line, col), _)) => json!({"kind": kind, "line": line, "col": col}),
         None => Value::Null,
@@ -151,6 +174,10 @@ fn print_json(result: &RunResult, ended: &Ended) {
         "limit": ended.limit.map(|(k, _)| Value::from(k)).unwrap_or(Value::Null),
         "steps": result.steps,
     });
+    let mut out = out;
+    if let Some(t) = trace {
+        out["trace"] = super::explain::trace_json(t);
+    }
     outln!("{out}");
 }
 

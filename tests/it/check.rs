@@ -1444,3 +1444,31 @@ fn explanations_hold_on_the_corpus() {
     let sarif = apc(&[&common[..], &["--format", "sarif"]].concat());
     assert_valid_sarif(&sarif.stdout);
 }
+
+/// `apc run --trace`: the same steps for any run, in the JSON too; a run
+/// that returns ends with its last branch, and the run is the same.
+#[test]
+fn run_trace_folds_the_loop_of_any_run() {
+    let file = program("triangular_sum.mc");
+    let plain = json(&apc(&["run", &file, "--args", "n=3", "--format", "json"]));
+    let traced = json(&apc(&[
+        "run", &file, "--args", "n=3", "--format", "json", "--trace",
+    ]));
+    assert_eq!(
+        (&plain["return"], &plain["steps"]),
+        (&traced["return"], &traced["steps"])
+    );
+    let steps = traced["trace"].as_array().expect("a trace");
+    assert_eq!(steps.len(), 1, "{traced}");
+    assert_eq!(steps[0]["what"], "3 iterations, then left", "{traced}");
+    let out = apc(&["run", &file, "--args", "n=5", "--trace"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("trace:\n  5:5 while (y < n): 5 iterations"),
+        "{text}"
+    );
+    assert!(
+        text.contains("9:5 assert(x != 11): fails  [x = 11]"),
+        "{text}"
+    );
+}
