@@ -1,6 +1,7 @@
 //! `apc cfg`: the flowgraphs, as text or Graphviz.
 
 use super::{ExitStatus, load};
+use crate::check::{self, Verdict};
 use crate::db;
 use crate::ir;
 use clap::Args;
@@ -17,6 +18,33 @@ pub struct CfgArgs {
     /// Only this function.
     #[arg(long)]
     pub function: Option<String>,
+    /// With `--dot`: check every target first (as `apc check` does) and colour each
+    /// target's error vertex and the edges into it by its verdict: red reachable, green
+    /// unreachable, orange unknown, the verdict under its label.
+    #[arg(long, requires = "dot")]
+    pub verdicts: bool,
+    /// With `--verdicts`: the time limit per target in seconds.
+    #[arg(long, default_value = "30", value_name = "SECS", value_parser = super::limits::seconds, requires = "verdicts")]
+    pub timeout: std::time::Duration,
+    #[command(flatten)]
+    pub solvers: super::check::SolverArgs,
+}
+
+/// Every target's verdict, by `apc check`'s portfolio.
+fn verdicts(
+    a: &CfgArgs,
+    loaded: &super::Loaded,
+) -> Result<Vec<(check::Target, Verdict)>, ExitCode> {
+    if db::program(&loaded.db, loaded.file).is_none() {
+        eprintln!("error: {}: the program has no `main`", loaded.path);
+        return Err(ExitStatus::BadInput.into());
+    }
+    let opts = check::CheckOptions::new(a.solvers.locate()?, a.timeout);
+    let targets = check::targets(&loaded.db, loaded.file);
+    let bar = super::progress(targets.len(), "{bar:30} {pos}/{len} targets {elapsed}");
+    let reports = check::check_all(&loaded.db, loaded.file, &targets, &opts, &|_| bar.inc(1));
+    bar.finish_and_clear();
+    Ok(reports.into_iter().map(|r| (r.target, r.verdict)).collect())
 }
 
 pub fn cfg(a: CfgArgs) -> ExitCode {
@@ -54,7 +82,28 @@ pub fn cfg(a: CfgArgs) -> ExitCode {
                 .map(|(_, o)| *o)
                 .unwrap_or(0)
         };
-        out!("{}", ir::to_dot(&bodies, &|b, s| loc(find(b), s)));
+        let verdicts = match a.verdicts {
+            true => match verdicts(&a, &loaded) {
+                Ok(v) => v,
+                Err(code) => return code,
+            },
+            false => vec![],
+        };
+        let mark = |b: &ir::Body, t: ir::TargetId| -> ir::TargetMark {
+            let (_, verdict) = verdicts
+                .iter()
+                .find(|(r, _)| r.function == b.name && r.id == t)?;
+            let colour = match verdict {
+                Verdict::Reachable(_) => "red",
+                Verdict::Unreachable => "forestgreen",
+                Verdict::Unknown(_) => "orange",
+            };
+            Some((colour, verdict.name().to_string()))
+        };
+        out!(
+            "{}",
+            ir::to_dot_with(&bodies, &|b, s| loc(find(b), s), &mark)
+        );
     } else {
         for (i, f) in items.iter().enumerate() {
             if i > 0 {

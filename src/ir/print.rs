@@ -228,6 +228,20 @@ fn dot_escape(s: &str) -> String {
 
 /// Graphviz for `apc cfg --dot`: one cluster per function.
 pub fn to_dot(bodies: &[&Body], loc: &dyn Fn(&Body, Span) -> String) -> String {
+    to_dot_with(bodies, loc, &|_, _| None)
+}
+
+/// A target's mark in a drawing: the colour of its error vertex and of the
+/// edges into it, and a word under its label (`reachable`, …).
+pub type TargetMark = Option<(&'static str, String)>;
+
+/// [`to_dot`], each target's error vertex and the edges into it marked as
+/// `mark` says (`apc cfg --dot --verdicts`).
+pub fn to_dot_with(
+    bodies: &[&Body],
+    loc: &dyn Fn(&Body, Span) -> String,
+    mark: &dyn Fn(&Body, TargetId) -> TargetMark,
+) -> String {
     let mut out = String::from(
         "digraph cfg {\n  node [shape=circle, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n",
     );
@@ -244,11 +258,19 @@ pub fn to_dot(bodies: &[&Body], loc: &dyn Fn(&Body, Span) -> String) -> String {
                 NodeKind::Exit => ("doublecircle", "", format!("{v}\\nexit")),
                 NodeKind::Error(t) => {
                     let tg = &b.targets[t as usize];
-                    (
-                        "box",
-                        ", color=red, fontcolor=red",
-                        format!("T{t} {}\\n{}", tg.kind, loc(b, tg.span)),
-                    )
+                    let label = format!("T{t} {}\\n{}", tg.kind, loc(b, tg.span));
+                    match mark(b, t) {
+                        Some((colour, word)) => (
+                            "box",
+                            match colour {
+                                "red" => ", color=red, fontcolor=red, penwidth=2",
+                                "forestgreen" => ", color=forestgreen, fontcolor=forestgreen",
+                                _ => ", color=orange, fontcolor=darkorange",
+                            },
+                            format!("{label}\\n{}", dot_escape(&word)),
+                        ),
+                        None => ("box", ", color=red, fontcolor=red", label),
+                    }
                 }
                 NodeKind::LoopHeader(l) => ("diamond", ", color=blue", format!("{v}\\nL{l}")),
             };
@@ -258,11 +280,16 @@ pub fn to_dot(bodies: &[&Body], loc: &dyn Fn(&Body, Span) -> String) -> String {
             );
         }
         for (i, e) in b.edges.iter().enumerate() {
-            let style = if b.is_back_edge(i as EdgeId) {
-                ", style=dashed"
+            let mut style = if b.is_back_edge(i as EdgeId) {
+                ", style=dashed".to_string()
             } else {
-                ""
+                String::new()
             };
+            if let NodeKind::Error(t) = b.node_kinds[e.to as usize]
+                && let Some((colour, _)) = mark(b, t)
+            {
+                style += &format!(", color={colour}, penwidth=2");
+            }
             let _ = writeln!(
                 out,
                 "    f{fi}_{} -> f{fi}_{} [label=\"{}\"{style}];",

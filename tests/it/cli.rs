@@ -201,23 +201,61 @@ fn cfg_dot_is_valid_graphviz() {
     for path in programs() {
         let out = apc(&["cfg", &path.display().to_string(), "--dot"]);
         assert_eq!(out.status.code(), Some(0));
-        let mut child = std::process::Command::new("dot")
-            .arg("-Tsvg")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(&out.stdout).unwrap();
-        let r = child.wait_with_output().unwrap();
-        assert!(
-            r.status.success(),
-            "{}: {}",
-            path.display(),
-            String::from_utf8_lossy(&r.stderr)
-        );
+        if let Err(why) = renders_with_dot(&out.stdout) {
+            panic!("{}: {why}", path.display());
+        }
     }
+}
+
+/// Whether Graphviz's `dot` renders `graph` (as SVG), or what it said.
+fn renders_with_dot(graph: &[u8]) -> Result<(), String> {
+    let mut child = std::process::Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("dot: {e}"))?;
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(graph).unwrap();
+    let r = child.wait_with_output().unwrap();
+    match r.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&r.stderr).into_owned()),
+    }
+}
+
+/// `apc cfg --dot --verdicts`: each target's error vertex says its verdict
+/// and has its colour (red reachable, green unreachable), and so do the
+/// edges into it; the graph renders.
+#[test]
+fn cfg_dot_colours_each_target_by_its_verdict() {
+    let file = programs_dir().join("sem_calls.mc").display().to_string();
+    let out = apc(&["cfg", &file, "--dot", "--verdicts", "--timeout", "20"]);
+    assert_eq!(out.status.code(), Some(0));
+    renders_with_dot(&out.stdout).expect("renders");
+    let dot = String::from_utf8_lossy(&out.stdout);
+    let vertex = |place: &str| {
+        (dot.lines())
+            .find(|l| l.contains(&format!("\\n{place}\\n")))
+            .unwrap_or_else(|| panic!("no vertex at {place}: {dot}"))
+            .to_string()
+    };
+    let reachable = vertex("24:24");
+    assert!(
+        reachable.contains("\\nreachable\"") && reachable.contains("color=red"),
+        "{reachable}"
+    );
+    let proved = vertex("7:7");
+    assert!(
+        proved.contains("\\nunreachable\"") && proved.contains("color=forestgreen"),
+        "{proved}"
+    );
+    assert!(
+        dot.lines()
+            .any(|l| l.contains("->") && l.contains("color=red")),
+        "{dot}"
+    );
 }
 
 /// The BenchExec task definitions (tests/benchexec/tasks) are those
