@@ -9,6 +9,7 @@ use super::readable;
 use crate::ir::NodeId;
 use crate::smt::horn::{self, model};
 use crate::syntax::Span;
+use crate::term::Terms;
 use std::sync::Arc;
 
 /// The solver's definitions of the predicates, as `define-fun`s.
@@ -24,11 +25,27 @@ pub struct Certificate {
     pub checks: Option<Arc<Checks>>,
 }
 
-/// The clauses' part of the checks, and how many clauses there are.
+/// The clauses' part of the checks, how many clauses there are, and what
+/// a definition is made of again: the encoding's terms and each
+/// definition's relation (parallel to the definitions).
 #[derive(Debug)]
 pub struct Checks {
     pub clauses: horn::ClauseChecks,
     pub count: usize,
+    pub terms: Terms,
+    pub relations: Vec<horn::Relation>,
+}
+
+impl Checks {
+    pub fn of(enc: &Encoding, clauses: &horn::ClauseChecks) -> Checks {
+        let loops = enc.predicates.iter().map(|p| enc.relation(*p));
+        Checks {
+            clauses: clauses.clone(),
+            count: enc.clause_count(),
+            terms: enc.terms.clone(),
+            relations: loops.chain(enc.summaries.iter().cloned()).collect(),
+        }
+    }
 }
 
 /// What each definition is about: its place, and the labels of its
@@ -179,16 +196,18 @@ impl Certificate {
     }
 
     /// The certificate with each definition that `texts` has a microc
-    /// condition for defined by it (parsed back).
-    pub fn defined_by(&self, texts: &[Option<String>]) -> Option<Certificate> {
+    /// condition for defined by it (parsed back, made a term over the
+    /// relation's parameters, printed by the solver layer).
+    pub fn defined_by(&self, texts: &[Option<String>], checks: &Checks) -> Option<Certificate> {
         let mut again = self.clone();
-        let parts = texts
-            .iter()
-            .zip(&mut again.definitions)
-            .zip(&self.context.labels);
-        for ((text, d), labels) in parts {
+        let mut terms = checks.terms.clone();
+        let parts = (texts.iter().zip(&mut again.definitions))
+            .zip(self.context.labels.iter().zip(&checks.relations));
+        for ((text, d), (labels, relation)) in parts {
             if let Some(text) = text {
-                *d = readable::definition_of(text, d, labels).ok()?;
+                let body =
+                    readable::condition_term(text, &mut terms, &relation.params, labels).ok()?;
+                *d = horn::definition(&terms, relation, body);
             }
         }
         Some(again)

@@ -376,10 +376,7 @@ fn explained(
     deadline: Instant,
 ) {
     let _p = crate::deadline::phase("re-checking the invariant as printed");
-    let checks = Arc::new(certificate::Checks {
-        clauses: clauses.clone(),
-        count: enc.clause_count(),
-    });
+    let checks = Arc::new(certificate::Checks::of(enc, clauses));
     cert.explained = cert.as_defined();
     let microc = cert.microc_clauses();
     if microc.iter().any(Option::is_some) && holds(solver, cert, &checks, &microc, deadline) {
@@ -403,7 +400,7 @@ fn holds(
     let texts: Vec<Option<String>> = (microc.iter())
         .map(|c| c.as_ref().map(|c| readable::text_of(c)))
         .collect();
-    let Some(again) = cert.defined_by(&texts) else {
+    let Some(again) = cert.defined_by(&texts, checks) else {
         return false;
     };
     let script = again.checks_with(&checks.clauses);

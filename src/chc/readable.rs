@@ -10,6 +10,7 @@
 
 use crate::syntax::ast::{BinOp, Expr, ExprKind, UnOp};
 use crate::syntax::{self, Severity};
+use crate::term::{TermId, Terms, Var};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};
 use std::collections::BTreeMap;
@@ -97,36 +98,22 @@ pub fn is_microc_name(label: &str) -> bool {
 }
 
 /// The microc condition `condition` (as [`microc_condition`] prints it)
-/// as a definition with the head of `like` (its name and parameters), the
-/// k-th parameter read where `labels[k]` is named: what the re-check of
-/// a printed invariant sends.
-pub fn definition_of(condition: &str, like: &str, labels: &[String]) -> Result<String, String> {
-    let Some(Sexp::List(items)) = parse(like) else {
-        return Err("not a definition".into());
-    };
-    let [_, Sexp::Atom(name), Sexp::List(params), _, _] = items.as_slice() else {
-        return Err("not a definition".into());
-    };
-    let names: Vec<String> = (params.iter())
-        .filter_map(|p| match p {
-            Sexp::List(p) => match p.first() {
-                Some(Sexp::Atom(n)) => Some(n.clone()),
-                _ => None,
-            },
-            Sexp::Atom(_) => None,
-        })
-        .collect();
+/// as a term over `params`, the k-th read where `labels[k]` is named: what
+/// the re-check of a printed invariant defines the predicate by (the
+/// solver layer prints it).
+pub fn condition_term(
+    condition: &str,
+    terms: &mut Terms,
+    params: &[Var],
+    labels: &[String],
+) -> Result<TermId, String> {
     let expr = microc_expression(condition)?;
-    let body = Smt {
-        names: &names,
+    Translation {
+        terms,
+        params,
         labels,
     }
-    .boolean(&expr)?;
-    let params: Vec<String> = params.iter().map(Sexp::text).collect();
-    Ok(format!(
-        "(define-fun {name} ({}) Bool {body})",
-        params.join(" ")
-    ))
+    .boolean(&expr)
 }
 
 /// `text` parsed as a microc expression, by the language's own parser.
@@ -141,88 +128,97 @@ fn microc_expression(text: &str) -> Result<Expr, String> {
     }
 }
 
-/// A microc condition over the labels, as SMT-LIB over the parameters.
-struct Smt<'a> {
-    names: &'a [String],
+/// A microc condition over the labels, as a term over the parameters.
+struct Translation<'a> {
+    terms: &'a mut Terms,
+    params: &'a [Var],
     labels: &'a [String],
 }
 
-impl Smt<'_> {
-    fn boolean(&self, e: &Expr) -> Result<String, String> {
+impl Translation<'_> {
+    fn boolean(&mut self, e: &Expr) -> Result<TermId, String> {
         match &e.kind {
-            ExprKind::Binary(op, a, b) => {
-                let rel = match op {
-                    BinOp::And => {
-                        return Ok(format!("(and {} {})", self.boolean(a)?, self.boolean(b)?));
-                    }
-                    BinOp::Or => {
-                        return Ok(format!("(or {} {})", self.boolean(a)?, self.boolean(b)?));
-                    }
-                    BinOp::Eq => "=",
-                    BinOp::Ne => "distinct",
-                    BinOp::Lt => "<",
-                    BinOp::Le => "<=",
-                    BinOp::Gt => ">",
-                    BinOp::Ge => ">=",
-                    _ => return Ok(format!("(distinct {} 0)", self.int(e)?)),
-                };
-                Ok(format!("({rel} {} {})", self.int(a)?, self.int(b)?))
+            ExprKind::Binary(op, a, b) if *op != BinOp::Div && !is_arithmetic(*op) => {
+                if matches!(op, BinOp::And | BinOp::Or) {
+                    let (a, b) = (self.boolean(a)?, self.boolean(b)?);
+                    let t = &mut *self.terms;
+                    return Ok(if *op == BinOp::And {
+                        t.and(vec![a, b])
+                    } else {
+                        t.or(vec![a, b])
+                    });
+                }
+                let (a, b) = (self.int(a)?, self.int(b)?);
+                let t = &mut *self.terms;
+                Ok(match op {
+                    BinOp::Eq => t.eq(a, b),
+                    BinOp::Ne => t.ne(a, b),
+                    BinOp::Lt => t.lt(a, b),
+                    BinOp::Le => t.le(a, b),
+                    BinOp::Gt => t.gt(a, b),
+                    _ => t.ge(a, b),
+                })
             }
-            ExprKind::Unary(UnOp::Not, a) => Ok(format!("(not {})", self.boolean(a)?)),
-            _ => Ok(format!("(distinct {} 0)", self.int(e)?)),
+            ExprKind::Unary(UnOp::Not, a) => {
+                let a = self.boolean(a)?;
+                Ok(self.terms.not(a))
+            }
+            _ => {
+                let n = self.int(e)?;
+                let zero = self.terms.int(0);
+                Ok(self.terms.ne(n, zero))
+            }
         }
     }
 
-    fn int(&self, e: &Expr) -> Result<String, String> {
+    fn int(&mut self, e: &Expr) -> Result<TermId, String> {
         match &e.kind {
-            ExprKind::Num(n) => Ok(if n.is_negative() {
-                format!("(- {})", n.abs())
-            } else {
-                n.to_string()
-            }),
-            ExprKind::Unary(UnOp::Neg, a) => Ok(format!("(- {})", self.int(a)?)),
-            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => Ok(format!(
-                "({} {} {})",
-                op.symbol(),
-                self.int(a)?,
-                self.int(b)?
-            )),
+            ExprKind::Num(n) => Ok(self.terms.int(n.clone())),
+            ExprKind::Unary(UnOp::Neg, a) => {
+                let a = self.int(a)?;
+                Ok(self.terms.neg(a))
+            }
+            ExprKind::Binary(op, a, b) if is_arithmetic(*op) => {
+                let (a, b) = (self.int(a)?, self.int(b)?);
+                let t = &mut *self.terms;
+                Ok(match op {
+                    BinOp::Add => t.add(a, b),
+                    BinOp::Sub => t.sub(a, b),
+                    _ => t.mul(a, b),
+                })
+            }
             ExprKind::Var(name) => self.slot(name),
             ExprKind::Index(a, i) => match (&a.kind, &i.kind) {
                 (ExprKind::Var(a), ExprKind::Num(i)) => self.slot(&format!("{a}[{i}]")),
                 _ => Err("an index that is not a constant".into()),
             },
+            ExprKind::Binary(BinOp::Div, ..) => Err("a quotient".into()),
             ExprKind::Binary(..) | ExprKind::Unary(UnOp::Not, _) => {
-                Ok(format!("(ite {} 1 0)", self.boolean(e)?))
+                let c = self.boolean(e)?;
+                let (one, zero) = (self.terms.int(1), self.terms.int(0));
+                Ok(self.terms.ite(c, one, zero))
             }
             _ => Err("an expression an invariant does not print".into()),
         }
     }
 
-    fn slot(&self, label: &str) -> Result<String, String> {
-        (self.labels.iter())
+    fn slot(&mut self, label: &str) -> Result<TermId, String> {
+        let k = (self.labels.iter())
             .position(|l| l == label)
-            .and_then(|k| self.names.get(k).cloned())
-            .ok_or_else(|| format!("`{label}` is not in the state"))
+            .filter(|k| *k < self.params.len())
+            .ok_or_else(|| format!("`{label}` is not in the state"))?;
+        Ok(self.terms.var(self.params[k]))
     }
+}
+
+fn is_arithmetic(op: BinOp) -> bool {
+    matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
 }
 
 #[derive(Clone, Debug)]
 enum Sexp {
     Atom(String),
     List(Vec<Sexp>),
-}
-
-impl Sexp {
-    fn text(&self) -> String {
-        match self {
-            Sexp::Atom(a) => a.clone(),
-            Sexp::List(items) => {
-                let parts: Vec<String> = items.iter().map(Sexp::text).collect();
-                format!("({})", parts.join(" "))
-            }
-        }
-    }
 }
 
 /// The s-expression of `text` (one, with nothing after it).
@@ -718,8 +714,15 @@ mod tests {
         let d = "(define-fun P4 ((x0!0 Int) (x1!1 Int)) Bool (and (= x0!0 (* x1!1 x1!1)) (<= (* 2 (+ x1!1 1) x0!0) 7)))";
         let text = microc_condition(d, &labels(&["s", "i"])).unwrap();
         assert_eq!(text, "s == i*i && 2*s + 2*s*i <= 7");
-        // Printed, then parsed back.
-        let again = definition_of(&text, d, &labels(&["s", "i"])).unwrap();
+        // Printed, then parsed back into a term, printed by the solver layer.
+        let mut terms = Terms::new();
+        let vars = ["s", "i"].map(|n| terms.new_var(crate::term::VarKind::Symbol, n));
+        let t = condition_term(&text, &mut terms, &vars, &labels(&["s", "i"])).unwrap();
+        let relation = crate::smt::horn::Relation {
+            name: "P4".into(),
+            params: vars.to_vec(),
+        };
+        let again = crate::smt::horn::definition(&terms, &relation, t);
         assert_eq!(
             microc_condition(&again, &labels(&["s", "i"])).unwrap(),
             text
