@@ -112,7 +112,7 @@ pub fn trace_lines(trace: &Result<Vec<Step>, String>) -> Vec<String> {
 }
 
 /// `  [i = 3, n = 5]`, or nothing.
-fn values_text(values: &[(String, String)]) -> String {
+pub fn values_text(values: &[(String, String)]) -> String {
     if values.is_empty() {
         return String::new();
     }

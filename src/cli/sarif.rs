@@ -125,12 +125,7 @@ fn result(path: &str, r: &Report) -> Value {
 
 /// A step of the witness's run as a location of its thread flow.
 fn step_location(path: &str, s: &Step) -> Value {
-    let values: Vec<String> = s.values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-    let values = if values.is_empty() {
-        String::new()
-    } else {
-        format!(" [{}]", values.join(", "))
-    };
+    let values = super::explain::values_text(&s.values);
     json!({
         "location": {
             "physicalLocation": {
