@@ -602,28 +602,6 @@ fn ms(d: Duration) -> f64 {
     super::rounded_ms(d, 1)
 }
 
-fn show_arg(v: &ArgValue) -> String {
-    match v {
-        ArgValue::Int(n) => n.to_string(),
-        ArgValue::List(xs) => {
-            let items: Vec<String> = xs.iter().map(show_arg).collect();
-            format!("[{}]", items.join(", "))
-        }
-    }
-}
-
-/// `n=3 s=[72, 101] input=[5, -2]`, as `apc run --args … --input …` takes it.
-pub(super) fn show_witness(w: &Witness) -> String {
-    let mut parts: Vec<String> = w
-        .args
-        .iter()
-        .map(|(n, v)| format!("{n}={}", show_arg(v)))
-        .collect();
-    let input: Vec<String> = w.input.iter().map(|x| x.to_string()).collect();
-    parts.push(format!("input=[{}]", input.join(", ")));
-    parts.join(" ")
-}
-
 /// What the text format shows under each target's line.
 #[derive(Clone, Copy, Debug)]
 struct Shown {
@@ -663,7 +641,7 @@ fn print_target_lines(path: &str, reports: &[Report], shown: Shown) {
         };
         let what = match &r.verdict {
             Verdict::Unreachable => "unreachable".to_string(),
-            Verdict::Reachable(w) => format!("reachable with {}", show_witness(w)),
+            Verdict::Reachable(w) => format!("reachable with {w}"),
             Verdict::Unknown(why) => {
                 format!("unknown ({})", r.short_reason.as_ref().unwrap_or(why))
             }

@@ -1,20 +1,15 @@
 //! `apc compact`: compact symbolic execution (`docs/compact-se.md`; the
 //! contract: `docs/cli.md`).
 
-use super::check::{SolverArgs, show_witness, witness_json};
+use super::check::{SolverArgs, witness_json};
 use super::{ExitStatus, Format, bad, limits, load};
 use crate::compact::{self, Options, print};
-use clap::{Args, ValueEnum};
+use crate::engine::picture::Mark;
+use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum TreeFormat {
-    /// Graphviz (render with `dot -Tpng`).
-    Dot,
-}
 
 #[derive(Args, Debug)]
 pub struct CompactArgs {
@@ -42,9 +37,12 @@ pub struct CompactArgs {
     /// Print the parts the detector found and what became of each.
     #[arg(long)]
     pub parts: bool,
-    /// Draw the tree instead of listing it.
-    #[arg(long, value_enum)]
-    pub tree: Option<TreeFormat>,
+    /// Draw the tree as `apc explore --tree` draws its own: `dot` or `svg`
+    /// (also `png`, `pdf`) on standard output in place of the listing, or a
+    /// file whose extension says the format. Formats other than DOT need
+    /// Graphviz's `dot`.
+    #[arg(long, value_name = "FORMAT|FILE", value_parser = super::tree_output::parse)]
+    pub tree: Option<super::tree_output::TreeOutput>,
     /// Output format: the indented tree, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -81,70 +79,105 @@ pub fn compact(a: CompactArgs) -> ExitCode {
             }
         };
     let errors = error_witnesses(&loaded, &mut tree, &solver, a.timeout);
-    let (cv, cl) = tree.condensed_size();
-    let complete = tree.is_complete();
-    if a.tree.is_some() {
-        out!("{}", print::dot(&tree));
-    } else if a.format == Format::Json {
-        let mut j = print::json(&tree);
-        j["complete"] = json!(complete);
-        j["stopped"] = json!(tree.stopped);
-        j["vertices_total"] = json!(tree.vertices.len());
-        j["leaves"] = json!(cl);
-        j["condensed_vertices"] = json!(cv);
-        j["queries"] = json!(tree.queries);
-        j["errors"] = json!(errors.iter().map(error_json).collect::<Vec<_>>());
-        j["quantified_queries"] = json!(tree.quantified_queries);
-        j["unknown_answers"] = json!(tree.unknown_answers);
-        j["parts"] = json!(
-            parts
-                .iter()
-                .map(|p| json!({"function": p.function, "entry": p.entry, "recursive": p.recursive, "cycle": p.cycle, "outcome": p.outcome}))
-                .collect::<Vec<_>>()
-        );
-        outln!("{j}");
-    } else {
-        if a.parts {
-            for p in &parts {
-                outln!(
-                    "part {}@{} {} cycle {:?}: {}",
-                    p.function,
-                    p.entry,
-                    if p.recursive { "(recursion)" } else { "(loop)" },
-                    p.cycle,
-                    p.outcome
-                );
-            }
-        }
-        out!("{}", print::text(&tree));
-        for e in &errors {
-            outln!("{}", error_line(e));
-        }
-        outln!(
-            "{} tree: {} vertices, {} leaves; condensed (the figures' granularity): {} vertices; {}; {} solver queries ({} quantified, {} unknown) in {:.2} s",
-            if a.classic { "classic" } else { "compact" },
-            tree.vertices.len(),
-            cl,
-            cv,
-            match &tree.stopped {
-                Some(why) => format!("incomplete: stopped at the {why}"),
-                None if complete => "complete".to_string(),
-                None => "incomplete: a path could not go on".to_string(),
-            },
-            tree.queries,
-            tree.quantified_queries,
-            tree.unknown_answers,
-            tree.elapsed.as_secs_f64()
-        );
+    if let Some(out) = &a.tree
+        && let Err(e) = draw(&a, &loaded.path, &tree, &errors, out)
+    {
+        return bad(&e);
+    }
+    let shown = a.tree.as_ref().is_none_or(|t| !t.replaces_report());
+    match a.format {
+        _ if !shown => {}
+        Format::Json => outln!("{}", report_json(&tree, &errors, &parts)),
+        Format::Text => print_text(&a, &tree, &errors, &parts),
     }
     let status = if errors.iter().any(|e| e.witness.is_ok()) {
         ExitStatus::Found
-    } else if complete && tree.unknown_answers == 0 && errors.is_empty() {
+    } else if tree.is_complete() && tree.unknown_answers == 0 && errors.is_empty() {
         ExitStatus::Ok
     } else {
         ExitStatus::Undecided
     };
     status.into()
+}
+
+/// `--tree`: the tree drawn where asked.
+fn draw(
+    a: &CompactArgs,
+    path: &str,
+    tree: &compact::Tree,
+    errors: &[ErrorLeaf],
+    out: &super::tree_output::TreeOutput,
+) -> Result<(), String> {
+    let kind = if a.classic { "classic" } else { "compact" };
+    let title = format!("{path}: {kind} tree of {}", a.function);
+    let picture = print::picture(tree, &title, &|v| error_mark(errors, v));
+    out.write(&picture.to_dot())
+}
+
+fn report_json(
+    tree: &compact::Tree,
+    errors: &[ErrorLeaf],
+    parts: &[compact::PartReport],
+) -> serde_json::Value {
+    let (cv, cl) = tree.condensed_size();
+    let mut j = print::json(tree);
+    j["complete"] = json!(tree.is_complete());
+    j["stopped"] = json!(tree.stopped);
+    j["vertices_total"] = json!(tree.vertices.len());
+    j["leaves"] = json!(cl);
+    j["condensed_vertices"] = json!(cv);
+    j["queries"] = json!(tree.queries);
+    j["errors"] = json!(errors.iter().map(error_json).collect::<Vec<_>>());
+    j["quantified_queries"] = json!(tree.quantified_queries);
+    j["unknown_answers"] = json!(tree.unknown_answers);
+    j["parts"] = json!(
+        parts
+            .iter()
+            .map(|p| json!({"function": p.function, "entry": p.entry, "recursive": p.recursive, "cycle": p.cycle, "outcome": p.outcome}))
+            .collect::<Vec<_>>()
+    );
+    j
+}
+
+fn print_text(
+    a: &CompactArgs,
+    tree: &compact::Tree,
+    errors: &[ErrorLeaf],
+    parts: &[compact::PartReport],
+) {
+    if a.parts {
+        for p in parts {
+            outln!(
+                "part {}@{} {} cycle {:?}: {}",
+                p.function,
+                p.entry,
+                if p.recursive { "(recursion)" } else { "(loop)" },
+                p.cycle,
+                p.outcome
+            );
+        }
+    }
+    out!("{}", print::text(tree));
+    for e in errors {
+        outln!("{}", error_line(e));
+    }
+    let (cv, cl) = tree.condensed_size();
+    outln!(
+        "{} tree: {} vertices, {} leaves; condensed (the figures' granularity): {} vertices; {}; {} solver queries ({} quantified, {} unknown) in {:.2} s",
+        if a.classic { "classic" } else { "compact" },
+        tree.vertices.len(),
+        cl,
+        cv,
+        match &tree.stopped {
+            Some(why) => format!("incomplete: stopped at the {why}"),
+            None if tree.is_complete() => "complete".to_string(),
+            None => "incomplete: a path could not go on".to_string(),
+        },
+        tree.queries,
+        tree.quantified_queries,
+        tree.unknown_answers,
+        tree.elapsed.as_secs_f64()
+    );
 }
 
 /// An error leaf of the tree with its replayed witness, or why it has none.
@@ -182,6 +215,24 @@ fn error_witnesses(
         .collect()
 }
 
+/// An error vertex's mark in the picture: its witness, or why none.
+fn error_mark(errors: &[ErrorLeaf], vertex: usize) -> Mark {
+    let Some(e) = errors.iter().find(|e| e.vertex == vertex) else {
+        return Mark::Undecided("an error vertex without a target".into());
+    };
+    let target = match &e.target {
+        Some(t) => format!("{} at {}:{}", t.kind.as_str(), t.line, t.col),
+        None => "an error".into(),
+    };
+    match &e.witness {
+        Ok(w) => Mark::Error {
+            target,
+            witness: w.to_string(),
+        },
+        Err(why) => Mark::Undecided(format!("{target}: no witness that replays ({why})")),
+    }
+}
+
 fn error_line(e: &ErrorLeaf) -> String {
     let at = match &e.target {
         Some(t) => format!(
@@ -194,11 +245,7 @@ fn error_line(e: &ErrorLeaf) -> String {
         None => "an error".into(),
     };
     match &e.witness {
-        Ok(w) => format!(
-            "v{}: {at}: reachable with {} (replayed)",
-            e.vertex,
-            show_witness(w)
-        ),
+        Ok(w) => format!("v{}: {at}: reachable with {} (replayed)", e.vertex, w),
         Err(why) => format!("v{}: {at}: no witness that replays ({why})", e.vertex),
     }
 }

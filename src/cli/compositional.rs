@@ -1,7 +1,7 @@
 //! `apc compositional`: the compositional engine alone, with its summaries
 //! (the contract: `docs/cli.md`).
 
-use super::check::{SolverArgs, show_witness, witness_json};
+use super::check::{SolverArgs, witness_json};
 use super::{ExitStatus, Format, limits, load};
 use crate::compositional::{self, End, Options, Outcome};
 use clap::Args;
@@ -94,7 +94,7 @@ fn print_text(path: &str, targets: &[crate::db::Target], o: &Outcome) {
     for t in targets {
         let v = verdict(o, t);
         let how = match o.reached.iter().find(|r| r.target == *t) {
-            Some(r) => format!(" with {} (step {})", show_witness(&r.witness), r.step),
+            Some(r) => format!(" with {} (step {})", &r.witness, r.step),
             None => String::new(),
         };
         outln!(

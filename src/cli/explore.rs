@@ -1,6 +1,6 @@
 //! `apc explore`: the thesis's symbolic executor (the contract: `docs/cli.md`).
 
-use super::check::{SolverArgs, show_witness, witness_json};
+use super::check::{SolverArgs, witness_json};
 use super::{ExitStatus, Format, bad, limits, load};
 use crate::explore::{self, End, IndexMode, Merging, Options, Report, Stats, Strategy};
 use clap::{Args, ValueEnum};
@@ -129,6 +129,18 @@ pub struct ExploreArgs {
     /// chosen one leaves `unknown` within 300 ms (nonlinear arithmetic)
     #[arg(long)]
     pub second_opinion: bool,
+    /// Draw the symbolic execution tree: `dot` or `svg` (also `png`, `pdf`)
+    /// on standard output in place of the report, or a file whose extension
+    /// says the format (`tree.dot`, `tree.svg`). Forks are labelled with
+    /// their branch conditions; merged states meet in joins; subsumed,
+    /// infeasible and dropped states are marked leaves; a summarised loop is
+    /// one bold edge per way out; each error leaf carries its witness.
+    /// Formats other than DOT need Graphviz's `dot`.
+    #[arg(long, value_name = "FORMAT|FILE", value_parser = super::tree_output::parse)]
+    pub tree: Option<super::tree_output::TreeOutput>,
+    /// With --tree: the most nodes drawn (the picture says where it was cut).
+    #[arg(long, value_name = "N", default_value_t = 500, requires = "tree", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub tree_nodes: u64,
     #[command(flatten)]
     pub solvers: SolverArgs,
     /// Output format: text, or one JSON object.
@@ -197,11 +209,36 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return bad(&e),
     };
+    if let Some(out) = &a.tree {
+        if let Err(e) = draw(&loaded.path, &report, out) {
+            return bad(&e);
+        }
+        if out.replaces_report() {
+            return exit_status(&report).into();
+        }
+    }
     match a.format {
         Format::Text => print_text(&loaded.path, &a, &report),
         Format::Json => print_json(&loaded.path, &a, &report),
     }
     exit_status(&report).into()
+}
+
+/// `--tree`: the run's tree, titled with the file and how the run ended.
+fn draw(path: &str, r: &Report, out: &super::tree_output::TreeOutput) -> Result<(), String> {
+    let Some(tree) = &r.tree else {
+        return Err("the run drew no tree".into());
+    };
+    let mut tree = tree.clone();
+    tree.title = format!("{path}: {}", end_text(r));
+    out.write(&tree.to_dot())?;
+    if tree.cut {
+        eprintln!(
+            "apc: the tree was cut at {} nodes (--tree-nodes)",
+            tree.limit
+        );
+    }
+    Ok(())
 }
 
 pub(super) fn strategy(s: StrategyChoice) -> Strategy {
@@ -245,6 +282,7 @@ fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
     o.seed = a.seed;
     o.stop_at_first_error = !a.all_errors;
     o.summarization = a.summarization;
+    o.tree = a.tree.is_some().then_some(a.tree_nodes as usize);
     o
 }
 
@@ -278,7 +316,7 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
             t.col,
             t.kind.as_str(),
             t.function,
-            show_witness(&e.witness),
+            &e.witness,
             super::rounded_ms(e.found_after, 1)
         );
     }
@@ -406,6 +444,7 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "not_summarisable_reasons": s.not_summarisable_reasons,
             "summaries_applied": s.summaries_applied,
         },
+        "tree": r.tree.as_ref().map(|t| json!({"nodes": t.nodes.len(), "cut": t.cut})),
         "guided": a.guided,
         "guide_note": s.guide_note,
         "subsumption": a.subsumption.then(|| value_name(a.at_checks.to_possible_value())),

@@ -39,6 +39,7 @@ mod output;
 mod places;
 mod run;
 mod sarif;
+mod tree_output;
 
 use crate::db::{self, Database, SourceFile};
 use crate::syntax::diagnostic::render;

@@ -69,14 +69,7 @@ fn result(path: &str, r: &Report) -> Value {
     let t = &r.target;
     let place = format!("{} in {}", t.kind.as_str(), t.function);
     let (kind, level, message) = match &r.verdict {
-        Verdict::Reachable(w) => (
-            "fail",
-            "error",
-            format!(
-                "{place} is reachable, with {}",
-                super::check::show_witness(w)
-            ),
-        ),
+        Verdict::Reachable(w) => ("fail", "error", format!("{place} is reachable, with {w}")),
         Verdict::Unknown(why) => (
             "open",
             "none",

@@ -3,6 +3,7 @@
 //! instantiation), and a mark where the solver could not decide.
 
 use super::run::{End, Step, Tree, Vertex};
+use crate::engine::picture::{Mark, Picture, Way};
 use serde_json::{Value as Json, json};
 
 fn location(tree: &Tree, v: &Vertex) -> String {
@@ -92,29 +93,61 @@ pub fn json(tree: &Tree) -> Json {
     json!({ "vertices": vertices })
 }
 
-/// Graphviz: one node per vertex, edges labelled.
-pub fn dot(tree: &Tree) -> String {
-    let mut out = String::from("digraph compact {\n  node [shape=box, fontsize=10];\n");
-    for (i, v) in tree.vertices.iter().enumerate() {
-        let style = if v.unknown.is_some() {
-            ", style=dashed"
+/// The tree as a picture, drawn as the executor's (`engine::picture`):
+/// a node per stretch between forks (the figures' granularity), a
+/// template's instantiation one bold edge, the guards met along a stretch
+/// on the edge into it, and error leaves with what `error_leaf` says of
+/// them (their witness, or why there is none).
+pub fn picture(tree: &Tree, title: &str, error_leaf: &dyn Fn(usize) -> Mark) -> Picture {
+    let mut p = Picture::new(title, tree.vertices.len() + 1);
+    let Some(root) = tree.vertices.first() else {
+        return p;
+    };
+    p.fork_at(0, location(tree, root));
+    // Per vertex: the picture's node of its stretch.
+    let mut node_of = vec![0usize; tree.vertices.len()];
+    for (i, v) in tree.vertices.iter().enumerate().skip(1) {
+        let parent = v.parent.expect("only the root has none");
+        let label = v.label.map(|l| tree.terms.show(l)).unwrap_or_default();
+        let summary = matches!(v.step, Step::Instantiate { .. } | Step::Return { .. });
+        let forks = tree.vertices[parent].children.len() != 1;
+        node_of[i] = if forks || summary || v.children.is_empty() {
+            let (label, way) = match summary {
+                true => (format!("{}: {label}", step(tree, v)), Way::Summary),
+                false => (label, Way::Branch),
+            };
+            let mark = leaf_mark(tree, v, i, error_leaf);
+            p.child(node_of[parent], mark, label, way)
+                .expect("the limit allows every vertex")
         } else {
-            ""
+            let node = node_of[parent];
+            p.extend_label(node, &label);
+            node
         };
-        out.push_str(&format!(
-            "  v{i} [label=\"{}\\n{}\"{style}];\n",
-            escape(&location(tree, v)),
-            escape(&end(&v.end))
-        ));
-        if let Some(p) = v.parent {
-            let label = v.label.map(|l| tree.terms.show(l)).unwrap_or_default();
-            out.push_str(&format!("  v{p} -> v{i} [label=\"{}\"];\n", escape(&label)));
-        }
+        p.fork_at(node_of[i], vertex_place(tree, v));
     }
-    out.push_str("}\n");
-    out
+    p
 }
 
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
+/// A vertex's mark: a stretch, or how its path ended.
+fn leaf_mark(tree: &Tree, v: &Vertex, i: usize, error_leaf: &dyn Fn(usize) -> Mark) -> Mark {
+    match &v.end {
+        End::Inner => Mark::Stretch,
+        End::Exit => Mark::Exit { paths: 1 },
+        End::Error(_) => error_leaf(i),
+        End::Stuck(why) => Mark::Undecided(why.clone()),
+        End::Open => Mark::NotRun(match &tree.stopped {
+            Some(why) => format!("stopped at the {why}"),
+            None => "not expanded".into(),
+        }),
+    }
+}
+
+/// Where a vertex is, and whether the solver left its path undecided.
+fn vertex_place(tree: &Tree, v: &Vertex) -> String {
+    let mut at = location(tree, v);
+    if let Some(why) = &v.unknown {
+        at.push_str(&format!("\n(kept: solver unknown: {why})"));
+    }
+    at
 }

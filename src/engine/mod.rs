@@ -16,6 +16,7 @@
 //! Knows the front end (through `db`), the solver profiles and witnesses;
 //! not any engine.
 
+pub mod picture;
 pub mod proof;
 
 pub use proof::{Invariant, PathCounts, Place, Proof};

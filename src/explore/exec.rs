@@ -20,8 +20,10 @@ use super::solver::Solver;
 use super::state::{CellId, Frame, PathCond, State, Trail, Value};
 use super::subsume::Annotations;
 use super::summary::{Left, Memo};
+use super::tree::target_text;
 use super::{FoundError, Options, Stats, merge, witness};
 use crate::db::{Database, SourceFile, Target};
+use crate::engine::picture::Mark;
 use crate::interp::Witness;
 use crate::ir::{self, EdgeId, Instr, NodeKind, VarKind};
 use crate::smt::Answer;
@@ -102,6 +104,7 @@ impl<'p> Executor<'p> {
             pins: Arc::new(Vec::new()),
             paths: 1,
             tree_node: 0,
+            shown: 0,
             merged_at: None,
             trail: Default::default(),
             laps: Arc::new(vec![0; prog.bodies[prog.main].loops.len()]),
@@ -181,13 +184,16 @@ impl<'p> Executor<'p> {
                 let backup = fork.then(|| st.clone());
                 match self.run_edge(&mut st, e) {
                     Ok(()) => self.arrive_or_summarise(st, func, e),
-                    Err(Halt::Fork(t, js)) => Next::Split(
-                        self.pin(backup.clone().expect("kept in fork mode"), t, js[0]),
-                        js[1..]
-                            .iter()
-                            .map(|j| self.pin(backup.clone().expect("kept"), t, *j))
-                            .collect(),
-                    ),
+                    Err(Halt::Fork(t, js)) => {
+                        self.machine.note_index_fork(func, e, &js);
+                        Next::Split(
+                            self.pin(backup.clone().expect("kept in fork mode"), t, js[0]),
+                            js[1..]
+                                .iter()
+                                .map(|j| self.pin(backup.clone().expect("kept"), t, *j))
+                                .collect(),
+                        )
+                    }
                     Err(Halt::Undecided(why)) => Next::End(PathEnd::Undecided(why)),
                 }
             }
@@ -241,6 +247,7 @@ impl<'p> Executor<'p> {
     /// each past the exit edge of its trace.
     fn past_the_loop(&mut self, func: usize, e: EdgeId, left: Left) -> Next {
         self.coverage.cover(func, e);
+        self.machine.note_summary(func, e, &left);
         let mut states = Vec::with_capacity(left.states.len());
         for (s, exit) in left.states {
             self.coverage.cover(func, exit);
@@ -378,6 +385,7 @@ impl<'p> Executor<'p> {
                     // Pruned: the solver said so (a constant guard is no branch).
                     if self.machine.terms().as_bool(*g).is_none() {
                         self.machine.stats_mut().pruned += 1;
+                        self.machine.note_pruned(func, *e);
                     }
                 }
                 Answer::Unknown(why) => self.machine.stats_mut().undecided_path(why),
@@ -392,6 +400,7 @@ impl<'p> Executor<'p> {
                 PathEnd::Undecided("no branch could be decided".into())
             });
         }
+        self.machine.note_taken(func, feasible.iter().map(|f| f.0));
         let mut arrivals: Vec<Next> = feasible
             .into_iter()
             .map(|(e, g, known)| {
@@ -463,6 +472,10 @@ impl<'p> Executor<'p> {
             }
             Answer::Sat if found => {
                 let target = target.clone();
+                let again = Mark::ErrorAgain {
+                    target: target_text(&target),
+                };
+                self.machine.note_error(func, e, again);
                 self.stop_if_first(&target);
                 true
             }
@@ -470,7 +483,8 @@ impl<'p> Executor<'p> {
                 let conjuncts: Vec<TermId> = st.pc.conjuncts().into_iter().chain([g]).collect();
                 let witness = witness::from_model(&mut self.machine, &conjuncts);
                 self.machine.close_check();
-                self.record_error(target.clone(), witness);
+                let mark = self.record_error(target.clone(), witness);
+                self.machine.note_error(func, e, mark);
                 true
             }
         }
@@ -478,16 +492,22 @@ impl<'p> Executor<'p> {
 
     /// Records an error at a target not found before, with a witness
     /// that replays to it.
-    fn record_error(&mut self, target: Target, witness: Result<Witness, String>) {
+    /// The error's leaf in the drawn tree says how it went.
+    fn record_error(&mut self, target: Target, witness: Result<Witness, String>) -> Mark {
         let Some(witness) = witness::replayed(&mut self.machine, &target, witness) else {
-            return;
+            return Mark::Undecided(format!("{}: no witness replays", target_text(&target)));
         };
         self.stop_if_first(&target);
+        let mark = Mark::Error {
+            target: target_text(&target),
+            witness: witness.to_string(),
+        };
         self.errors.push(FoundError {
             target,
             witness,
             found_after: self.machine.stats().started.elapsed(),
         });
+        mark
     }
 
     /// A guided run stops at its goal (and only there), a search for one
@@ -640,6 +660,11 @@ impl<'p> Executor<'p> {
             Some(a) => a.listing(self.machine.program(), self.machine.terms_mut()),
             None => Vec::new(),
         }
+    }
+
+    /// What the step just made did, for the drawn tree.
+    pub(crate) fn take_note(&mut self) -> Option<super::tree::StepNote> {
+        self.machine.take_note()
     }
 
     pub(crate) fn take_errors(&mut self) -> Vec<FoundError> {

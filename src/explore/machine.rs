@@ -12,6 +12,7 @@
 use super::program::Explored;
 use super::solver::Solver;
 use super::state::{InputArray, PathCond, State, Value};
+use super::tree::StepNote;
 use super::{Options, Stats};
 use crate::ir;
 use crate::smt::Answer;
@@ -43,6 +44,8 @@ pub(crate) struct Machine<'p> {
     stream: Option<term::Var>,
     /// The last id given to a path-condition conjunct.
     last_pc_id: u64,
+    /// What the current step did, for the drawn tree (only when drawing).
+    note: Option<StepNote>,
 }
 
 impl<'p> Machine<'p> {
@@ -59,7 +62,18 @@ impl<'p> Machine<'p> {
             inputs: Vec::new(),
             stream: None,
             last_pc_id: 0,
+            note: opts.tree.map(|_| StepNote::default()),
         }
+    }
+
+    /// The note of the current step, when the tree is drawn.
+    pub(crate) fn note(&mut self) -> Option<&mut StepNote> {
+        self.note.as_mut()
+    }
+
+    /// The note of the step just made, and a fresh one for the next.
+    pub(crate) fn take_note(&mut self) -> Option<StepNote> {
+        self.note.as_mut().map(std::mem::take)
     }
 
     pub(crate) fn program(&self) -> &'p Explored {

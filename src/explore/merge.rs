@@ -58,6 +58,7 @@ pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Opti
         pins: Arc::new(pins),
         paths: a.paths.saturating_add(b.paths),
         tree_node: a.tree_node,
+        shown: a.shown,
         merged_at: Some((a.frame().func, a.frame().node)),
         trail: Trail::join(&a.trail, &b.trail, a.frame().node),
         laps: a.laps.clone(),

@@ -44,6 +44,7 @@ mod solver;
 mod state;
 mod subsume;
 mod summary;
+mod tree;
 mod unary;
 mod witness;
 
@@ -149,6 +150,9 @@ pub struct Options {
     /// A second solver, asked when the first leaves a check `unknown`
     /// within its per-check limit (`explore::solver`).
     pub second_opinion: Option<Profile>,
+    /// Draw the execution tree, with at most this many nodes
+    /// (`Report::tree`).
+    pub tree: Option<usize>,
 }
 
 impl Options {
@@ -174,6 +178,7 @@ impl Options {
             summarization: false,
             invariants_from_true: true,
             second_opinion: None,
+            tree: None,
         }
     }
 }
@@ -314,6 +319,8 @@ pub struct Report {
     /// With path subsumption: main's annotations at the end, by source
     /// line (line, condition under which no error follows).
     pub annotations: Vec<(usize, String)>,
+    /// The execution tree, when `Options::tree` asked for it.
+    pub tree: Option<crate::engine::picture::Picture>,
 }
 
 /// `--max-memory`'s default: half of what BenchExec's usual 4 GB limit

@@ -13,8 +13,10 @@ use super::program::Explored;
 use super::search::{Pool, Worklist};
 use super::solver::Solver;
 use super::state::{State, Trail};
+use super::tree::Drawing;
 use super::{End, Merging, Options, Report, Stats, merge, query_count};
 use crate::db::{Database, SourceFile};
+use crate::engine::picture::Mark;
 use crate::ir::NodeId;
 use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
@@ -47,13 +49,14 @@ pub(super) fn run(
         last_progress: Instant::now(),
         distances: HashMap::default(),
         distance_epoch: u64::MAX,
+        drawing: opts.tree.map(Drawing::new),
     };
     let start = || {
         run.ex.aim(db, file);
         // The invariants that need no path (loops that never end): the
         // iteration from `true` of every nest, before the first step.
         run.ex.learn(&Trail::default());
-        if run.ex.on_course(&initial) {
+        if run.on_course(&initial) {
             run.worklist.push(initial, Pool::Active);
         }
         run.drive()
@@ -65,6 +68,10 @@ pub(super) fn run(
         None => start(),
     };
     let stats = run.stats();
+    let tree = run.drawing.take().map(|mut d| {
+        d.not_run(run.worklist.states(), &not_run_because(&end));
+        d.picture
+    });
     let annotations = run.ex.annotations_by_line();
     let errors = run.ex.take_errors();
     drop_aside(run.worklist);
@@ -74,7 +81,17 @@ pub(super) fn run(
         errors,
         stats,
         annotations,
+        tree,
     })
+}
+
+/// Why the states still waiting did not run.
+fn not_run_because(end: &End) -> String {
+    match end {
+        End::Complete => "none should wait".into(),
+        End::ErrorFound => "the run stopped at the error".into(),
+        End::Incomplete(why) => why.clone(),
+    }
 }
 
 /// Drops `big` on a thread of its own: a run stopped at its deadline may
@@ -113,6 +130,8 @@ struct Run<'p> {
     /// version in `distance_epoch`.
     distances: HashMap<(usize, NodeId), u32>,
     distance_epoch: u64,
+    /// The execution tree, when asked for (`Options::tree`).
+    drawing: Option<Drawing>,
 }
 
 impl Run<'_> {
@@ -189,6 +208,7 @@ impl Run<'_> {
                 return;
             }
             if !self.ex.unsubsumed(&mut st) {
+                self.draw_leaf(&st, Mark::Subsumed);
                 return;
             }
             let trail = st.trail.clone();
@@ -200,11 +220,15 @@ impl Run<'_> {
             }
             let effort_before = self.ex.solver_effort();
             let merged_at = st.merged_at;
-            let next = self.ex.step(st);
+            let shown = st.shown;
+            let mut next = self.ex.step(st);
+            if let (Some(d), Some(note)) = (&mut self.drawing, self.ex.take_note()) {
+                d.step(shown, note, &mut next);
+            }
             self.watch_merged(merged_at, effort_before);
             match next {
                 Next::Continue(s) => {
-                    if s.pc.id() != pc_before && !self.ex.on_course(&s) {
+                    if s.pc.id() != pc_before && !self.on_course(&s) {
                         return;
                     }
                     // Another lap past `_t` waits even when it is the only
@@ -248,13 +272,13 @@ impl Run<'_> {
             } else {
                 Pool::Active
             };
-            if self.ex.on_course(&s) {
+            if self.on_course(&s) {
                 self.add(s, pool);
             }
         }
         let mut first = first;
         first.tree_node = leaves[0];
-        if !self.ex.on_course(&first) {
+        if !self.on_course(&first) {
             return None;
         }
         if first.deferred {
@@ -262,6 +286,21 @@ impl Run<'_> {
             return None;
         }
         Some(first)
+    }
+
+    /// Whether a state may go on (guidance); one that may not is a leaf.
+    fn on_course(&mut self, st: &State) -> bool {
+        let on = self.ex.on_course(st);
+        if !on {
+            self.draw_leaf(st, Mark::OffCourse);
+        }
+        on
+    }
+
+    fn draw_leaf(&mut self, st: &State, mark: Mark) {
+        if let Some(d) = &mut self.drawing {
+            d.leaf(st.shown, mark);
+        }
     }
 
     /// A merged state whose query was slow blacklists its merge site.
@@ -293,6 +332,10 @@ impl Run<'_> {
             let Some(merged) = self.ex.merge(other, &st) else {
                 continue;
             };
+            let mut merged = merged;
+            if let Some(d) = &mut self.drawing {
+                d.join(other, &st, &mut merged);
+            }
             let (_, was) = self.worklist.remove(slot);
             return self.worklist.push(merged, merged_pool(pool, was));
         }

@@ -103,6 +103,11 @@ impl Worklist {
         }
     }
 
+    /// The waiting states, in no particular order.
+    pub(crate) fn states(&self) -> impl Iterator<Item = &State> {
+        self.slots.values().map(|e| &e.state)
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.live.iter().map(Vec::len).sum()
     }

@@ -206,6 +206,8 @@ pub(crate) struct State {
     pub paths: u64,
     /// Its leaf in the execution tree (the `tree` strategy).
     pub tree_node: usize,
+    /// Its stretch's node in the drawn tree (`Options::tree`).
+    pub shown: usize,
     /// The location of the merge this state descends from, if any.
     pub merged_at: Option<(usize, NodeId)>,
     /// The vertices of `main` its paths ran through (path subsumption

@@ -72,6 +72,29 @@ pub struct Witness {
     pub input: Vec<BigInt>,
 }
 
+impl std::fmt::Display for ArgValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            ArgValue::Int(n) => write!(f, "{n}"),
+            ArgValue::List(xs) => {
+                let items: Vec<String> = xs.iter().map(ArgValue::to_string).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+        }
+    }
+}
+
+/// `n=3 s=[72, 101] input=[5, -2]`, as `apc run --args … --input …` takes it.
+impl std::fmt::Display for Witness {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        for (n, v) in &self.args {
+            write!(f, "{n}={v} ")?;
+        }
+        let input: Vec<String> = self.input.iter().map(BigInt::to_string).collect();
+        write!(f, "input=[{}]", input.join(", "))
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub max_steps: u64,

@@ -40,7 +40,7 @@ pub use inline::{
 };
 pub use loops::{Backbones, backbones, loop_backbones};
 pub use lower::lower_function;
-pub use print::{TargetMark, to_dot, to_dot_with, to_text};
+pub use print::{TargetMark, cond as condition_text, to_dot, to_dot_with, to_text};
 pub use slice::slice;
 pub use summarised::{Summaries, Summary, with_summaries};
 

@@ -160,3 +160,21 @@ pub fn replay(file: &str, witness: &serde_json::Value) -> serde_json::Value {
         )
     })
 }
+
+/// Whether Graphviz's `dot` renders `graph` (as SVG), or what it said.
+pub fn renders_with_dot(graph: &[u8]) -> Result<(), String> {
+    let mut child = std::process::Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("dot: {e}"))?;
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(graph).unwrap();
+    let r = child.wait_with_output().unwrap();
+    match r.status.success() {
+        true => Ok(()),
+        false => Err(String::from_utf8_lossy(&r.stderr).into_owned()),
+    }
+}

@@ -3,7 +3,7 @@
 //! counts paths the thesis's way, and the command line keeps its contract.
 //! (The differential test over generated programs is in `soundness`.)
 
-use crate::common::{annotations, apc, programs, programs_dir};
+use crate::common::{annotations, apc, programs, programs_dir, renders_with_dot};
 use apc::db::Database;
 use apc::explore::{self, AtChecks, End, IndexMode, Merging, Options, Report, Strategy};
 use std::time::Duration;
@@ -26,6 +26,115 @@ fn explore_file(name: &str, o: &Options) -> Report {
     let text = std::fs::read_to_string(&path).expect("program");
     let (db, file) = Database::with_file(&path.display().to_string(), &text);
     explore::explore(&db, file, o).expect("explores")
+}
+
+/// The drawn tree (`--tree`) shows what the statistics count: a leaf per
+/// path run to its end (standing for the paths counted), per subsumed
+/// state, per infeasible branch, per state dropped by guidance, per error
+/// found; a join per merge; a summary fork per loop left by its summary.
+/// A run stopped by its deadline mid-step, or a cut tree, is not compared.
+fn tree_agrees_with_stats(r: &Report, how: &str) {
+    use apc::engine::picture::{Mark, Way};
+    let tree = r.tree.as_ref().expect("a tree was asked for");
+    if tree.cut || matches!(&r.end, End::Incomplete(why) if why.contains("timeout")) {
+        return;
+    }
+    let s = &r.stats;
+    let count = |f: &dyn Fn(&Mark) -> bool| tree.count(f);
+    let exit_paths: u64 = (tree.nodes.iter())
+        .map(|n| match n.mark {
+            Mark::Exit { paths } => paths,
+            _ => 0,
+        })
+        .sum();
+    let summaries = (tree.nodes.iter())
+        .filter(|n| n.at.ends_with(": summary"))
+        .count();
+    let figures = [
+        (
+            "runs",
+            count(&|m| matches!(m, Mark::Exit { .. } | Mark::Endless)) as u64,
+            s.runs,
+        ),
+        ("paths", exit_paths, s.paths),
+        (
+            "merges",
+            count(&|m| *m == Mark::Join) as u64,
+            s.states_merged,
+        ),
+        (
+            "merge edges",
+            tree.ways(Way::Merge) as u64,
+            2 * s.states_merged,
+        ),
+        (
+            "subsumed",
+            count(&|m| *m == Mark::Subsumed) as u64,
+            s.subsumed,
+        ),
+        (
+            "pruned",
+            count(&|m| *m == Mark::Infeasible) as u64,
+            s.pruned,
+        ),
+        (
+            "off course",
+            count(&|m| *m == Mark::OffCourse) as u64,
+            s.off_course,
+        ),
+        (
+            "errors",
+            count(&|m| matches!(m, Mark::Error { .. })) as u64,
+            r.errors.len() as u64,
+        ),
+        ("summaries", summaries as u64, s.summaries_applied),
+    ];
+    for (what, drawn, counted) in figures {
+        assert_eq!(drawn, counted, "{how}: {what} drawn vs counted");
+    }
+    if r.end == End::Complete {
+        assert_eq!(count(&|m| matches!(m, Mark::NotRun(_))), 0, "{how}");
+    }
+}
+
+/// The thesis's listings 4.3 (subsumption), 4.6 (merging) and 4.9
+/// (summarisation) draw the trees the thesis describes: one path and one
+/// subsumed state; sixteen paths through three joins into two exits; the
+/// loop left at once along its two traces.
+#[test]
+fn the_listings_draw_the_trees_the_thesis_describes() {
+    use apc::engine::picture::{Mark, Way};
+    let mut o = options(Strategy::Bfs, Merging::None);
+    o.tree = Some(1_000);
+    o.subsumption = Some(AtChecks::Conjoin);
+    let r = explore_file("thesis_4_3.mc", &o);
+    tree_agrees_with_stats(&r, "4.3");
+    let t = r.tree.as_ref().unwrap();
+    assert_eq!(t.count(|m| *m == Mark::Subsumed), 1);
+    assert_eq!(t.count(|m| matches!(m, Mark::Exit { .. })), 1);
+    let mut o = options(Strategy::Bfs, Merging::Aggressive);
+    o.tree = Some(1_000);
+    let r = explore_file("thesis_4_6.mc", &o);
+    tree_agrees_with_stats(&r, "4.6");
+    let t = r.tree.as_ref().unwrap();
+    assert_eq!(t.count(|m| *m == Mark::Join), 3);
+    assert_eq!(t.count(|m| *m == Mark::Exit { paths: 8 }), 2);
+    let mut o = options(Strategy::Bfs, Merging::None);
+    o.tree = Some(1_000);
+    o.summarization = true;
+    let r = explore_file("thesis_4_9.mc", &o);
+    tree_agrees_with_stats(&r, "4.9");
+    let t = r.tree.as_ref().unwrap();
+    assert_eq!(t.ways(Way::Summary), 2);
+    assert_eq!(t.count(|m| matches!(m, Mark::Exit { .. })), 2);
+    // Without summarisation the same loop forks at every iteration and
+    // the run stops at its step limit, with states still waiting.
+    o.summarization = false;
+    let r = explore_file("thesis_4_9.mc", &o);
+    tree_agrees_with_stats(&r, "4.9 unsummarised");
+    let t = r.tree.as_ref().unwrap();
+    assert_eq!(t.ways(Way::Summary), 0);
+    assert!(t.count(|m| matches!(m, Mark::NotRun(_))) > 0);
 }
 
 /// The places of the errors found.
@@ -87,6 +196,7 @@ fn annotated_outcomes_hold_under_every_strategy() {
             o.summarization = merging == Merging::Lattice && subsumption.is_some();
             o.max_steps = 600;
             o.timeout = Some(Duration::from_millis(500));
+            o.tree = Some(100_000);
             let r = explore_file(&name, &o);
             runs += 1;
             if std::env::var("EXPLORE_VERBOSE").is_ok() {
@@ -106,6 +216,7 @@ fn annotated_outcomes_hold_under_every_strategy() {
                 "{how}: {:?}",
                 r.stats.undecided_reasons
             );
+            tree_agrees_with_stats(&r, &how);
             for (line, col) in found(&r) {
                 assert_ne!(
                     verdict(line, col),
@@ -678,4 +789,83 @@ fn the_solver_session_follows_the_path_conditions() {
         assert_eq!(found(&r).len(), 1, "{s:?}");
         assert_eq!(r.stats.replay_failures, 0);
     }
+}
+
+/// `--tree`: a file whose extension says the format (and the JSON says how
+/// big the tree is), `svg` on standard output in place of the report, a
+/// cut tree that says so, and a refused file name; `apc compact --tree`
+/// draws alike, each error leaf with its witness.
+#[test]
+fn the_tree_is_drawn_where_and_as_asked() {
+    let file = |n: &str| programs_dir().join(n).display().to_string();
+    let dir = std::env::temp_dir().join(format!("apc-tree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let dot = dir.join("t.dot");
+    let out = apc(&[
+        "explore",
+        &file("thesis_4_6.mc"),
+        "--merging",
+        "aggressive",
+        "--tree",
+        dot.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let text = std::fs::read(&dot).expect("the tree's file");
+    renders_with_dot(&text).expect("renders");
+    let nodes = (String::from_utf8_lossy(&text).lines())
+        .filter(|l| {
+            let l = l.trim_start();
+            l.starts_with('n')
+                && l[1..].starts_with(|c: char| c.is_ascii_digit())
+                && !l.contains("->")
+        })
+        .count();
+    assert_eq!(j["tree"]["nodes"], nodes as u64, "{j}");
+    assert_eq!(j["tree"]["cut"], false);
+    let out = apc(&[
+        "explore",
+        &file("thesis_4_3.mc"),
+        "--subsumption",
+        "--tree",
+        "svg",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let svg = String::from_utf8_lossy(&out.stdout);
+    assert!(svg.contains("<svg") && svg.contains("subsumed"), "{svg}");
+    let out = apc(&[
+        "explore",
+        &file("thesis_4_6.mc"),
+        "--tree",
+        "dot",
+        "--tree-nodes",
+        "3",
+    ]);
+    let (picture, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        picture.contains("cut at 3 nodes") && err.contains("cut at 3 nodes"),
+        "{picture}{err}"
+    );
+    let out = apc(&["explore", &file("thesis_4_6.mc"), "--tree", "tree.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("expected dot, svg"), "{err}");
+    let out = apc(&[
+        "compact",
+        &file("compact_linsrch_found.mc"),
+        "--tree",
+        "svg",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let svg = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        svg.contains("<svg") && svg.contains("error: assert at 20:5"),
+        "{svg}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

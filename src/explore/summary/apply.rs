@@ -25,6 +25,8 @@ pub(crate) struct Left {
     /// One per trace that can be taken, each with the loop-exit edge it
     /// left by, in the summary's order.
     pub states: Vec<(State, EdgeId)>,
+    /// Each state's trace, as the PDA's vertices (`p2 → (p3×1 p2×1)* → p1`).
+    pub shapes: Vec<String>,
     /// Whether the solver left some trace undecided.
     pub undecided: bool,
 }
@@ -51,11 +53,15 @@ impl Memo {
         m.stats_mut().summaries_applied += 1;
         let mut left = Left {
             states: Vec::new(),
+            shapes: Vec::new(),
             undecided: false,
         };
         for t in &summary.traces {
             match self.instantiate(m, st, func, summary, t, &entry) {
-                Some(Some(s)) => left.states.push((s, t.exit)),
+                Some(Some(s)) => {
+                    left.states.push((s, t.exit));
+                    left.shapes.push(t.shape.clone());
+                }
                 Some(None) => {}
                 None => left.undecided = true,
             }
@@ -86,6 +92,9 @@ impl Memo {
             Answer::Unsat => {
                 if m.terms().as_bool(cond).is_none() {
                     m.stats_mut().pruned += 1;
+                    if let Some(note) = m.note() {
+                        note.pruned.push(t.shape.clone());
+                    }
                 }
                 return Some(None);
             }
