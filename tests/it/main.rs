@@ -10,6 +10,7 @@ mod common;
 mod compact;
 mod compositional;
 mod conditions;
+mod examples;
 mod explore;
 mod fuzz_frontend;
 mod generator;
