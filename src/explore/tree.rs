@@ -214,12 +214,7 @@ impl Machine<'_> {
 
     /// A fork of a symbolic index into one state per cell.
     pub(crate) fn note_index_fork(&mut self, func: usize, e: EdgeId, cells: &[usize]) {
-        if self.note().is_some() {
-            let line = self
-                .program()
-                .line_col(func, self.program().bodies[func].edges[e as usize].span)
-                .0;
-            let note = self.note().expect("drawing");
+        if let Some((note, line)) = self.note_at(func, e) {
             note.at = format!("line {line}");
             note.taken = cells.iter().map(|j| format!("index {j}")).collect();
         }
@@ -227,15 +222,20 @@ impl Machine<'_> {
 
     /// A loop entered by `e` and left at once by its summary's traces.
     pub(crate) fn note_summary(&mut self, func: usize, e: EdgeId, left: &Left) {
-        if self.note().is_some() {
-            let line = self
-                .program()
-                .line_col(func, self.program().bodies[func].edges[e as usize].span)
-                .0;
-            let note = self.note().expect("drawing");
+        if let Some((note, line)) = self.note_at(func, e) {
             note.at = format!("loop at line {line}: summary");
             note.summary = true;
             note.taken = left.shapes.clone();
         }
+    }
+
+    /// The step's note, when drawing, and the line of edge `e`.
+    fn note_at(&mut self, func: usize, e: EdgeId) -> Option<(&mut StepNote, u32)> {
+        self.note()?;
+        let prog = self.program();
+        let line = prog
+            .line_col(func, prog.bodies[func].edges[e as usize].span)
+            .0;
+        Some((self.note().expect("drawing"), line))
     }
 }

@@ -1405,10 +1405,13 @@ fn trace_shows_the_replayed_run_of_a_witness() {
 /// `unreachable` has a proof; every invariant printed as microc parses as
 /// microc; every trace ends at its target; every unknown's line is one
 /// short line; the SARIF log validates. Figures: docs/explanations.md.
+/// `EXPLANATIONS_DIR` runs it on another directory of programs (the
+/// code2inv benchmarks translated to microc, for example).
 #[test]
 #[ignore]
 fn explanations_hold_on_the_corpus() {
-    let dir = programs_dir().display().to_string();
+    let dir =
+        std::env::var("EXPLANATIONS_DIR").unwrap_or_else(|_| programs_dir().display().to_string());
     let common = ["check", &dir, "--timeout", "10", "--jobs", "2"];
     let out = apc(&[&common[..], &["--format", "jsonl", "--trace", "--explain"]].concat());
     let (mut proofs, mut invariants, mut traces, mut unknowns) = (0, 0, 0, 0);
