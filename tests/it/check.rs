@@ -24,44 +24,48 @@ fn json(out: &Output) -> Value {
     })
 }
 
+/// The benchmarks and regression programs whose targets carry the
+/// verdict they must get (`@target`), HWM apart.
+const BENCHMARKS: [&str; 27] = [
+    "oneloop.mc",
+    "twoloops.mc",
+    "issta_running.mc",
+    "hello.mc",
+    "hw.mc",
+    "matrir.mc",
+    "windriver.mc",
+    "selector_chain.mc",
+    "selector_at_iteration.mc",
+    "tr_example3.mc",
+    "tr_example4.mc",
+    "table2_data_index.mc",
+    "table2_last_writer.mc",
+    "table2_value_of_p.mc",
+    "eval_order_call.mc",
+    "write_into_unassigned_cell.mc",
+    "record_write_through_pointer.mc",
+    "local_address_per_call.mc",
+    "locals_per_call.mc",
+    "callee_local_per_call.mc",
+    "input_array_copy.mc",
+    "sem_aliasing.mc",
+    "array_in_record_field.mc",
+    "rows_share_cells.mc",
+    "record_stored_through_pointer.mc",
+    "array_stored_through_pointer.mc",
+    "alloc_after_inner_loop.mc",
+];
+
 /// The paper's answer for each benchmark target (`@target` annotations),
 /// and the designed verdicts of the summary-rule and flowgraph regression
 /// programs,
 /// with both solvers; every witness replays through `apc run`. HWM's
 /// reachable assert takes each solver several seconds (Z3: the bounded
-/// witness search φ̂^14 ∧ κ ≤ 14, ~7 s alone); the generous timeout keeps
-/// the test about verdicts, not about the load of the machine.
-fn benchmark_verdicts(solver: &str) {
-    for name in [
-        "oneloop.mc",
-        "twoloops.mc",
-        "issta_running.mc",
-        "hello.mc",
-        "hw.mc",
-        "hwm.mc",
-        "matrir.mc",
-        "windriver.mc",
-        "selector_chain.mc",
-        "selector_at_iteration.mc",
-        "tr_example3.mc",
-        "tr_example4.mc",
-        "table2_data_index.mc",
-        "table2_last_writer.mc",
-        "table2_value_of_p.mc",
-        "eval_order_call.mc",
-        "write_into_unassigned_cell.mc",
-        "record_write_through_pointer.mc",
-        "local_address_per_call.mc",
-        "locals_per_call.mc",
-        "callee_local_per_call.mc",
-        "input_array_copy.mc",
-        "sem_aliasing.mc",
-        "array_in_record_field.mc",
-        "rows_share_cells.mc",
-        "record_stored_through_pointer.mc",
-        "array_stored_through_pointer.mc",
-        "alloc_after_inner_loop.mc",
-    ] {
+/// witness search φ̂^14 ∧ κ ≤ 14, ~7 s alone; cvc5: ~11 s, so on cvc5
+/// HWM is a long run, `hwm_with_cvc5`); the generous timeout keeps the
+/// test about verdicts, not about the load of the machine.
+fn benchmark_verdicts(solver: &str, programs: &[&str]) {
+    for &name in programs {
         let file = program(name);
         let text = std::fs::read_to_string(&file).unwrap();
         let expected = annotations(&text, "target");
@@ -133,12 +137,21 @@ fn benchmark_verdicts(solver: &str) {
 
 #[test]
 fn benchmarks_with_z3() {
-    benchmark_verdicts("z3");
+    benchmark_verdicts("z3", &BENCHMARKS);
+    benchmark_verdicts("z3", &["hwm.mc"]);
 }
 
 #[test]
 fn benchmarks_with_cvc5() {
-    benchmark_verdicts("cvc5");
+    benchmark_verdicts("cvc5", &BENCHMARKS);
+}
+
+/// HWM on cvc5: its reachable assert's witness search alone takes cvc5
+/// about 11 s (20 s of the debug build's run), too long for the default run.
+#[test]
+#[ignore]
+fn hwm_with_cvc5() {
+    benchmark_verdicts("cvc5", &["hwm.mc"]);
 }
 
 /// `--profile`: each target's time per engine and phase, in the JSON (and
