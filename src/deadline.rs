@@ -95,6 +95,15 @@ impl Stop {
         }))
     }
 
+    /// [`Stop::child`], keeping the [`PhaseTimes`] of the work under it.
+    pub fn child_keeping_phase_times(&self, deadline: Instant) -> Stop {
+        let mut child = self.child(Some(deadline));
+        if let Some(inner) = Arc::get_mut(&mut child.0) {
+            inner.phase_times = Some(Mutex::default());
+        }
+        child
+    }
+
     /// Where the time of the work under this token went so far (empty if
     /// it keeps none).
     pub fn phase_times(&self) -> PhaseTimes {

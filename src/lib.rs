@@ -17,6 +17,7 @@ pub mod explore;
 pub mod generator;
 pub mod interp;
 pub mod ir;
+pub mod lsp;
 pub mod memory;
 pub mod nc;
 pub mod simplify;

@@ -300,7 +300,7 @@ fn builds_conditions(opts: &CheckOptions) -> bool {
 /// taking the other targets down.
 pub fn check_target(db: &Database, file: SourceFile, t: &Target, opts: &CheckOptions) -> Report {
     let start = Instant::now();
-    let stop = Stop::until_keeping_phase_times(start + opts.timeout);
+    let stop = opts.cancel.child_keeping_phase_times(start + opts.timeout);
     let q = Question::one(db, file, t, opts);
     let decision = loop {
         match stop.guard(|| decide(&q, &stop)) {

@@ -12,7 +12,6 @@
 
 use super::{CheckOptions, Cost, PORTFOLIO, Report, Subject};
 use crate::db::Target;
-use crate::deadline::Stop;
 use crate::engine::{Decision, How, Question};
 use std::time::{Duration, Instant};
 
@@ -45,7 +44,7 @@ pub fn sweep(
         options: opts,
     };
     // The executor stops itself at the budget; the token is a backstop.
-    let stop = Stop::until(start + budget * 2);
+    let stop = opts.cancel.child(Some(start + budget * 2));
     let swept = stop.guard(|| crate::explore::decider::sweep(&q, budget));
     let shares = Cost::since(start, &stop).shares(open.len());
     for (&i, share) in open.iter().zip(&shares) {

@@ -53,7 +53,7 @@ pub fn decided(s: &Subject, opts: &CheckOptions) -> Phase {
         return (slots, spent);
     }
     let targets: Vec<Target> = open.iter().map(|&i| s.targets[i].clone()).collect();
-    let stop = Stop::until(start + opts.timeout);
+    let stop = opts.cancel.child(Some(start + opts.timeout));
     // A defect here leaves the targets to be checked (and reported) one by
     // one.
     let Ok(d) = decide(&s.db, s.file, &targets, opts, &stop) else {
@@ -123,7 +123,7 @@ mod tests {
         assert!(targets.len() > 1, "{targets:?}");
         let z3 = smt::default_z3().expect("z3 (solvers/install.sh)");
         let opts = CheckOptions::new(vec![z3], Duration::from_secs(20));
-        let stop = Stop::until(Instant::now() + opts.timeout);
+        let stop = opts.cancel.child(Some(Instant::now() + opts.timeout));
         match way {
             Some(way) => {
                 let q = Question {

@@ -321,6 +321,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         all_targets_first: a.all_targets_first,
         explain: a.explain,
         trace: a.trace || a.format == CheckFormat::Sarif,
+        cancel: Default::default(),
     }
 }
 

@@ -34,6 +34,7 @@ mod explore;
 mod generate;
 mod input_flags;
 mod limits;
+mod lsp;
 mod nc;
 mod output;
 mod places;
@@ -147,6 +148,16 @@ pub enum Command {
     Gen(generate::GenArgs),
     /// Measure apc on the papers' benchmarks (not part of the test suite).
     Bench(bench::BenchArgs),
+    /// Serve editors as a language server (LSP 3.17 over stdin and stdout).
+    ///
+    /// On every change of an open `.mc` document it publishes the parser's and the
+    /// type checker's diagnostics at once, then checks every target as `apc check`
+    /// does, on a thread the next change cancels: a reachable target becomes an error
+    /// with its witness and its trace, an unknown one a warning with its reason
+    /// (`--show-proofs`: an unreachable one a hint with its proof). Hover on a target
+    /// shows its verdict and explanation. Setup for Neovim, VS Code, Helix and Emacs:
+    /// docs/editors.md.
+    Lsp(lsp::LspArgs),
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
@@ -173,6 +184,7 @@ pub fn main() -> ExitCode {
         Command::Compositional(a) => compositional::compositional(a),
         Command::Gen(a) => generate::generate(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Lsp(a) => lsp::lsp(a),
     });
     let code = match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,

@@ -134,6 +134,9 @@ pub struct CheckOptions {
     pub explain: bool,
     /// Trace each reachable target's witness (the report's `trace`).
     pub trace: bool,
+    /// The token every target's work descends from: throwing it stops the
+    /// whole check (the language server, when an edit arrives).
+    pub cancel: Stop,
 }
 
 /// How many models a query may give by default before `nc-sat-no-witness`.
@@ -186,6 +189,7 @@ impl CheckOptions {
             all_targets_first: false,
             explain: false,
             trace: false,
+            cancel: Stop::new(),
         }
     }
 

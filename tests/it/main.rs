@@ -17,6 +17,7 @@ mod generator;
 mod incremental;
 mod layers;
 mod limits;
+mod lsp;
 mod programs;
 mod simplify;
 mod snapshots;

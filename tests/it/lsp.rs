@@ -1,0 +1,237 @@
+//! `apc lsp` as an editor sees it: the binary on stdio, spoken to with
+//! `lsp-server`'s framing. Opening a program publishes the front end's
+//! diagnostics, then the verdicts (a reachable target an error with its
+//! witness and its trace); hover explains a target; a syntax error comes
+//! back at once and cancels the check in flight; the original text again
+//! is answered from the memo, with no target checked anew.
+
+use crate::common::programs_dir;
+use lsp_server::{Message, Notification, Request, RequestId};
+use serde_json::{Value, json};
+use std::io::BufReader;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    messages: mpsc::Receiver<Message>,
+    next_id: i32,
+}
+
+impl Client {
+    fn start(args: &[&str], options: Value) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_apc"))
+            .arg("lsp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("apc lsp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, messages) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            while let Ok(Some(m)) = Message::read(&mut r) {
+                if tx.send(m).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Client {
+            child,
+            stdin,
+            messages,
+            next_id: 0,
+        };
+        let init = c.request(
+            "initialize",
+            json!({"capabilities": {}, "initializationOptions": options}),
+        );
+        assert_eq!(init["capabilities"]["hoverProvider"], true, "{init}");
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn send(&mut self, m: Message) {
+        m.write(&mut self.stdin).expect("the server reads");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(Message::Notification(Notification::new(
+            method.into(),
+            params,
+        )));
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = RequestId::from(self.next_id);
+        self.send(Message::Request(Request::new(
+            id.clone(),
+            method.into(),
+            params,
+        )));
+        loop {
+            if let Message::Response(r) = self.next(Duration::from_secs(60))
+                && r.id == id
+            {
+                return r.response_result.expect("a result, not an error");
+            }
+        }
+    }
+
+    fn next(&self, within: Duration) -> Message {
+        self.messages
+            .recv_timeout(within)
+            .expect("the server answers in time")
+    }
+
+    /// The next notification `method`, skipping others.
+    fn wait_for(&self, method: &str, within: Duration) -> Value {
+        let end = Instant::now() + within;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            if let Message::Notification(n) = self.next(left)
+                && n.method == method
+            {
+                return n.params;
+            }
+        }
+    }
+
+    fn shutdown(mut self) {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                assert!(status.success(), "{status}");
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        panic!("apc lsp did not exit after `exit`");
+    }
+}
+
+fn open(c: &mut Client, uri: &str, text: &str) {
+    c.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "microc", "version": 1, "text": text}}),
+    );
+}
+
+fn change(c: &mut Client, uri: &str, version: i32, text: &str) {
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+    );
+}
+
+#[test]
+fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
+    let text = std::fs::read_to_string(programs_dir().join("triangular_sum.mc")).unwrap();
+    let uri = "file:///work/triangular_sum.mc";
+    let mut c = Client::start(&["--timeout", "20"], json!({}));
+    open(&mut c, uri, &text);
+    let long = Duration::from_secs(60);
+    // First the front end (nothing to say), then the verdicts.
+    let front = c.wait_for("textDocument/publishDiagnostics", long);
+    assert_eq!(front["diagnostics"], json!([]), "{front}");
+    let verdicts = c.wait_for("textDocument/publishDiagnostics", long);
+    let d = &verdicts["diagnostics"][0];
+    assert_eq!(d["severity"], 1, "{verdicts}");
+    assert_eq!(d["code"], "reachable", "{d}");
+    assert_eq!(
+        d["range"]["start"],
+        json!({"line": 8, "character": 4}),
+        "{d}"
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("reachable with n=5"),
+        "{d}"
+    );
+    let steps = d["relatedInformation"].as_array().expect("the trace");
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["message"].as_str().unwrap().contains("5 iterations")),
+        "{d}"
+    );
+    let log = c.wait_for("window/logMessage", long);
+    assert!(
+        log["message"]
+            .as_str()
+            .unwrap()
+            .contains("0 remembered, 1 checked"),
+        "{log}"
+    );
+    // Hover on the assert explains it.
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 8, "character": 6}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        shown.contains("**reachable**") && shown.contains("witness: `n=5"),
+        "{hover}"
+    );
+    assert!(shown.contains("5 iterations, then left"), "{hover}");
+    // A syntax error: the parser's diagnostic, at once; no verdicts.
+    let broken = text.replacen("x = x + y;", "x = x + ;", 1);
+    assert_ne!(broken, text);
+    let sent = Instant::now();
+    change(&mut c, uri, 2, &broken);
+    let errors = c.wait_for("textDocument/publishDiagnostics", long);
+    eprintln!("syntax diagnostics after {:?}", sent.elapsed());
+    assert_eq!(errors["version"], 2, "{errors}");
+    assert_eq!(errors["diagnostics"][0]["severity"], 1, "{errors}");
+    // The original text again: its verdict is remembered, nothing checked.
+    change(&mut c, uri, 3, &text);
+    let again = c.wait_for("textDocument/publishDiagnostics", long);
+    assert_eq!(again["diagnostics"], json!([]), "{again}");
+    let verdicts = c.wait_for("textDocument/publishDiagnostics", long);
+    assert_eq!(
+        verdicts["diagnostics"][0]["code"], "reachable",
+        "{verdicts}"
+    );
+    let log = c.wait_for("window/logMessage", long);
+    assert!(
+        log["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 remembered, 0 checked"),
+        "{log}"
+    );
+    c.shutdown();
+}
+
+/// An edit while a slow target is being checked: the check stops, and
+/// the new text's diagnostics come well before the target's deadline.
+#[test]
+fn an_edit_cancels_the_check_in_flight() {
+    let text = std::fs::read_to_string(programs_dir().join("gcd_subtraction.mc")).unwrap();
+    let uri = "file:///work/gcd_subtraction.mc";
+    let mut c = Client::start(&[], json!({"timeout": 30}));
+    open(&mut c, uri, &text);
+    let front = c.wait_for("textDocument/publishDiagnostics", Duration::from_secs(60));
+    assert_eq!(front["version"], 1);
+    // Let the engines get going on the target that takes them long.
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    change(&mut c, uri, 2, &format!("{text}\n// an edit\n"));
+    let next = c.wait_for("textDocument/publishDiagnostics", Duration::from_secs(60));
+    let took = sent.elapsed();
+    eprintln!("cancelled and re-published after {took:?}");
+    assert_eq!(next["version"], 2, "{next}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    c.shutdown();
+}
