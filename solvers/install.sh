@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make the SMT solvers `z3` and `cvc5` (and Graphviz `dot`, for the test
+# Make the SMT solvers `z3` and `cvc5` (and Graphviz `dot` and Neovim, for the test
 # suite) available on PATH.
 #
 # Idempotent: if both binaries are already on PATH this only prints their
@@ -10,9 +10,10 @@
 set -euo pipefail
 
 SOLVERS=(z3 cvc5)
-# Graphviz renders `apc cfg --dot`; the test suite checks that it does.
-EXTRA_TOOLS=(dot)
-declare -A PACKAGE=([z3]=z3 [cvc5]=cvc5 [dot]=graphviz)
+# Graphviz renders `apc cfg --dot` and the trees; Neovim is the editor the
+# language server's test drives. The test suite checks that both work.
+EXTRA_TOOLS=(dot nvim)
+declare -A PACKAGE=([z3]=z3 [cvc5]=cvc5 [dot]=graphviz [nvim]=neovim)
 
 log() { printf 'solvers/install.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -31,6 +32,7 @@ print_versions() {
         printf '%s: %s (%s)\n' "$s" "$("$s" --version 2>&1 | head -n 1)" "$(command -v "$s")"
     done
     printf 'dot: %s\n' "$(dot -V 2>&1 | head -n 1)"
+    printf 'nvim: %s\n' "$(nvim --version 2>&1 | head -n 1)"
 }
 
 # The Horn-clause engine's Z3: a newer release, pinned, taken from the

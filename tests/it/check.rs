@@ -17,7 +17,8 @@ fn program(name: &str) -> String {
 fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
-            "not JSON ({e}): {}\nstderr: {}",
+            "not JSON ({e}; {}): {}\nstderr: {}",
+            out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )

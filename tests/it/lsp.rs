@@ -235,3 +235,47 @@ fn an_edit_cancels_the_check_in_flight() {
     assert!(took < Duration::from_secs(10), "{took:?}");
     c.shutdown();
 }
+
+/// A real editor: headless Neovim (installed by `solvers/install.sh`)
+/// attaches `apc lsp` to a program (`tests/lsp/nvim-test.lua`), receives
+/// the reachable assert as an error, then, after an edit inside one
+/// function makes it unreachable, the diagnostics of the new text.
+#[test]
+fn neovim_shows_the_verdicts_and_follows_an_edit() {
+    let have = Command::new("nvim").arg("--version").output().is_ok();
+    assert!(have, "Neovim (`nvim`) is missing: run solvers/install.sh");
+    let dir = std::env::temp_dir().join(format!("apc-nvim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("helper.mc");
+    std::fs::write(
+        &program,
+        "helper(n) {\n  return n + 1;\n}\n\nmain(n) {\n  var r;\n  r = helper(n);\n  assert(r != 5);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = dir.join("received.json");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lsp/nvim-test.lua");
+    let status = Command::new("nvim")
+        .args(["--headless", "--clean", "-n", "-u"])
+        .arg(&script)
+        .env("APC_BIN", env!("CARGO_BIN_EXE_apc"))
+        .env("APC_NVIM_FILE", &program)
+        .env("APC_NVIM_EDIT", "  return 1;")
+        .env("APC_NVIM_OUT", &out)
+        .stdin(Stdio::null())
+        .status()
+        .expect("nvim runs");
+    assert!(status.success(), "{status}");
+    let received: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the editor's report")).unwrap();
+    assert_eq!(received["ok"], true, "{received}");
+    let before = &received["before"][0];
+    assert_eq!(before["code"], "reachable", "{received}");
+    assert_eq!(before["range"]["start"]["line"], 7, "{received}");
+    assert!(
+        before["message"].as_str().unwrap().contains("n=4"),
+        "{received}"
+    );
+    assert_eq!(received["diagnostics_in_editor"], 1, "{received}");
+    assert_eq!(received["after"], json!([]), "{received}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
