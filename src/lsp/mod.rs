@@ -9,11 +9,13 @@
 //! - [`verdicts`]: the checks of a document's targets on a worker thread,
 //!   memoized across edits, and their diagnostics;
 //! - [`hover`]: a target's verdict, engine, time and explanation;
+//! - [`actions`]: replaying a reachable target's witness;
 //! - here: the settings, the main loop and the protocol's bookkeeping.
 //!
 //! Knows the front end (through `db`), the portfolio (`check`) and the
 //! contract's proofs (`engine`); not the command line.
 
+mod actions;
 mod document;
 mod hover;
 mod verdicts;
@@ -26,7 +28,9 @@ use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument,
     Notification as NotificationTrait, PublishDiagnostics,
 };
-use lsp_types::request::{HoverRequest, Request as RequestTrait};
+use lsp_types::request::{
+    CodeActionRequest, ExecuteCommand, HoverRequest, Request as RequestTrait,
+};
 use lsp_types::{
     HoverProviderCapability, PositionEncodingKind, PublishDiagnosticsParams, ServerCapabilities,
     TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
@@ -49,6 +53,11 @@ pub fn capabilities() -> ServerCapabilities {
         position_encoding: Some(PositionEncodingKind::UTF16),
         text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
+        execute_command_provider: Some(lsp_types::ExecuteCommandOptions {
+            commands: vec![actions::REPLAY.into()],
+            ..Default::default()
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -109,6 +118,13 @@ impl Server<'_> {
                 Ok(params) => Response::new_ok(req.id, hover::hover(&self.documents, &params)),
                 Err(e) => Response::new_err(req.id, invalid_params(), e.to_string()),
             },
+            CodeActionRequest::METHOD => match serde_json::from_value(req.params) {
+                Ok(params) => {
+                    Response::new_ok(req.id, actions::code_actions(&self.documents, &params))
+                }
+                Err(e) => Response::new_err(req.id, invalid_params(), e.to_string()),
+            },
+            ExecuteCommand::METHOD => self.execute(req),
             _ => Response::new_err(
                 req.id,
                 lsp_server::ErrorCode::MethodNotFound as i32,
@@ -202,6 +218,32 @@ impl Server<'_> {
             total - c.remembered,
             c.took.as_secs_f64() * 1000.0
         ));
+    }
+
+    /// `workspace/executeCommand`: the replay, its outcome shown to the
+    /// user (`window/showMessage`).
+    fn execute(&self, req: Request) -> Response {
+        let params: lsp_types::ExecuteCommandParams = match serde_json::from_value(req.params) {
+            Ok(p) => p,
+            Err(e) => return Response::new_err(req.id, invalid_params(), e.to_string()),
+        };
+        if params.command != actions::REPLAY {
+            let why = format!("apc has no command {}", params.command);
+            return Response::new_err(req.id, invalid_params(), why);
+        }
+        let (typ, message) = match actions::replay(&self.documents, &params.arguments) {
+            Ok(m) => (lsp_types::MessageType::INFO, m),
+            Err(e) => (
+                lsp_types::MessageType::ERROR,
+                format!("apc could not replay: {e}"),
+            ),
+        };
+        let shown = lsp_types::ShowMessageParams { typ, message };
+        self.send(Message::Notification(Notification::new(
+            lsp_types::notification::ShowMessage::METHOD.to_string(),
+            shown,
+        )));
+        Response::new_ok(req.id, serde_json::Value::Null)
     }
 
     /// A line in the client's log (`window/logMessage`).

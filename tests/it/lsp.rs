@@ -17,6 +17,8 @@ struct Client {
     child: Child,
     stdin: ChildStdin,
     messages: mpsc::Receiver<Message>,
+    /// Notifications that came while a response was awaited.
+    pending: std::collections::VecDeque<Message>,
     next_id: i32,
 }
 
@@ -45,6 +47,7 @@ impl Client {
             child,
             stdin,
             messages,
+            pending: Default::default(),
             next_id: 0,
         };
         let init = c.request(
@@ -76,22 +79,32 @@ impl Client {
             params,
         )));
         loop {
-            if let Message::Response(r) = self.next(Duration::from_secs(60))
-                && r.id == id
-            {
-                return r.response_result.expect("a result, not an error");
+            match self.receive(Duration::from_secs(60)) {
+                Message::Response(r) if r.id == id => {
+                    return r.response_result.expect("a result, not an error");
+                }
+                other => self.pending.push_back(other),
             }
         }
     }
 
-    fn next(&self, within: Duration) -> Message {
+    /// The next message from the server itself.
+    fn receive(&self, within: Duration) -> Message {
         self.messages
             .recv_timeout(within)
             .expect("the server answers in time")
     }
 
+    /// The next message, those set aside while awaiting a response first.
+    fn next(&mut self, within: Duration) -> Message {
+        match self.pending.pop_front() {
+            Some(m) => m,
+            None => self.receive(within),
+        }
+    }
+
     /// The next notification `method`, skipping others.
-    fn wait_for(&self, method: &str, within: Duration) -> Value {
+    fn wait_for(&mut self, method: &str, within: Duration) -> Value {
         let end = Instant::now() + within;
         loop {
             let left = end.saturating_duration_since(Instant::now());
@@ -185,6 +198,25 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
         "{hover}"
     );
     assert!(shown.contains("5 iterations, then left"), "{hover}");
+    // The code action on the assert replays its witness.
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri},
+               "range": {"start": {"line": 8, "character": 4}, "end": {"line": 8, "character": 4}},
+               "context": {"diagnostics": []}}),
+    );
+    let replay = &actions[0];
+    assert_eq!(replay["command"], "apc.replayWitness", "{actions}");
+    c.request(
+        "workspace/executeCommand",
+        json!({"command": replay["command"], "arguments": replay["arguments"]}),
+    );
+    let shown = c.wait_for("window/showMessage", long);
+    let message = shown["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("n=5") && message.contains("assert at 9:5"),
+        "{shown}"
+    );
     // A syntax error: the parser's diagnostic, at once; no verdicts.
     let broken = text.replacen("x = x + y;", "x = x + ;", 1);
     assert_ne!(broken, text);
@@ -211,7 +243,32 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
             .contains("1 remembered, 0 checked"),
         "{log}"
     );
+    // A 1,000-line program with a syntax error: its diagnostic (the
+    // figure goes to the test's output; speed is not asserted here).
+    let big = thousand_lines_with_a_syntax_error();
+    let sent = Instant::now();
+    open(&mut c, "file:///work/big.mc", &big);
+    let errors = c.wait_for("textDocument/publishDiagnostics", long);
+    eprintln!(
+        "syntax diagnostics of a {}-line file after {:?}",
+        big.lines().count(),
+        sent.elapsed()
+    );
+    assert_eq!(errors["diagnostics"][0]["severity"], 1, "{errors}");
     c.shutdown();
+}
+
+/// 100 functions of 10 lines, one with a missing operand, and `main`.
+fn thousand_lines_with_a_syntax_error() -> String {
+    let mut text = String::new();
+    for i in 0..100 {
+        let step = if i == 50 { "" } else { "1" };
+        text.push_str(&format!(
+            "f{i}(n) {{\n  var s, k;\n  s = 0;\n  k = 0;\n  while (k < n) {{\n    s = s + k * {i};\n    k = k + {step};\n  }}\n  return s;\n}}\n"
+        ));
+    }
+    text.push_str("main(n) {\n  return f0(n);\n}\n");
+    text
 }
 
 /// An edit while a slow target is being checked: the check stops, and
