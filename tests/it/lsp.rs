@@ -336,3 +336,61 @@ fn neovim_shows_the_verdicts_and_follows_an_edit() {
     assert_eq!(received["after"], json!([]), "{received}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The editor's verdicts are `apc check`'s: every program of the corpus
+/// opened in the server (with `showProofs`, so that proved targets show
+/// too), each target's verdict compared with `apc check --format json`
+/// wherever both are definite (a deadline may leave either side
+/// `unknown` on a busy machine). Long: two checks of the corpus.
+#[test]
+#[ignore]
+fn the_editor_shows_the_verdicts_of_apc_check_on_the_corpus() {
+    let mut c = Client::start(&["--timeout", "10"], json!({"showProofs": true}));
+    let (mut compared, mut targets) = (0, 0);
+    for path in crate::common::programs() {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let uri = format!("file://{file}");
+        open(&mut c, &uri, &text);
+        let long = Duration::from_secs(600);
+        let front = c.wait_for("textDocument/publishDiagnostics", long);
+        if front["diagnostics"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|d| d["severity"] == 1))
+        {
+            continue; // rejected by the front end: nothing to check
+        }
+        let published = c.wait_for("textDocument/publishDiagnostics", long);
+        c.wait_for("window/logMessage", long);
+        let out = crate::common::apc(&["check", &file, "--timeout", "10", "--format", "json"]);
+        let checked: Value = serde_json::from_slice(&out.stdout).expect("apc check's JSON");
+        for t in checked["targets"].as_array().into_iter().flatten() {
+            targets += 1;
+            let (line, col) = (t["line"].as_u64().unwrap(), t["col"].as_u64().unwrap());
+            let shown = (published["diagnostics"].as_array().into_iter().flatten()).find(|d| {
+                d["range"]["start"]["line"] == line - 1
+                    && d["range"]["start"]["character"] == col - 1
+                    && d["message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .starts_with(t["kind"].as_str().unwrap())
+            });
+            let in_editor = shown.map_or("missing", |d| d["code"].as_str().unwrap_or(""));
+            assert_ne!(in_editor, "missing", "{file}:{line}:{col}: {published}");
+            let definite = |v: &str| v == "reachable" || v == "unreachable";
+            let by_check = t["verdict"].as_str().unwrap();
+            if definite(by_check) && definite(in_editor) {
+                assert_eq!(in_editor, by_check, "{file}:{line}:{col}");
+                compared += 1;
+            }
+        }
+        c.notify(
+            "textDocument/didClose",
+            json!({"textDocument": {"uri": uri}}),
+        );
+        c.wait_for("textDocument/publishDiagnostics", Duration::from_secs(60));
+    }
+    eprintln!("{compared} of {targets} targets compared (definite on both sides)");
+    assert!(compared * 10 >= targets * 8, "{compared} of {targets}");
+    c.shutdown();
+}
