@@ -351,10 +351,10 @@ fn run_json(r: &ProgramRun) -> Value {
         "ms": super::rounded_ms(r.time, 1),
         "timed_out": r.timed_out,
         "proved_safe": r.proved_safe,
-        "error": error.map(|e| format!("{} at {}:{}", e.target.kind.as_str(), e.target.line, e.target.col)),
+        "error": error.map(|e| e.target.label()),
         "replayed": error.map(|e| e.replay.is_ok()),
         "replay_command": error.map(|e| replay_command(r, &e.witness)),
-        "soundness_failures": r.refuted.iter().map(|t| format!("{} at {}:{}", t.kind.as_str(), t.line, t.col)).collect::<Vec<_>>(),
+        "soundness_failures": r.refuted.iter().map(|t| t.label()).collect::<Vec<_>>(),
         "note": r.note,
     })
 }

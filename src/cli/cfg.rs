@@ -89,16 +89,22 @@ pub fn cfg(a: CfgArgs) -> ExitCode {
             },
             false => vec![],
         };
-        let mark = |b: &ir::Body, t: ir::TargetId| -> ir::TargetMark {
+        let mark = |b: &ir::Body, t: ir::TargetId| -> Option<ir::TargetMark> {
             let (_, verdict) = verdicts
                 .iter()
                 .find(|(r, _)| r.function == b.name && r.id == t)?;
-            let colour = match verdict {
-                Verdict::Reachable(_) => "red",
-                Verdict::Unreachable => "forestgreen",
-                Verdict::Unknown(_) => "orange",
+            let (vertex, edges) = match verdict {
+                Verdict::Reachable(_) => (", color=red, fontcolor=red, penwidth=2", "red"),
+                Verdict::Unreachable => {
+                    (", color=forestgreen, fontcolor=forestgreen", "forestgreen")
+                }
+                Verdict::Unknown(_) => (", color=orange, fontcolor=darkorange", "orange"),
             };
-            Some((colour, verdict.name().to_string()))
+            Some(ir::TargetMark {
+                vertex,
+                edges,
+                word: verdict.name().to_string(),
+            })
         };
         out!(
             "{}",

@@ -221,7 +221,7 @@ fn error_mark(errors: &[ErrorLeaf], vertex: usize) -> Mark {
         return Mark::Undecided("an error vertex without a target".into());
     };
     let target = match &e.target {
-        Some(t) => format!("{} at {}:{}", t.kind.as_str(), t.line, t.col),
+        Some(t) => t.label(),
         None => "an error".into(),
     };
     match &e.witness {
@@ -235,13 +235,7 @@ fn error_mark(errors: &[ErrorLeaf], vertex: usize) -> Mark {
 
 fn error_line(e: &ErrorLeaf) -> String {
     let at = match &e.target {
-        Some(t) => format!(
-            "{} at {}:{} in {}",
-            t.kind.as_str(),
-            t.line,
-            t.col,
-            t.function
-        ),
+        Some(t) => format!("{} in {}", t.label(), t.function),
         None => "an error".into(),
     };
     match &e.witness {

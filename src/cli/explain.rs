@@ -102,22 +102,9 @@ pub fn trace_lines(trace: &Result<Vec<Step>, String>) -> Vec<String> {
     let mut lines = vec!["trace (the witness's run, replayed):".to_string()];
     for s in steps {
         let indent = "  ".repeat(1 + s.depth as usize);
-        let values = values_text(&s.values);
-        lines.push(format!(
-            "{indent}{}:{} {}: {}{values}",
-            s.line, s.col, s.code, s.what
-        ));
+        lines.push(format!("{indent}{}:{} {}", s.line, s.col, s.text()));
     }
     lines
-}
-
-/// `  [i = 3, n = 5]`, or nothing.
-pub fn values_text(values: &[(String, String)]) -> String {
-    if values.is_empty() {
-        return String::new();
-    }
-    let parts: Vec<String> = values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-    format!("  [{}]", parts.join(", "))
 }
 
 /// `[{"line", "col", "depth", "code", "what", "values": {NAME: VALUE}}]`,

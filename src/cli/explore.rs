@@ -205,12 +205,12 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
     }));
     let report = explore::explore(&loaded.db, loaded.file, &opts);
     bar.finish_and_clear();
-    let report = match report {
+    let mut report = match report {
         Ok(r) => r,
         Err(e) => return bad(&e),
     };
     if let Some(out) = &a.tree {
-        if let Err(e) = draw(&loaded.path, &report, out) {
+        if let Err(e) = draw(&loaded.path, &mut report, out) {
             return bad(&e);
         }
         if out.replaces_report() {
@@ -225,12 +225,12 @@ pub fn explore(a: ExploreArgs) -> ExitCode {
 }
 
 /// `--tree`: the run's tree, titled with the file and how the run ended.
-fn draw(path: &str, r: &Report, out: &super::tree_output::TreeOutput) -> Result<(), String> {
-    let Some(tree) = &r.tree else {
+fn draw(path: &str, r: &mut Report, out: &super::tree_output::TreeOutput) -> Result<(), String> {
+    let title = format!("{path}: {}", end_text(r));
+    let Some(tree) = &mut r.tree else {
         return Err("the run drew no tree".into());
     };
-    let mut tree = tree.clone();
-    tree.title = format!("{path}: {}", end_text(r));
+    tree.title = title;
     out.write(&tree.to_dot())?;
     if tree.cut {
         eprintln!(

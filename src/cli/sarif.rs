@@ -118,14 +118,13 @@ fn result(path: &str, r: &Report) -> Value {
 
 /// A step of the witness's run as a location of its thread flow.
 fn step_location(path: &str, s: &Step) -> Value {
-    let values = super::explain::values_text(&s.values);
     json!({
         "location": {
             "physicalLocation": {
                 "artifactLocation": {"uri": uri(path)},
                 "region": {"startLine": s.line, "startColumn": s.col},
             },
-            "message": {"text": format!("{}: {}{values}", s.code, s.what)},
+            "message": {"text": s.text()},
         },
         "nestingLevel": s.depth,
     })

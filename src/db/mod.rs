@@ -204,6 +204,13 @@ pub struct Target {
     pub col: u32,
 }
 
+impl Target {
+    /// `assert at 13:9`: the target's kind and place, as reports name it.
+    pub fn label(&self) -> String {
+        format!("{} at {}:{}", self.kind.as_str(), self.line, self.col)
+    }
+}
+
 /// Every target of the file, in source order.
 pub fn targets(db: &dyn salsa::Database, file: SourceFile) -> Vec<Target> {
     let text = file.text(db);

@@ -20,7 +20,6 @@ use super::solver::Solver;
 use super::state::{CellId, Frame, PathCond, State, Trail, Value};
 use super::subsume::Annotations;
 use super::summary::{Left, Memo};
-use super::tree::target_text;
 use super::{FoundError, Options, Stats, merge, witness};
 use crate::db::{Database, SourceFile, Target};
 use crate::engine::picture::Mark;
@@ -247,7 +246,7 @@ impl<'p> Executor<'p> {
     /// each past the exit edge of its trace.
     fn past_the_loop(&mut self, func: usize, e: EdgeId, left: Left) -> Next {
         self.coverage.cover(func, e);
-        self.machine.note_summary(func, e, &left);
+        self.machine.note_summary(func, e);
         let mut states = Vec::with_capacity(left.states.len());
         for (s, exit) in left.states {
             self.coverage.cover(func, exit);
@@ -473,7 +472,7 @@ impl<'p> Executor<'p> {
             Answer::Sat if found => {
                 let target = target.clone();
                 let again = Mark::ErrorAgain {
-                    target: target_text(&target),
+                    target: target.label(),
                 };
                 self.machine.note_error(func, e, again);
                 self.stop_if_first(&target);
@@ -495,11 +494,11 @@ impl<'p> Executor<'p> {
     /// The error's leaf in the drawn tree says how it went.
     fn record_error(&mut self, target: Target, witness: Result<Witness, String>) -> Mark {
         let Some(witness) = witness::replayed(&mut self.machine, &target, witness) else {
-            return Mark::Undecided(format!("{}: no witness replays", target_text(&target)));
+            return Mark::Undecided(format!("{}: no witness replays", target.label()));
         };
         self.stop_if_first(&target);
         let mark = Mark::Error {
-            target: target_text(&target),
+            target: target.label(),
             witness: witness.to_string(),
         };
         self.errors.push(FoundError {

@@ -14,7 +14,6 @@
 use super::exec::{Next, PathEnd};
 use super::machine::Machine;
 use super::state::State;
-use super::summary::Left;
 use crate::engine::picture::{Mark, Picture, Way};
 use crate::ir::{EdgeId, Instr, Place, VarKind};
 
@@ -128,11 +127,6 @@ impl Drawing {
     }
 }
 
-/// `assert at 13:9`: a target as a leaf names it.
-pub(crate) fn target_text(t: &crate::db::Target) -> String {
-    format!("{} at {}:{}", t.kind.as_str(), t.line, t.col)
-}
-
 /// The notes the step writes (only when the tree is drawn).
 impl Machine<'_> {
     /// A branch edge's condition as the program states it, and its line.
@@ -220,12 +214,12 @@ impl Machine<'_> {
         }
     }
 
-    /// A loop entered by `e` and left at once by its summary's traces.
-    pub(crate) fn note_summary(&mut self, func: usize, e: EdgeId, left: &Left) {
+    /// A loop entered by `e` and left at once by its summary's traces
+    /// (each state's label noted as the summary made it).
+    pub(crate) fn note_summary(&mut self, func: usize, e: EdgeId) {
         if let Some((note, line)) = self.note_at(func, e) {
             note.at = format!("loop at line {line}: summary");
             note.summary = true;
-            note.taken = left.shapes.clone();
         }
     }
 

@@ -136,6 +136,25 @@ pub struct Step {
     pub values: Vec<(String, String)>,
 }
 
+impl Step {
+    /// `while (y < n): 5 iterations, then left  [n = 5, y = 5]`: the step
+    /// as every report of a trace writes it (`--trace`, SARIF, the editor).
+    pub fn text(&self) -> String {
+        format!("{}: {}{}", self.code, self.what, self.values_text())
+    }
+
+    /// `  [i = 3, n = 5]`, or nothing.
+    pub fn values_text(&self) -> String {
+        if self.values.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = (self.values.iter())
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        format!("  [{}]", parts.join(", "))
+    }
+}
+
 impl Trace {
     /// The trace folded: each loop one step with its iteration count, and
     /// the branches inside it summed up per place; then the failure.

@@ -231,16 +231,21 @@ pub fn to_dot(bodies: &[&Body], loc: &dyn Fn(&Body, Span) -> String) -> String {
     to_dot_with(bodies, loc, &|_, _| None)
 }
 
-/// A target's mark in a drawing: the colour of its error vertex and of the
-/// edges into it, and a word under its label (`reachable`, …).
-pub type TargetMark = Option<(&'static str, String)>;
+/// A target's mark in a drawing: the Graphviz attributes of its error
+/// vertex, the colour of the edges into it, and a word under its label
+/// (`reachable`, …).
+pub struct TargetMark {
+    pub vertex: &'static str,
+    pub edges: &'static str,
+    pub word: String,
+}
 
 /// [`to_dot`], each target's error vertex and the edges into it marked as
 /// `mark` says (`apc cfg --dot --verdicts`).
 pub fn to_dot_with(
     bodies: &[&Body],
     loc: &dyn Fn(&Body, Span) -> String,
-    mark: &dyn Fn(&Body, TargetId) -> TargetMark,
+    mark: &dyn Fn(&Body, TargetId) -> Option<TargetMark>,
 ) -> String {
     let mut out = String::from(
         "digraph cfg {\n  node [shape=circle, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n",
@@ -260,14 +265,10 @@ pub fn to_dot_with(
                     let tg = &b.targets[t as usize];
                     let label = format!("T{t} {}\\n{}", tg.kind, loc(b, tg.span));
                     match mark(b, t) {
-                        Some((colour, word)) => (
+                        Some(m) => (
                             "box",
-                            match colour {
-                                "red" => ", color=red, fontcolor=red, penwidth=2",
-                                "forestgreen" => ", color=forestgreen, fontcolor=forestgreen",
-                                _ => ", color=orange, fontcolor=darkorange",
-                            },
-                            format!("{label}\\n{}", dot_escape(&word)),
+                            m.vertex,
+                            format!("{label}\\n{}", dot_escape(&m.word)),
                         ),
                         None => ("box", ", color=red, fontcolor=red", label),
                     }
@@ -286,9 +287,9 @@ pub fn to_dot_with(
                 String::new()
             };
             if let NodeKind::Error(t) = b.node_kinds[e.to as usize]
-                && let Some((colour, _)) = mark(b, t)
+                && let Some(m) = mark(b, t)
             {
-                style += &format!(", color={colour}, penwidth=2");
+                style += &format!(", color={}, penwidth=2", m.edges);
             }
             let _ = writeln!(
                 out,

@@ -55,11 +55,10 @@ fn explained(r: &Report) -> String {
             if let Some(Ok(steps)) = &r.trace {
                 out.push_str("\n\ntrace (the witness's run, replayed):\n");
                 for s in steps {
-                    let values: Vec<String> =
-                        s.values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+                    let values = s.values_text();
                     let _ = write!(out, "\n- {}:{} `{}`: {}", s.line, s.col, s.code, s.what);
                     if !values.is_empty() {
-                        let _ = write!(out, " [{}]", values.join(", "));
+                        let _ = write!(out, " {}", values.trim_start());
                     }
                 }
             }

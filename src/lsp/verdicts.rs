@@ -139,7 +139,8 @@ fn program_key(text: &str) -> u64 {
 
 fn target_key(program: u64, t: &Target) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    (program, &t.function, t.id, t.kind.as_str(), t.line, t.col).hash(&mut h);
+    // The text fixes everything else about the target (its kind, place).
+    (program, &t.function, t.id).hash(&mut h);
     h.finish()
 }
 
@@ -215,17 +216,9 @@ fn trace_steps(doc: &Document, uri: &Uri, r: &Report) -> Option<Vec<DiagnosticRe
         return None;
     };
     let related = (steps.iter())
-        .map(|s| {
-            let values: Vec<String> = s.values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
-            let shown = if values.is_empty() {
-                String::new()
-            } else {
-                format!("  [{}]", values.join(", "))
-            };
-            DiagnosticRelatedInformation {
-                location: Location::new(uri.clone(), doc.range_at(s.line, s.col, 1)),
-                message: format!("{}: {}{shown}", s.code, s.what),
-            }
+        .map(|s| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), doc.range_at(s.line, s.col, 1)),
+            message: s.text(),
         })
         .collect();
     Some(related)

@@ -116,6 +116,12 @@ impl Client {
         }
     }
 
+    /// The next line of the server's log (one per check).
+    fn logged(&mut self, within: Duration) -> String {
+        let log = self.wait_for("window/logMessage", within);
+        log["message"].as_str().unwrap_or_default().to_string()
+    }
+
     fn shutdown(mut self) {
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
@@ -179,14 +185,8 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
             .any(|s| s["message"].as_str().unwrap().contains("5 iterations")),
         "{d}"
     );
-    let log = c.wait_for("window/logMessage", long);
-    assert!(
-        log["message"]
-            .as_str()
-            .unwrap()
-            .contains("0 remembered, 1 checked"),
-        "{log}"
-    );
+    let log = c.logged(long);
+    assert!(log.contains("0 remembered, 1 checked"), "{log}");
     // Hover on the assert explains it.
     let hover = c.request(
         "textDocument/hover",
@@ -235,14 +235,8 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
         verdicts["diagnostics"][0]["code"], "reachable",
         "{verdicts}"
     );
-    let log = c.wait_for("window/logMessage", long);
-    assert!(
-        log["message"]
-            .as_str()
-            .unwrap()
-            .contains("1 remembered, 0 checked"),
-        "{log}"
-    );
+    let log = c.logged(long);
+    assert!(log.contains("1 remembered, 0 checked"), "{log}");
     // A 1,000-line program with a syntax error: its diagnostic (the
     // figure goes to the test's output; speed is not asserted here).
     let big = thousand_lines_with_a_syntax_error();

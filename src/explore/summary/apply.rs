@@ -25,8 +25,6 @@ pub(crate) struct Left {
     /// One per trace that can be taken, each with the loop-exit edge it
     /// left by, in the summary's order.
     pub states: Vec<(State, EdgeId)>,
-    /// Each state's trace, as the PDA's vertices (`p2 → (p3×1 p2×1)* → p1`).
-    pub shapes: Vec<String>,
     /// Whether the solver left some trace undecided.
     pub undecided: bool,
 }
@@ -53,14 +51,17 @@ impl Memo {
         m.stats_mut().summaries_applied += 1;
         let mut left = Left {
             states: Vec::new(),
-            shapes: Vec::new(),
             undecided: false,
         };
         for t in &summary.traces {
             match self.instantiate(m, st, func, summary, t, &entry) {
                 Some(Some(s)) => {
                     left.states.push((s, t.exit));
-                    left.shapes.push(t.shape.clone());
+                    // The drawn tree labels each state with its trace
+                    // (`p2 → (p3×1 p2×1)* → p1`).
+                    if let Some(note) = m.note() {
+                        note.taken.push(t.shape.clone());
+                    }
                 }
                 Some(None) => {}
                 None => left.undecided = true,
