@@ -18,7 +18,7 @@
 
 pub mod sweep;
 pub mod together;
-mod traced;
+pub mod traced;
 mod undecided;
 
 pub use crate::db::{Target, targets};

@@ -176,11 +176,7 @@ pub fn summarised_program(
 /// if there is no `main`.
 #[salsa::tracked(returns(ref))]
 pub fn value_facts(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::ValueFacts> {
-    let bodies: std::collections::BTreeMap<String, &Body> = functions(db, file)
-        .iter()
-        .map(|f| (f.name(db).clone(), function_body(db, *f)))
-        .collect();
-    ir::value_facts(&bodies)
+    ir::value_facts(&bodies(db, file))
 }
 
 /// Why the value facts make target `t` unreachable, if they do.
@@ -191,6 +187,63 @@ pub fn proved_by_value_facts(
 ) -> Option<String> {
     let facts = value_facts(db, file).as_ref()?;
     facts.proves(&t.function, t.id).map(str::to_string)
+}
+
+/// The program's call graph (`ir::call_graph`).
+#[salsa::tracked(returns(ref))]
+pub fn call_graph(db: &dyn salsa::Database, file: SourceFile) -> ir::CallGraph {
+    ir::call_graph(&bodies(db, file))
+}
+
+fn bodies(db: &dyn salsa::Database, file: SourceFile) -> std::collections::BTreeMap<String, &Body> {
+    functions(db, file)
+        .iter()
+        .map(|f| (f.name(db).clone(), function_body(db, *f)))
+        .collect()
+}
+
+/// Where each function starts: its line and column (1-based).
+#[salsa::tracked(returns(ref))]
+pub fn function_starts(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> std::collections::BTreeMap<String, (u32, u32)> {
+    let text = file.text(db);
+    let lines = LineIndex::new(text);
+    (functions(db, file).iter())
+        .map(|f| (f.name(db).clone(), lines.line_col(text, f.offset(db))))
+        .collect()
+}
+
+/// What a target's verdict depends on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dependencies {
+    /// The functions a run may execute before it reaches the target
+    /// (`ir::runs_before`).
+    pub functions: std::collections::BTreeSet<String>,
+    /// The call graph, and the flowgraph of each of `functions` with the
+    /// column it starts at, as one number. Two programs that agree on
+    /// these give every input the same run up to the target, so its
+    /// verdict carries over; only places move, by whole lines.
+    pub fingerprint: u64,
+}
+
+/// What target `t`'s verdict depends on.
+pub fn dependencies(db: &dyn salsa::Database, file: SourceFile, t: &Target) -> Dependencies {
+    use std::hash::{Hash, Hasher};
+    let bodies = bodies(db, file);
+    let graph = call_graph(db, file);
+    let starts = function_starts(db, file);
+    let functions = ir::runs_before(&bodies, graph, &t.function, t.id);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (graph, &t.function, t.id).hash(&mut h);
+    for f in &functions {
+        (f, bodies.get(f), starts.get(f).map(|s| s.1)).hash(&mut h);
+    }
+    Dependencies {
+        functions,
+        fingerprint: h.finish(),
+    }
 }
 
 /// A target of the file: a place where a run can fail.

@@ -24,6 +24,7 @@
 
 mod alias;
 mod definite_assignment;
+mod dependencies;
 mod facts;
 mod inline;
 mod loops;
@@ -34,6 +35,7 @@ mod summarised;
 
 pub use alias::{Sharing, type_of};
 pub use definite_assignment::{DefiniteAssignment, definite_assignment};
+pub use dependencies::{CallGraph, call_graph, runs_before};
 pub use facts::{ValueFacts, value_facts};
 pub use inline::{
     Program as InlinedProgram, TargetOrigin, append, inline_function, inline_program, natural_loops,

@@ -244,3 +244,49 @@ fn a_slice_keeps_another_check_that_reads_only_relevant_values() {
     // `n > 0`, and the target's own passing check (on no path to it).
     assert_eq!(asserts_on_n, 2);
 }
+
+/// The functions a run may execute before target 0 of `function`.
+fn before(src: &str, function: &str) -> Vec<String> {
+    let bodies: std::collections::BTreeMap<String, Body> = (lower(src).into_iter())
+        .map(|b| (b.name.clone(), b))
+        .collect();
+    let graph = call_graph(&bodies);
+    let target = bodies[function].targets[0].id;
+    runs_before(&bodies, &graph, function, target)
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn a_dispatcher_target_depends_on_main_and_its_own_branch() {
+    let src = "f(x) { assert(x != 3); return 0; } g(x) { assert(x != 4); return 0; } \
+               h(x) { return x; } \
+               main(op, x) { var r; r = 0; if (op == 1) { r = f(x); } else { r = g(h(x)); } return r; }";
+    assert_eq!(before(src, "f"), ["f", "main"]);
+    assert_eq!(before(src, "g"), ["g", "h", "main"]);
+}
+
+#[test]
+fn a_call_that_can_come_before_the_way_to_the_target_counts() {
+    // `later` runs after `f`'s call, but `main` may call `f` again.
+    let looped = "f(x) { assert(x != 3); return 0; } later(x) { return x + 1; } \
+                  main(n) { var i; i = 0; while (i < n) { i = f(i); i = later(i); } return 0; }";
+    assert_eq!(before(looped, "f"), ["f", "later", "main"]);
+    // Called only after the target's function, it cannot matter.
+    let after = "f(x) { assert(x != 3); return 0; } later(x) { return x + 1; } \
+                 main(n) { var i; i = f(n); i = later(i); return i; }";
+    assert_eq!(before(after, "f"), ["f", "main"]);
+    // A first activation of a chain function runs whole before the second:
+    // all it calls counts, even what follows its own way to the target.
+    let twice = "f(x) { assert(x != 3); return 0; } y(x) { return x; } \
+                 a(p) { var r; r = 0; if (p > 0) { r = f(p); } r = y(r); return r; } \
+                 main(p, q) { var r; r = a(p); r = a(q); return r; }";
+    assert_eq!(before(twice, "f"), ["a", "f", "main", "y"]);
+}
+
+#[test]
+fn a_target_no_run_reaches_depends_on_its_function_alone() {
+    let src = "dead(x) { assert(x != 3); return 0; } other(x) { return x; } \
+               main(n) { var r; r = other(n); return r; }";
+    assert_eq!(before(src, "dead"), ["dead"]);
+}

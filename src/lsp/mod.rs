@@ -211,12 +211,13 @@ impl Server<'_> {
         let total = doc.reports.len();
         self.publish(&c.uri, diagnostics, Some(c.version));
         self.log(format!(
-            "{} version {}: {total} targets ({unreachable} unreachable, {reachable} reachable, {unknown} unknown), {} remembered, {} checked in {:.1} ms",
+            "{} version {}: {total} targets ({unreachable} unreachable, {reachable} reachable, {unknown} unknown), {} remembered, {} checked in {:.1} ms ({} solver checks)",
             c.uri.as_str(),
             c.version,
             c.remembered,
             total - c.remembered,
-            c.took.as_secs_f64() * 1000.0
+            c.took.as_secs_f64() * 1000.0,
+            c.solver_checks,
         ));
     }
 

@@ -4,23 +4,23 @@
 //! witness and its trace, an unknown one a warning with its reason, an
 //! unreachable one a hint with its proof when asked).
 //!
-//! The memo is keyed by the document's whole text and the target: a
-//! target's reachability from `main` depends on every function a run may
-//! pass through before it, callers included, so the key is the program
-//! (docs/editors.md, "What is checked again").
+//! The memo is keyed by what a target's verdict depends on
+//! (`db::dependencies`): the call graph and the functions a run may
+//! execute before it reaches the target, callers included. An edit
+//! elsewhere leaves the verdict as it was (docs/editors.md, "What is
+//! checked again").
 
 use super::Settings;
 use super::document::Document;
 use crate::check::{self, Report};
-use crate::db::{self, Database, SourceFile, Target};
+use crate::db::{self, Database, Dependencies, SourceFile, Target};
 use crate::deadline::{self, Stop};
-use crate::engine::Verdict;
+use crate::engine::{Place, Proof, Verdict};
 use crossbeam_channel::Sender;
 use lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -46,21 +46,32 @@ pub(super) struct Checked {
     pub reports: Vec<Report>,
     /// How many of the reports came from the memo.
     pub remembered: usize,
+    /// The `check-sat`s the others sent.
+    pub solver_checks: u64,
     pub took: std::time::Duration,
 }
 
-/// The definite verdicts of earlier checks, by program and target.
+/// The verdicts of earlier checks, by what each depends on
+/// (`db::dependencies`).
 #[derive(Clone, Default)]
-pub(super) struct Memo(Arc<Mutex<HashMap<u64, Report>>>);
+pub(super) struct Memo(Arc<Mutex<HashMap<u64, Remembered>>>);
+
+/// A verdict as it was given, and the line each function it depends on
+/// started at then (to move its places with the function).
+#[derive(Clone)]
+struct Remembered {
+    report: Report,
+    starts: BTreeMap<String, u32>,
+}
 
 impl Memo {
-    fn get(&self, key: u64) -> Option<Report> {
+    fn get(&self, key: u64) -> Option<Remembered> {
         self.0.lock().ok()?.get(&key).cloned()
     }
 
-    fn keep(&self, key: u64, report: &Report) {
+    fn keep(&self, key: u64, remembered: Remembered) {
         if let Ok(mut m) = self.0.lock() {
-            m.insert(key, report.clone());
+            m.insert(key, remembered);
         }
     }
 }
@@ -83,7 +94,7 @@ pub(super) fn start(
         .name("apc-lsp-check".into())
         .spawn(move || {
             let start = std::time::Instant::now();
-            let (reports, remembered) = check_remembering(&db, file, &opts, &memo);
+            let (reports, remembered, solver_checks) = check_remembering(&db, file, &opts, &memo);
             drop(db);
             if !opts.cancel.is_thrown() {
                 let _ = done.send(Checked {
@@ -91,6 +102,7 @@ pub(super) fn start(
                     version,
                     reports,
                     remembered,
+                    solver_checks,
                     took: start.elapsed(),
                 });
             }
@@ -99,49 +111,81 @@ pub(super) fn start(
     Checking { cancel, worker }
 }
 
-/// Every target's report: the memo's where it has one, the portfolio's
-/// for the others (which the memo then keeps, if definite); and how many
-/// the memo gave.
+/// Every target's report: the memo's where it has one that still holds,
+/// the portfolio's for the others (which the memo then keeps, unless the
+/// check was cancelled); how many the memo gave, and the `check-sat`s the
+/// others sent.
 fn check_remembering(
     db: &Database,
     file: SourceFile,
     opts: &check::CheckOptions,
     memo: &Memo,
-) -> (Vec<Report>, usize) {
+) -> (Vec<Report>, usize, u64) {
     let targets = db::targets(db, file);
-    let program = program_key(file.text(db));
-    let keys: Vec<u64> = targets.iter().map(|t| target_key(program, t)).collect();
-    let remembered: Vec<Option<Report>> = keys.iter().map(|&k| memo.get(k)).collect();
-    let missing: Vec<Target> = (targets.iter().zip(&remembered))
+    let deps: Vec<Dependencies> = (targets.iter())
+        .map(|t| db::dependencies(db, file, t))
+        .collect();
+    let recalled: Vec<Option<Report>> = (targets.iter().zip(&deps))
+        .map(|(t, d)| recall(db, file, t, memo.get(d.fingerprint)?))
+        .collect();
+    let missing: Vec<Target> = (targets.iter().zip(&recalled))
         .filter(|(_, r)| r.is_none())
         .map(|(t, _)| t.clone())
         .collect();
     let remembered_count = targets.len() - missing.len();
-    let mut fresh = check::check_all(db, file, &missing, opts, &|_| {}).into_iter();
-    let reports: Vec<Report> = (remembered.into_iter())
+    let fresh = check::check_all(db, file, &missing, opts, &|_| {});
+    let solver_checks = fresh.iter().map(|r| r.solver_use.checks).sum();
+    let mut fresh = fresh.into_iter();
+    let reports: Vec<Report> = (recalled.into_iter())
         .map(|r| r.unwrap_or_else(|| fresh.next().expect("one report per target checked")))
         .collect();
     if !opts.cancel.is_thrown() {
-        for (k, r) in keys.iter().zip(&reports) {
-            if r.verdict.is_definite() {
-                memo.keep(*k, r);
+        let starts = db::function_starts(db, file);
+        for (d, r) in deps.iter().zip(&reports) {
+            let starts = (d.functions.iter())
+                .filter_map(|f| Some((f.clone(), starts.get(f)?.0)))
+                .collect();
+            let report = r.clone();
+            memo.keep(d.fingerprint, Remembered { report, starts });
+        }
+    }
+    (reports, remembered_count, solver_checks)
+}
+
+/// A remembered verdict for target `t` of the program now, its places
+/// moved with their functions; `None` if it cannot be carried over: an
+/// unknown whose reason may name a moved line, a witness that no longer
+/// replays to the target (the replay also gives the trace anew).
+fn recall(db: &Database, file: SourceFile, t: &Target, then: Remembered) -> Option<Report> {
+    let now = db::function_starts(db, file);
+    let shift = |line: u32| -> Option<u32> {
+        let (f, start) = (then.starts.iter())
+            .filter(|(_, s)| **s <= line)
+            .max_by_key(|(_, s)| **s)?;
+        Some(line - start + now.get(f)?.0)
+    };
+    let moved = (then.starts.iter()).any(|(f, s)| now.get(f).map(|n| n.0) != Some(*s));
+    let mut report = then.report;
+    report.target = t.clone();
+    match &mut report.verdict {
+        Verdict::Unknown(_) if moved => return None,
+        Verdict::Unknown(_) => {}
+        Verdict::Reachable(w) => {
+            let trace = check::traced::trace(db, file, t, w);
+            trace.as_ref().ok()?;
+            report.trace = report.trace.is_some().then_some(trace);
+        }
+        Verdict::Unreachable => {
+            if let Some(Proof::Invariants(invariants)) = &mut report.proof {
+                for inv in invariants {
+                    if let Place::Loop { line, .. } = &mut inv.at {
+                        *line = shift(*line)?;
+                    }
+                }
             }
         }
     }
-    (reports, remembered_count)
-}
-
-fn program_key(text: &str) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
-}
-
-fn target_key(program: u64, t: &Target) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    // The text fixes everything else about the target (its kind, place).
-    (program, &t.function, t.id).hash(&mut h);
-    h.finish()
+    Some(report)
 }
 
 /// The document's diagnostics: the front end's warnings, then one per

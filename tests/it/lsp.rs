@@ -388,3 +388,91 @@ fn the_editor_shows_the_verdicts_of_apc_check_on_the_corpus() {
     assert!(compared * 10 >= targets * 8, "{compared} of {targets}");
     c.shutdown();
 }
+
+/// Three functions behind a dispatcher, each with a reachable target.
+const DISPATCHER: &str = "f1(x) {
+  var r;
+  r = 100 / (x - 3);
+  return r;
+}
+f2(x) {
+  assert(x != 7);
+  return x;
+}
+f3(x) {
+  var a;
+  a = [1, 2, 3];
+  return a[x - 10];
+}
+main(op, x) {
+  var r;
+  r = 0;
+  if (op == 1) {
+    r = f1(x);
+  } else {
+    if (op == 2) {
+      r = f2(x);
+    } else {
+      r = f3(x);
+    }
+  }
+  return r;
+}
+";
+
+/// The published verdict diagnostics, as (line, code, message).
+fn verdicts(published: &Value) -> Vec<(u64, String, String)> {
+    (published["diagnostics"].as_array().into_iter().flatten())
+        .map(|d| {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            let line = d["range"]["start"]["line"].as_u64().unwrap();
+            (line, text(&d["code"]), text(&d["message"]))
+        })
+        .collect()
+}
+
+/// An edit inside one function checks again only the targets a run may
+/// reach through it; the others keep their verdicts, with no solver
+/// check, and move with their functions when lines are added above them.
+#[test]
+fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
+    let uri = "file:///work/dispatcher.mc";
+    let mut c = Client::start(&["--timeout", "20"], json!({}));
+    open(&mut c, uri, DISPATCHER);
+    let long = Duration::from_secs(60);
+    c.wait_for("textDocument/publishDiagnostics", long);
+    let first = verdicts(&c.wait_for("textDocument/publishDiagnostics", long));
+    assert_eq!(first.len(), 3, "{first:?}");
+    assert!(
+        first.iter().all(|(_, code, _)| code == "reachable"),
+        "{first:?}"
+    );
+    let log = c.logged(long);
+    assert!(log.contains("0 remembered, 3 checked"), "{log}");
+    // f2's assert changes: f2's target alone is checked again.
+    let edited = DISPATCHER.replace("x != 7", "x != 8");
+    change(&mut c, uri, 2, &edited);
+    c.wait_for("textDocument/publishDiagnostics", long);
+    let second = verdicts(&c.wait_for("textDocument/publishDiagnostics", long));
+    assert!(second[1].2.contains("x=8"), "{second:?}");
+    let log = c.logged(long);
+    assert!(log.contains("2 remembered, 1 checked"), "{log}");
+    // A line added inside f1: f1's target is checked again; f2's and
+    // f3's are remembered and move one line down, traces included.
+    let grown = edited.replace("  var r;\n  r = 100", "  var r;\n  r = 0;\n  r = 100");
+    change(&mut c, uri, 3, &grown);
+    c.wait_for("textDocument/publishDiagnostics", long);
+    let published = c.wait_for("textDocument/publishDiagnostics", long);
+    let third = verdicts(&published);
+    let lines: Vec<u64> = third.iter().map(|v| v.0).collect();
+    assert_eq!(lines, [3, 7, 13], "{third:?}");
+    let log = c.logged(long);
+    assert!(log.contains("2 remembered, 1 checked"), "{log}");
+    eprintln!("{log}");
+    let f3 = &published["diagnostics"][2];
+    let last_step = (f3["relatedInformation"].as_array())
+        .and_then(|s| s.last())
+        .expect("f3's trace");
+    assert_eq!(last_step["location"]["range"]["start"]["line"], 13, "{f3}");
+    c.shutdown();
+}
