@@ -35,7 +35,7 @@ pub enum ModeChoice {
 
 /// `--engine`'s values: the portfolio, the combination, and every
 /// registered engine, each with its line of help.
-fn engine_parser() -> PossibleValuesParser {
+pub(super) fn engine_parser() -> PossibleValuesParser {
     let combined = [
         (
             check::PORTFOLIO,
@@ -198,7 +198,7 @@ pub struct CheckArgs {
 }
 
 /// The solver choice and binaries, shared by `check` and `bench`.
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 pub struct SolverArgs {
     /// The solver(s): `all` uses Z3 and cvc5 (`check` races them).
     #[arg(long, value_enum, default_value_t = SolverChoice::Z3)]

@@ -5,9 +5,9 @@ use super::check::SolverArgs;
 use super::places::targets_at_places;
 use super::{ExitStatus, bad, limits, load};
 use crate::db::{self, Target};
-use crate::nc::query::{self, DEFAULT_K, Mode};
+use crate::nc::query::{self, DEFAULT_K};
 use crate::nc::{self, Options};
-use crate::smt::{DumpName, Profile};
+use crate::smt::Profile;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -105,25 +105,17 @@ fn dump(
     dir: &Path,
 ) -> std::io::Result<()> {
     super::writable_dir(dir).map_err(std::io::Error::other)?;
-    let name = DumpName::new(dir, file.path(db), &t.function, t.line, t.col);
-    let pending = query::of_target(db, file, t, opts, !a.raw, Mode::Race, a.k);
-    let built = query::build_all(pending);
+    let race = query::Race {
+        k: a.k,
+        simplify: !a.raw,
+    };
+    let (_, left_out) = query::dump_race(db, file, t, opts, race, solvers, dir)?;
     // `apc check` races without them too; say so rather than leave a gap.
-    for why in &built.left_out {
+    for why in &left_out {
         eprintln!(
             "note: {}:{}: not written, as `apc check` does not send it either: {why}",
             t.line, t.col
         );
     }
-    for chain in built.chains {
-        for q in &chain {
-            for profile in solvers {
-                name.write(q.variant, &profile.name, 1, &q.script(profile, &[]));
-            }
-        }
-    }
-    match name.failure.get() {
-        Some(e) => Err(std::io::Error::other(e)),
-        None => Ok(()),
-    }
+    Ok(())
 }

@@ -43,6 +43,9 @@ fn explained(r: &Report) -> String {
     if let Some(m) = &r.method {
         let _ = write!(out, " [{m}]");
     }
+    if let Some(solver) = &r.solver {
+        let _ = write!(out, " with {solver}");
+    }
     let _ = write!(out, " in {:.1} ms", r.time.as_secs_f64() * 1000.0);
     match &r.verdict {
         Verdict::Unreachable => {

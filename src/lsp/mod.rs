@@ -18,6 +18,7 @@
 mod actions;
 mod document;
 mod hover;
+mod progress;
 mod verdicts;
 
 use crate::check::{CheckOptions, verdict_counts};
@@ -45,6 +46,8 @@ pub struct Settings {
     pub check: CheckOptions,
     /// Also publish `unreachable` targets, as hints with their proofs.
     pub show_proofs: bool,
+    /// Whether the client shows `$/progress`.
+    pub progress: bool,
 }
 
 /// The capabilities apc's server offers.
@@ -55,7 +58,7 @@ pub fn capabilities() -> ServerCapabilities {
         hover_provider: Some(HoverProviderCapability::Simple(true)),
         code_action_provider: Some(lsp_types::CodeActionProviderCapability::Simple(true)),
         execute_command_provider: Some(lsp_types::ExecuteCommandOptions {
-            commands: vec![actions::REPLAY.into()],
+            commands: actions::COMMANDS.map(String::from).to_vec(),
             ..Default::default()
         }),
         ..ServerCapabilities::default()
@@ -186,12 +189,14 @@ impl Server<'_> {
         self.publish(&uri, front, Some(version));
         if clean {
             let doc = self.documents.get_mut(uri.as_str()).expect("just opened");
+            let to_client = (self.settings.progress).then(|| self.connection.sender.clone());
             doc.checking = Some(verdicts::start(
                 doc,
                 &uri,
                 &self.settings,
                 &self.memo,
                 &self.done,
+                to_client,
             ));
         }
     }
@@ -228,15 +233,21 @@ impl Server<'_> {
             Ok(p) => p,
             Err(e) => return Response::new_err(req.id, invalid_params(), e.to_string()),
         };
-        if params.command != actions::REPLAY {
-            let why = format!("apc has no command {}", params.command);
-            return Response::new_err(req.id, invalid_params(), why);
-        }
-        let (typ, message) = match actions::replay(&self.documents, &params.arguments) {
+        let (docs, args, opts) = (&self.documents, &params.arguments, &self.settings.check);
+        let outcome = match params.command.as_str() {
+            actions::REPLAY => actions::replay(docs, args),
+            actions::CONDITION => actions::condition(docs, args, opts),
+            actions::DUMP => actions::dump(docs, args, opts),
+            _ => {
+                let why = format!("apc has no command {}", params.command);
+                return Response::new_err(req.id, invalid_params(), why);
+            }
+        };
+        let (typ, message) = match outcome {
             Ok(m) => (lsp_types::MessageType::INFO, m),
             Err(e) => (
                 lsp_types::MessageType::ERROR,
-                format!("apc could not replay: {e}"),
+                format!("apc could not do {}: {e}", params.command),
             ),
         };
         let shown = lsp_types::ShowMessageParams { typ, message };
@@ -281,6 +292,21 @@ impl Server<'_> {
             doc.cancel();
         }
     }
+}
+
+/// A message in the client's window (`window/showMessage`), before the
+/// server is serving (the options it ignores).
+pub fn show_message(connection: &Connection, message: &str) {
+    let params = lsp_types::ShowMessageParams {
+        typ: lsp_types::MessageType::WARNING,
+        message: message.to_string(),
+    };
+    let _ = connection
+        .sender
+        .send(Message::Notification(Notification::new(
+            lsp_types::notification::ShowMessage::METHOD.to_string(),
+            params,
+        )));
 }
 
 fn invalid_params() -> i32 {

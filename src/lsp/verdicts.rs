@@ -12,11 +12,13 @@
 
 use super::Settings;
 use super::document::Document;
+use super::progress::Progress;
 use crate::check::{self, Report};
 use crate::db::{self, Database, Dependencies, SourceFile, Target};
 use crate::deadline::{self, Stop};
 use crate::engine::{Place, Proof, Verdict};
 use crossbeam_channel::Sender;
+use lsp_server::Message;
 use lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
@@ -78,12 +80,14 @@ impl Memo {
 
 /// Starts checking `doc`'s targets; the reports go to `done` unless the
 /// check is cancelled first.
+/// Its progress goes to `to_client` when given (`$/progress`).
 pub(super) fn start(
     doc: &Document,
     uri: &Uri,
     settings: &Settings,
     memo: &Memo,
     done: &Sender<Checked>,
+    to_client: Option<Sender<Message>>,
 ) -> Checking {
     let cancel = Stop::new();
     let mut opts = settings.check.clone();
@@ -94,7 +98,12 @@ pub(super) fn start(
         .name("apc-lsp-check".into())
         .spawn(move || {
             let start = std::time::Instant::now();
-            let (reports, remembered, solver_checks) = check_remembering(&db, file, &opts, &memo);
+            let progress = |total| {
+                let name = format!("{}#{version}", uri.as_str());
+                Some(Progress::begin(to_client.clone()?, name, total))
+            };
+            let (reports, remembered, solver_checks) =
+                check_remembering(&db, file, &opts, &memo, &progress);
             drop(db);
             if !opts.cancel.is_thrown() {
                 let _ = done.send(Checked {
@@ -120,6 +129,7 @@ fn check_remembering(
     file: SourceFile,
     opts: &check::CheckOptions,
     memo: &Memo,
+    progress: &dyn Fn(usize) -> Option<Progress>,
 ) -> (Vec<Report>, usize, u64) {
     let targets = db::targets(db, file);
     let deps: Vec<Dependencies> = (targets.iter())
@@ -133,7 +143,25 @@ fn check_remembering(
         .map(|(t, _)| t.clone())
         .collect();
     let remembered_count = targets.len() - missing.len();
-    let fresh = check::check_all(db, file, &missing, opts, &|_| {});
+    let shown = if missing.is_empty() {
+        None
+    } else {
+        progress(missing.len())
+    };
+    let decided = |r: &Report| {
+        if let Some(p) = &shown {
+            p.decided(r);
+        }
+    };
+    let fresh = check::check_all(db, file, &missing, opts, &decided);
+    if let Some(p) = shown {
+        p.end(if opts.cancel.is_thrown() {
+            "cancelled by an edit".into()
+        } else {
+            let [unreachable, reachable, unknown] = check::verdict_counts(&fresh);
+            format!("{unreachable} unreachable, {reachable} reachable, {unknown} unknown")
+        });
+    }
     let solver_checks = fresh.iter().map(|r| r.solver_use.checks).sum();
     let mut fresh = fresh.into_iter();
     let reports: Vec<Report> = (recalled.into_iter())

@@ -208,3 +208,42 @@ fn deepening(condition: (&Terms, TermId), k: u32) -> Option<Vec<PendingQuery<'_>
     }));
     Some(chain)
 }
+
+/// Which race a dump writes: its bound K, and whether the conditions are
+/// simplified first (as `apc check` does unless `--no-simplify`).
+#[derive(Clone, Copy, Debug)]
+pub struct Race {
+    pub k: u32,
+    pub simplify: bool,
+}
+
+/// Writes into `dir` every query of target `t`'s race (`apc check --mode
+/// race`), for every solver, byte for byte as `apc check` would send it
+/// first, under `DumpName`'s names. Returns how many scripts it wrote, and
+/// the queries the race leaves out, and why.
+pub fn dump_race(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    t: &Target,
+    opts: &Options,
+    race: Race,
+    solvers: &[crate::smt::Profile],
+    dir: &std::path::Path,
+) -> std::io::Result<(usize, Vec<String>)> {
+    let name = crate::smt::DumpName::new(dir, file.path(db), &t.function, t.line, t.col);
+    let pending = of_target(db, file, t, opts, race.simplify, Mode::Race, race.k);
+    let built = build_all(pending);
+    let mut written = 0;
+    for chain in built.chains {
+        for q in &chain {
+            for profile in solvers {
+                name.write(q.variant, &profile.name, 1, &q.script(profile, &[]));
+                written += 1;
+            }
+        }
+    }
+    match name.failure.get() {
+        Some(e) => Err(std::io::Error::other(e.clone())),
+        None => Ok((written, built.left_out)),
+    }
+}

@@ -24,6 +24,11 @@ struct Client {
 
 impl Client {
     fn start(args: &[&str], options: Value) -> Client {
+        Client::start_with(args, options, json!({}))
+    }
+
+    /// A client of these capabilities.
+    fn start_with(args: &[&str], options: Value, capabilities: Value) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_apc"))
             .arg("lsp")
             .args(args)
@@ -52,7 +57,7 @@ impl Client {
         };
         let init = c.request(
             "initialize",
-            json!({"capabilities": {}, "initializationOptions": options}),
+            json!({"capabilities": capabilities, "initializationOptions": options}),
         );
         assert_eq!(init["capabilities"]["hoverProvider"], true, "{init}");
         c.notify("initialized", json!({}));
@@ -437,10 +442,14 @@ fn verdicts(published: &Value) -> Vec<(u64, String, String)> {
 #[test]
 fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
     let uri = "file:///work/dispatcher.mc";
-    let mut c = Client::start(&["--timeout", "20"], json!({}));
+    let shows_progress = json!({"window": {"workDoneProgress": true}});
+    let mut c = Client::start_with(&["--timeout", "20"], json!({}), shows_progress);
     open(&mut c, uri, DISPATCHER);
     let long = Duration::from_secs(60);
     c.wait_for("textDocument/publishDiagnostics", long);
+    let begun = c.wait_for("$/progress", long);
+    assert_eq!(begun["value"]["kind"], "begin", "{begun}");
+    assert_eq!(begun["value"]["message"], "checking 3 targets", "{begun}");
     let first = verdicts(&c.wait_for("textDocument/publishDiagnostics", long));
     assert_eq!(first.len(), 3, "{first:?}");
     assert!(
@@ -469,10 +478,82 @@ fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
     let log = c.logged(long);
     assert!(log.contains("2 remembered, 1 checked"), "{log}");
     eprintln!("{log}");
+    // f2's condition, and its queries written where the message says.
+    let at_f2 = json!({"start": {"line": 7, "character": 2}, "end": {"line": 7, "character": 2}});
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": at_f2, "context": {"diagnostics": []}}),
+    );
+    let titles: Vec<&str> = (actions.as_array().unwrap().iter())
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 3, "{actions}");
+    assert!(titles[1].starts_with("Show the necessary condition of the assert at 8:3"));
+    for action in &actions.as_array().unwrap()[1..] {
+        c.request(
+            "workspace/executeCommand",
+            json!({"command": action["command"], "arguments": action["arguments"]}),
+        );
+        let shown = c.wait_for("window/showMessage", long);
+        let message = shown["message"].as_str().unwrap_or_default();
+        assert_eq!(shown["type"], 3, "{shown}");
+        if action["command"] == "apc.showCondition" {
+            assert!(message.contains("op₀ = 2 ∧ x₀ = 8"), "{message}");
+        } else {
+            let dir = message
+                .split(" to ")
+                .nth(1)
+                .unwrap()
+                .split(" (")
+                .next()
+                .unwrap();
+            let written = (std::fs::read_dir(dir).unwrap().flatten())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("dispatcher-f2-8-3-")
+                })
+                .count();
+            assert!(
+                written > 0 && message.starts_with(&format!("wrote {written} ")),
+                "{message}"
+            );
+        }
+    }
     let f3 = &published["diagnostics"][2];
     let last_step = (f3["relatedInformation"].as_array())
         .and_then(|s| s.last())
         .expect("f3's trace");
     assert_eq!(last_step["location"]["range"]["start"]["line"], 13, "{f3}");
+    c.shutdown();
+}
+
+/// The engine, the solver and the deadline come from the client's
+/// initialization options; one apc cannot use is said, not dropped.
+#[test]
+fn the_client_chooses_the_engine_and_the_solver() {
+    let options = json!({"engine": "nc", "solver": "cvc5", "timeout": "soon"});
+    let mut c = Client::start(&[], options);
+    let refused = c.wait_for("window/showMessage", Duration::from_secs(10));
+    let message = refused["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ignores the option timeout \"soon\""),
+        "{refused}"
+    );
+    let uri = "file:///work/dispatcher.mc";
+    open(&mut c, uri, DISPATCHER);
+    let long = Duration::from_secs(60);
+    c.wait_for("textDocument/publishDiagnostics", long);
+    let published = c.wait_for("textDocument/publishDiagnostics", long);
+    for (_, code, message) in verdicts(&published) {
+        assert_eq!(code, "reachable", "{message}");
+        assert!(message.contains("[nc-"), "{message}");
+    }
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 6, "character": 3}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(shown.contains("with cvc5"), "{shown}");
     c.shutdown();
 }
