@@ -6,6 +6,7 @@
 pub mod compact;
 pub mod compositional;
 pub mod explore;
+pub mod incremental;
 pub mod ksweep;
 pub mod run;
 pub mod scale;

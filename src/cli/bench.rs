@@ -77,6 +77,44 @@ pub enum Which {
     /// how much faster the fast engine is than the reference, and how much slower than C.
     /// Both engines must end the same run, or the family is an error (exit status 1).
     Run(RunBenchArgs),
+    /// The language server's incremental checking (`apc lsp`, run in this process and
+    /// spoken to as an editor would): a generated program of --functions functions,
+    /// each with a loop and two targets, and `main`. Per layout: the cold check; a
+    /// one-line edit inside one function (the time until its verdicts are published,
+    /// the targets checked again, their solver checks, and the share of the cold
+    /// check's time); the edit undone; and the time to cancel a check in flight when
+    /// an edit comes (until the new text's diagnostics arrive).
+    ///
+    /// `dispatch`: `main` calls one function chosen by an input, so a target depends on
+    /// `main` and its own function. `sequence`: `main` calls every function in turn, so
+    /// an edit also checks again the targets of every function called after it.
+    Incremental(IncrementalArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct IncrementalArgs {
+    #[command(flatten)]
+    pub solvers: SolverArgs,
+    /// How many functions the program has (two targets each).
+    #[arg(long, default_value_t = 30, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=500))]
+    pub functions: usize,
+    /// How `main` reaches the functions (repeatable; default both).
+    #[arg(long, value_enum)]
+    pub layout: Vec<LayoutChoice>,
+    /// Wall-clock limit per target, in seconds.
+    #[arg(long, default_value = "10", value_name = "SECS", value_parser = super::limits::seconds, allow_negative_numbers = true)]
+    pub timeout: Duration,
+    /// Output: an aligned table, or JSON (a list of rows) or CSV for scripts.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
+    pub format: BenchFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutChoice {
+    /// `main` calls one function, chosen by an input.
+    Dispatch,
+    /// `main` calls every function, one after the other.
+    Sequence,
 }
 
 #[derive(Args, Debug)]
@@ -229,6 +267,127 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Compact(a) => compact(a),
         Which::Compositional(a) => compositional(a),
         Which::Run(a) => run(a),
+        Which::Incremental(a) => incremental(a),
+    }
+}
+
+fn incremental(a: IncrementalArgs) -> ExitCode {
+    use crate::bench::incremental::{Layout, measure};
+    let solvers = match a.solvers.locate() {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut check = crate::check::CheckOptions::new(solvers, a.timeout);
+    check.trace = true;
+    let settings = crate::lsp::Settings {
+        check,
+        show_proofs: false,
+        progress: true,
+    };
+    let layouts: Vec<Layout> = match a.layout.is_empty() {
+        true => vec![Layout::Dispatch, Layout::Sequence],
+        false => (a.layout.iter())
+            .map(|l| match l {
+                LayoutChoice::Dispatch => Layout::Dispatch,
+                LayoutChoice::Sequence => Layout::Sequence,
+            })
+            .collect(),
+    };
+    let bar = progress(layouts.len());
+    let mut rows = Vec::new();
+    for layout in layouts {
+        bar.set_message(layout.name());
+        match measure(settings.clone(), a.functions, layout) {
+            Ok(steps) => rows.extend(steps.into_iter().map(|s| (layout, s))),
+            Err(e) => {
+                bar.finish_and_clear();
+                return bad(&format!("{} layout: {e}", layout.name()));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    print_incremental(&rows, a.functions, a.format);
+    ExitStatus::Ok.into()
+}
+
+fn print_incremental(
+    rows: &[(
+        crate::bench::incremental::Layout,
+        crate::bench::incremental::Step,
+    )],
+    functions: usize,
+    format: BenchFormat,
+) {
+    // Each layout's first step is its cold check: the others' share of it.
+    let cold = |i: usize| {
+        (rows[..=i].iter().rev())
+            .find(|(l, s)| *l == rows[i].0 && s.what == "cold check")
+            .map(|(_, s)| s.time)
+    };
+    let share = |i: usize| {
+        rows[i].1.counts?;
+        let c = cold(i)?;
+        Some(100.0 * rows[i].1.time.as_secs_f64() / c.as_secs_f64().max(1e-9))
+    };
+    match format {
+        BenchFormat::Table => {
+            outln!("{functions} functions of two targets each, and main (apc lsp in this process)");
+            let head: Vec<String> = [
+                "layout",
+                "step",
+                "ms",
+                "% of cold",
+                "targets",
+                "checked",
+                "remembered",
+                "solver checks",
+                "unreachable/reachable/unknown",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let body: Vec<Vec<String>> = (rows.iter().enumerate())
+                .map(|(i, (layout, s))| {
+                    let c = s.counts;
+                    let n = |f: fn(&crate::bench::incremental::Counts) -> String| {
+                        c.as_ref().map_or("-".into(), f)
+                    };
+                    vec![
+                        layout.name().to_string(),
+                        s.what.clone(),
+                        format!("{:.1}", super::rounded_ms(s.time, 1)),
+                        share(i).map_or("-".into(), |p| format!("{p:.1}")),
+                        n(|c| c.targets.to_string()),
+                        n(|c| c.checked.to_string()),
+                        n(|c| c.remembered.to_string()),
+                        n(|c| c.solver_checks.to_string()),
+                        n(|c| format!("{}/{}/{}", c.verdicts[0], c.verdicts[1], c.verdicts[2])),
+                    ]
+                })
+                .collect();
+            print_table(&head, &body);
+        }
+        f => {
+            let list: Vec<Value> = (rows.iter().enumerate())
+                .map(|(i, (layout, s))| {
+                    let c = s.counts.as_ref();
+                    json!({
+                        "layout": layout.name(), "step": s.what,
+                        "ms": super::rounded_ms(s.time, 3),
+                        "percent_of_cold": share(i),
+                        "targets": c.map(|c| c.targets),
+                        "checked": c.map(|c| c.checked),
+                        "remembered": c.map(|c| c.remembered),
+                        "solver_checks": c.map(|c| c.solver_checks),
+                        "unreachable": c.map(|c| c.verdicts[0]),
+                        "reachable": c.map(|c| c.verdicts[1]),
+                        "unknown": c.map(|c| c.verdicts[2]),
+                    })
+                })
+                .collect();
+            print_rows(&list, f);
+        }
     }
 }
 

@@ -183,7 +183,9 @@ fn check_remembering(
 /// A remembered verdict for target `t` of the program now, its places
 /// moved with their functions; `None` if it cannot be carried over: an
 /// unknown whose reason may name a moved line, a witness that no longer
-/// replays to the target (the replay also gives the trace anew).
+/// replays to the target. A witness is replayed when its functions moved
+/// (the replay gives the trace at the new lines); when none moved, the
+/// run up to the target is the one traced before.
 fn recall(db: &Database, file: SourceFile, t: &Target, then: Remembered) -> Option<Report> {
     let now = db::function_starts(db, file);
     let shift = |line: u32| -> Option<u32> {
@@ -198,6 +200,7 @@ fn recall(db: &Database, file: SourceFile, t: &Target, then: Remembered) -> Opti
     match &mut report.verdict {
         Verdict::Unknown(_) if moved => return None,
         Verdict::Unknown(_) => {}
+        Verdict::Reachable(_) if !moved => {}
         Verdict::Reachable(w) => {
             let trace = check::traced::trace(db, file, t, w);
             trace.as_ref().ok()?;
