@@ -49,6 +49,7 @@ use num_bigint::BigInt;
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
 
+mod dependencies;
 mod explore;
 mod facts;
 mod fast_engine;
