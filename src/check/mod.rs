@@ -93,6 +93,16 @@ pub struct Report {
 pub const SHARED_PHASES: (&str, &str) = ("apc", "shared with other targets");
 
 impl Report {
+    /// The report of a decision made outside the engines' registry (the
+    /// editor's earlier witness, replayed), in `time`, with no solver.
+    pub fn decided_outside(target: &Target, d: Decision, time: Duration) -> Report {
+        let cost = Cost {
+            time,
+            solver: SolverUse::default(),
+        };
+        Report::of(target, d, cost)
+    }
+
     /// The report of a decision made for several targets at once: its
     /// time is the target's share.
     fn shared(target: &Target, d: Decision, share: Cost) -> Report {

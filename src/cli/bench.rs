@@ -81,7 +81,8 @@ pub enum Which {
     /// spoken to as an editor would): a generated program of --functions functions,
     /// each with a loop and two targets, and `main`. Per layout: the cold check; a
     /// one-line edit inside one function (the time until its verdicts are published,
-    /// the targets checked again, their solver checks, and the share of the cold
+    /// the targets checked again, how many by replaying their earlier witness, their
+    /// solver checks, and the share of the cold
     /// check's time); the edit undone; and the time to cancel a check in flight when
     /// an edit comes (until the new text's diagnostics arrive).
     ///
@@ -340,6 +341,7 @@ fn print_incremental(
                 "% of cold",
                 "targets",
                 "checked",
+                "by earlier witness",
                 "remembered",
                 "solver checks",
                 "unreachable/reachable/unknown",
@@ -360,6 +362,7 @@ fn print_incremental(
                         share(i).map_or("-".into(), |p| format!("{p:.1}")),
                         n(|c| c.targets.to_string()),
                         n(|c| c.checked.to_string()),
+                        n(|c| c.replayed.to_string()),
                         n(|c| c.remembered.to_string()),
                         n(|c| c.solver_checks.to_string()),
                         n(|c| format!("{}/{}/{}", c.verdicts[0], c.verdicts[1], c.verdicts[2])),
@@ -378,6 +381,7 @@ fn print_incremental(
                         "percent_of_cold": share(i),
                         "targets": c.map(|c| c.targets),
                         "checked": c.map(|c| c.checked),
+                        "by_earlier_witness": c.map(|c| c.replayed),
                         "remembered": c.map(|c| c.remembered),
                         "solver_checks": c.map(|c| c.solver_checks),
                         "unreachable": c.map(|c| c.verdicts[0]),

@@ -388,6 +388,9 @@ pub enum How {
     EveryPath,
     /// A compositional run that ended with no unknown leaf.
     Terminated,
+    /// A witness found for an earlier text of the program (in the
+    /// editor), replayed on this one to the target.
+    EarlierWitness,
     /// Not a verdict: the query was satisfiable, but no model's witness
     /// replayed (the method of an `unknown`).
     NoWitness(Variant),
@@ -437,6 +440,7 @@ impl fmt::Display for Method {
                 other => format!("{other}-every-path"),
             },
             How::Terminated => format!("{}-terminated", self.engine),
+            How::EarlierWitness => "earlier-witness".into(),
         };
         let whole = matches!(self.how, How::EveryPath | How::PathFound)
             && self.engine.starts_with("explore");

@@ -216,13 +216,14 @@ impl Server<'_> {
         let total = doc.reports.len();
         self.publish(&c.uri, diagnostics, Some(c.version));
         self.log(format!(
-            "{} version {}: {total} targets ({unreachable} unreachable, {reachable} reachable, {unknown} unknown), {} remembered, {} checked in {:.1} ms ({} solver checks)",
+            "{} version {}: {total} targets ({unreachable} unreachable, {reachable} reachable, {unknown} unknown), {} remembered, {} checked in {:.1} ms ({} by an earlier witness, {} solver checks)",
             c.uri.as_str(),
             c.version,
-            c.remembered,
-            total - c.remembered,
+            c.tally.remembered,
+            total - c.tally.remembered,
             c.took.as_secs_f64() * 1000.0,
-            c.solver_checks,
+            c.tally.replayed,
+            c.tally.solver_checks,
         ));
     }
 

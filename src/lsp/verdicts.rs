@@ -13,10 +13,12 @@
 use super::Settings;
 use super::document::Document;
 use super::progress::Progress;
+use crate::TargetKind;
 use crate::check::{self, Report};
 use crate::db::{self, Database, Dependencies, SourceFile, Target};
 use crate::deadline::{self, Stop};
-use crate::engine::{Place, Proof, Verdict};
+use crate::engine::{Decision, How, Method, Place, Proof, Verdict};
+use crate::interp::Witness;
 use crossbeam_channel::Sender;
 use lsp_server::Message;
 use lsp_types::{
@@ -46,17 +48,31 @@ pub(super) struct Checked {
     pub uri: Uri,
     pub version: i32,
     pub reports: Vec<Report>,
-    /// How many of the reports came from the memo.
-    pub remembered: usize,
-    /// The `check-sat`s the others sent.
-    pub solver_checks: u64,
+    pub tally: Tally,
     pub took: std::time::Duration,
 }
 
-/// The verdicts of earlier checks, by what each depends on
-/// (`db::dependencies`).
+/// How a check's reports came: from the memo, by an earlier witness, or
+/// from the engines (and their `check-sat`s).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tally {
+    pub remembered: usize,
+    pub replayed: usize,
+    pub solver_checks: u64,
+}
+
+/// What earlier checks found, shared by the workers.
 #[derive(Clone, Default)]
-pub(super) struct Memo(Arc<Mutex<HashMap<u64, Remembered>>>);
+pub(super) struct Memo(Arc<Mutex<Kept>>);
+
+#[derive(Default)]
+struct Kept {
+    /// Each verdict, by what it depends on (`db::dependencies`).
+    verdicts: HashMap<u64, Remembered>,
+    /// The last witness of each target found reachable, by its function,
+    /// id and kind: replayed first when the target is checked again.
+    witnesses: HashMap<(String, u32, TargetKind), Witness>,
+}
 
 /// A verdict as it was given, and the line each function it depends on
 /// started at then (to move its places with the function).
@@ -66,14 +82,26 @@ struct Remembered {
     starts: BTreeMap<String, u32>,
 }
 
+fn witness_key(t: &Target) -> (String, u32, TargetKind) {
+    (t.function.clone(), t.id, t.kind)
+}
+
 impl Memo {
     fn get(&self, key: u64) -> Option<Remembered> {
-        self.0.lock().ok()?.get(&key).cloned()
+        self.0.lock().ok()?.verdicts.get(&key).cloned()
+    }
+
+    fn earlier_witness(&self, t: &Target) -> Option<Witness> {
+        self.0.lock().ok()?.witnesses.get(&witness_key(t)).cloned()
     }
 
     fn keep(&self, key: u64, remembered: Remembered) {
-        if let Ok(mut m) = self.0.lock() {
-            m.insert(key, remembered);
+        if let Ok(mut kept) = self.0.lock() {
+            if let Verdict::Reachable(w) = &remembered.report.verdict {
+                let target = witness_key(&remembered.report.target);
+                kept.witnesses.insert(target, w.clone());
+            }
+            kept.verdicts.insert(key, remembered);
         }
     }
 }
@@ -102,16 +130,14 @@ pub(super) fn start(
                 let name = format!("{}#{version}", uri.as_str());
                 Some(Progress::begin(to_client.clone()?, name, total))
             };
-            let (reports, remembered, solver_checks) =
-                check_remembering(&db, file, &opts, &memo, &progress);
+            let (reports, tally) = check_remembering(&db, file, &opts, &memo, &progress);
             drop(db);
             if !opts.cancel.is_thrown() {
                 let _ = done.send(Checked {
                     uri,
                     version,
                     reports,
-                    remembered,
-                    solver_checks,
+                    tally,
                     took: start.elapsed(),
                 });
             }
@@ -121,39 +147,71 @@ pub(super) fn start(
 }
 
 /// Every target's report: the memo's where it has one that still holds,
-/// the portfolio's for the others (which the memo then keeps, unless the
-/// check was cancelled); how many the memo gave, and the `check-sat`s the
-/// others sent.
+/// then a reachable one where the target's earlier witness still reaches
+/// it, the portfolio's for the others (all of which the memo then keeps,
+/// unless the check was cancelled); and how they came.
 fn check_remembering(
     db: &Database,
     file: SourceFile,
     opts: &check::CheckOptions,
     memo: &Memo,
     progress: &dyn Fn(usize) -> Option<Progress>,
-) -> (Vec<Report>, usize, u64) {
+) -> (Vec<Report>, Tally) {
     let targets = db::targets(db, file);
     let deps: Vec<Dependencies> = (targets.iter())
         .map(|t| db::dependencies(db, file, t))
         .collect();
-    let recalled: Vec<Option<Report>> = (targets.iter().zip(&deps))
+    let mut known: Vec<Option<Report>> = (targets.iter().zip(&deps))
         .map(|(t, d)| recall(db, file, t, memo.get(d.fingerprint)?))
         .collect();
-    let missing: Vec<Target> = (targets.iter().zip(&recalled))
+    let remembered = known.iter().flatten().count();
+    for (t, slot) in targets.iter().zip(&mut known) {
+        if slot.is_none() {
+            *slot = replay_earlier_witness(db, file, t, memo);
+        }
+    }
+    let replayed = known.iter().flatten().count() - remembered;
+    let missing: Vec<Target> = (targets.iter().zip(&known))
         .filter(|(_, r)| r.is_none())
         .map(|(t, _)| t.clone())
         .collect();
-    let remembered_count = targets.len() - missing.len();
-    let shown = if missing.is_empty() {
+    let fresh = check_showing_progress(db, file, &missing, opts, progress);
+    let solver_checks = fresh.iter().map(|r| r.solver_use.checks).sum();
+    let mut fresh = fresh.into_iter();
+    let reports: Vec<Report> = (known.into_iter())
+        .map(|r| r.unwrap_or_else(|| fresh.next().expect("one report per target checked")))
+        .collect();
+    if !opts.cancel.is_thrown() {
+        keep_all(db, file, memo, &deps, &reports);
+    }
+    let tally = Tally {
+        remembered,
+        replayed,
+        solver_checks,
+    };
+    (reports, tally)
+}
+
+/// The portfolio's reports on `targets`, each shown as progress as it
+/// comes.
+fn check_showing_progress(
+    db: &Database,
+    file: SourceFile,
+    targets: &[Target],
+    opts: &check::CheckOptions,
+    progress: &dyn Fn(usize) -> Option<Progress>,
+) -> Vec<Report> {
+    let shown = if targets.is_empty() {
         None
     } else {
-        progress(missing.len())
+        progress(targets.len())
     };
     let decided = |r: &Report| {
         if let Some(p) = &shown {
             p.decided(r);
         }
     };
-    let fresh = check::check_all(db, file, &missing, opts, &decided);
+    let fresh = check::check_all(db, file, targets, opts, &decided);
     if let Some(p) = shown {
         p.end(if opts.cancel.is_thrown() {
             "cancelled by an edit".into()
@@ -162,22 +220,45 @@ fn check_remembering(
             format!("{unreachable} unreachable, {reachable} reachable, {unknown} unknown")
         });
     }
-    let solver_checks = fresh.iter().map(|r| r.solver_use.checks).sum();
-    let mut fresh = fresh.into_iter();
-    let reports: Vec<Report> = (recalled.into_iter())
-        .map(|r| r.unwrap_or_else(|| fresh.next().expect("one report per target checked")))
-        .collect();
-    if !opts.cancel.is_thrown() {
-        let starts = db::function_starts(db, file);
-        for (d, r) in deps.iter().zip(&reports) {
-            let starts = (d.functions.iter())
-                .filter_map(|f| Some((f.clone(), starts.get(f)?.0)))
-                .collect();
-            let report = r.clone();
-            memo.keep(d.fingerprint, Remembered { report, starts });
-        }
+    fresh
+}
+
+/// Keeps every report, with where its functions start.
+fn keep_all(
+    db: &Database,
+    file: SourceFile,
+    memo: &Memo,
+    deps: &[Dependencies],
+    reports: &[Report],
+) {
+    let starts = db::function_starts(db, file);
+    for (d, r) in deps.iter().zip(reports) {
+        let starts = (d.functions.iter())
+            .filter_map(|f| Some((f.clone(), starts.get(f)?.0)))
+            .collect();
+        let report = r.clone();
+        memo.keep(d.fingerprint, Remembered { report, starts });
     }
-    (reports, remembered_count, solver_checks)
+}
+
+/// Target `t` reachable by the witness an earlier text of the program
+/// had for it, if the reference interpreter, replaying it on this text,
+/// fails at `t` (the replay is the trace). No solver: an edit that keeps
+/// the way to a target open costs one run.
+fn replay_earlier_witness(
+    db: &Database,
+    file: SourceFile,
+    t: &Target,
+    memo: &Memo,
+) -> Option<Report> {
+    let w = memo.earlier_witness(t)?;
+    let start = std::time::Instant::now();
+    let trace = check::traced::trace(db, file, t, &w).ok()?;
+    let method = Method::new("editor", How::EarlierWitness);
+    let decision = Decision::reachable(w, method, None);
+    let mut report = Report::decided_outside(t, decision, start.elapsed());
+    report.trace = Some(Ok(trace));
+    Some(report)
 }
 
 /// A remembered verdict for target `t` of the program now, its places

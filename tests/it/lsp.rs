@@ -476,8 +476,13 @@ fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
     let lines: Vec<u64> = third.iter().map(|v| v.0).collect();
     assert_eq!(lines, [3, 7, 13], "{third:?}");
     let log = c.logged(long);
+    // f1's earlier witness still divides by zero: replayed, no solver.
     assert!(log.contains("2 remembered, 1 checked"), "{log}");
-    eprintln!("{log}");
+    assert!(
+        log.contains("(1 by an earlier witness, 0 solver checks)"),
+        "{log}"
+    );
+    assert!(third[0].2.contains("[earlier-witness]"), "{third:?}");
     // f2's condition, and its queries written where the message says.
     let at_f2 = json!({"start": {"line": 7, "character": 2}, "end": {"line": 7, "character": 2}});
     let actions = c.request(
