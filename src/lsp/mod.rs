@@ -7,9 +7,13 @@
 //! - [`document`]: an open document (its database, text, line index) and
 //!   the front end's diagnostics in LSP terms;
 //! - [`verdicts`]: the checks of a document's targets on a worker thread,
-//!   memoized across edits, and their diagnostics;
+//!   and their diagnostics;
+//! - [`memo`]: what earlier checks found (verdicts by what they depend
+//!   on, witnesses);
+//! - [`progress`]: `$/progress` while targets are checked;
 //! - [`hover`]: a target's verdict, engine, time and explanation;
-//! - [`actions`]: replaying a reachable target's witness;
+//! - [`actions`]: replaying a witness, showing a condition, dumping
+//!   queries;
 //! - here: the settings, the main loop and the protocol's bookkeeping.
 //!
 //! Knows the front end (through `db`), the portfolio (`check`) and the
@@ -18,6 +22,7 @@
 mod actions;
 mod document;
 mod hover;
+mod memo;
 mod progress;
 mod verdicts;
 
@@ -36,8 +41,9 @@ use lsp_types::{
     HoverProviderCapability, PositionEncodingKind, PublishDiagnosticsParams, ServerCapabilities,
     TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
 };
+use memo::Memo;
 use std::collections::HashMap;
-use verdicts::{Checked, Memo};
+use verdicts::Checked;
 
 /// What the server checks with, from the command line and the client's
 /// initialization options.

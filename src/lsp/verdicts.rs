@@ -4,28 +4,21 @@
 //! witness and its trace, an unknown one a warning with its reason, an
 //! unreachable one a hint with its proof when asked).
 //!
-//! The memo is keyed by what a target's verdict depends on
-//! (`db::dependencies`): the call graph and the functions a run may
-//! execute before it reaches the target, callers included. An edit
-//! elsewhere leaves the verdict as it was (docs/editors.md, "What is
-//! checked again").
+//! What the memo ([`super::memo`]) cannot answer goes to the portfolio.
 
 use super::Settings;
 use super::document::Document;
+use super::memo::Memo;
 use super::progress::Progress;
-use crate::TargetKind;
 use crate::check::{self, Report};
 use crate::db::{self, Database, Dependencies, SourceFile, Target};
 use crate::deadline::{self, Stop};
-use crate::engine::{Decision, How, Method, Place, Proof, Verdict};
-use crate::interp::Witness;
+use crate::engine::Verdict;
 use crossbeam_channel::Sender;
 use lsp_server::Message;
 use lsp_types::{
     Diagnostic, DiagnosticRelatedInformation, DiagnosticSeverity, Location, NumberOrString, Uri,
 };
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// A check in flight: its token, and its worker.
@@ -59,51 +52,6 @@ pub(super) struct Tally {
     pub remembered: usize,
     pub replayed: usize,
     pub solver_checks: u64,
-}
-
-/// What earlier checks found, shared by the workers.
-#[derive(Clone, Default)]
-pub(super) struct Memo(Arc<Mutex<Kept>>);
-
-#[derive(Default)]
-struct Kept {
-    /// Each verdict, by what it depends on (`db::dependencies`).
-    verdicts: HashMap<u64, Remembered>,
-    /// The last witness of each target found reachable, by its function,
-    /// id and kind: replayed first when the target is checked again.
-    witnesses: HashMap<(String, u32, TargetKind), Witness>,
-}
-
-/// A verdict as it was given, and the line each function it depends on
-/// started at then (to move its places with the function).
-#[derive(Clone)]
-struct Remembered {
-    report: Report,
-    starts: BTreeMap<String, u32>,
-}
-
-fn witness_key(t: &Target) -> (String, u32, TargetKind) {
-    (t.function.clone(), t.id, t.kind)
-}
-
-impl Memo {
-    fn get(&self, key: u64) -> Option<Remembered> {
-        self.0.lock().ok()?.verdicts.get(&key).cloned()
-    }
-
-    fn earlier_witness(&self, t: &Target) -> Option<Witness> {
-        self.0.lock().ok()?.witnesses.get(&witness_key(t)).cloned()
-    }
-
-    fn keep(&self, key: u64, remembered: Remembered) {
-        if let Ok(mut kept) = self.0.lock() {
-            if let Verdict::Reachable(w) = &remembered.report.verdict {
-                let target = witness_key(&remembered.report.target);
-                kept.witnesses.insert(target, w.clone());
-            }
-            kept.verdicts.insert(key, remembered);
-        }
-    }
 }
 
 /// Starts checking `doc`'s targets; the reports go to `done` unless the
@@ -162,12 +110,12 @@ fn check_remembering(
         .map(|t| db::dependencies(db, file, t))
         .collect();
     let mut known: Vec<Option<Report>> = (targets.iter().zip(&deps))
-        .map(|(t, d)| recall(db, file, t, memo.get(d.fingerprint)?))
+        .map(|(t, d)| memo.recall(db, file, t, d))
         .collect();
     let remembered = known.iter().flatten().count();
     for (t, slot) in targets.iter().zip(&mut known) {
         if slot.is_none() {
-            *slot = replay_earlier_witness(db, file, t, memo);
+            *slot = memo.replay_earlier_witness(db, file, t);
         }
     }
     let replayed = known.iter().flatten().count() - remembered;
@@ -182,7 +130,7 @@ fn check_remembering(
         .map(|r| r.unwrap_or_else(|| fresh.next().expect("one report per target checked")))
         .collect();
     if !opts.cancel.is_thrown() {
-        keep_all(db, file, memo, &deps, &reports);
+        memo.keep_all(db, file, &deps, &reports);
     }
     let tally = Tally {
         remembered,
@@ -221,83 +169,6 @@ fn check_showing_progress(
         });
     }
     fresh
-}
-
-/// Keeps every report, with where its functions start.
-fn keep_all(
-    db: &Database,
-    file: SourceFile,
-    memo: &Memo,
-    deps: &[Dependencies],
-    reports: &[Report],
-) {
-    let starts = db::function_starts(db, file);
-    for (d, r) in deps.iter().zip(reports) {
-        let starts = (d.functions.iter())
-            .filter_map(|f| Some((f.clone(), starts.get(f)?.0)))
-            .collect();
-        let report = r.clone();
-        memo.keep(d.fingerprint, Remembered { report, starts });
-    }
-}
-
-/// Target `t` reachable by the witness an earlier text of the program
-/// had for it, if the reference interpreter, replaying it on this text,
-/// fails at `t` (the replay is the trace). No solver: an edit that keeps
-/// the way to a target open costs one run.
-fn replay_earlier_witness(
-    db: &Database,
-    file: SourceFile,
-    t: &Target,
-    memo: &Memo,
-) -> Option<Report> {
-    let w = memo.earlier_witness(t)?;
-    let start = std::time::Instant::now();
-    let trace = check::traced::trace(db, file, t, &w).ok()?;
-    let method = Method::new("editor", How::EarlierWitness);
-    let decision = Decision::reachable(w, method, None);
-    let mut report = Report::decided_outside(t, decision, start.elapsed());
-    report.trace = Some(Ok(trace));
-    Some(report)
-}
-
-/// A remembered verdict for target `t` of the program now, its places
-/// moved with their functions; `None` if it cannot be carried over: an
-/// unknown whose reason may name a moved line, a witness that no longer
-/// replays to the target. A witness is replayed when its functions moved
-/// (the replay gives the trace at the new lines); when none moved, the
-/// run up to the target is the one traced before.
-fn recall(db: &Database, file: SourceFile, t: &Target, then: Remembered) -> Option<Report> {
-    let now = db::function_starts(db, file);
-    let shift = |line: u32| -> Option<u32> {
-        let (f, start) = (then.starts.iter())
-            .filter(|(_, s)| **s <= line)
-            .max_by_key(|(_, s)| **s)?;
-        Some(line - start + now.get(f)?.0)
-    };
-    let moved = (then.starts.iter()).any(|(f, s)| now.get(f).map(|n| n.0) != Some(*s));
-    let mut report = then.report;
-    report.target = t.clone();
-    match &mut report.verdict {
-        Verdict::Unknown(_) if moved => return None,
-        Verdict::Unknown(_) => {}
-        Verdict::Reachable(_) if !moved => {}
-        Verdict::Reachable(w) => {
-            let trace = check::traced::trace(db, file, t, w);
-            trace.as_ref().ok()?;
-            report.trace = report.trace.is_some().then_some(trace);
-        }
-        Verdict::Unreachable => {
-            if let Some(Proof::Invariants(invariants)) = &mut report.proof {
-                for inv in invariants {
-                    if let Place::Loop { line, .. } = &mut inv.at {
-                        *line = shift(*line)?;
-                    }
-                }
-            }
-        }
-    }
-    Some(report)
 }
 
 /// The document's diagnostics: the front end's warnings, then one per
