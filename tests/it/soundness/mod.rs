@@ -727,7 +727,7 @@ fn chosen_engine() -> &'static str {
 /// `SOUNDNESS_COMPACT_PROGRAMS=2000`.
 #[test]
 fn compact_verdicts_never_contradict_runs() {
-    let n: usize = env_or("SOUNDNESS_COMPACT_PROGRAMS", 15);
+    let n: usize = env_or("SOUNDNESS_COMPACT_PROGRAMS", 9);
     let seed = seed_or(0x5eed_c4ec_0000_0c0a);
     let knobs = Knobs::with(&[("pointers", 0), ("records", 0)]);
     let (st, findings) = check_verdicts(seed, n, &knobs, "compact");
@@ -744,7 +744,7 @@ fn compact_verdicts_never_contradict_runs() {
 
 #[test]
 fn verdicts_never_contradict_runs() {
-    let n: usize = env_or("SOUNDNESS_CHECK_PROGRAMS", 100);
+    let n: usize = env_or("SOUNDNESS_CHECK_PROGRAMS", 70);
     let seed = seed_or(0x5eed_c4ec_0000_0001);
     let start = Instant::now();
     // `SOUNDNESS_CHECK_ENGINE=nc` for the conditions alone; by default
