@@ -19,14 +19,14 @@ fn well_formed(src: &str) -> Result<(), String> {
     }
 }
 
-/// 40 programs of each set by default; `GENERATOR_PROGRAMS=150` (or more)
+/// 20 programs of each set by default; `GENERATOR_PROGRAMS=150` (or more)
 /// for the long run.
 #[test]
 fn every_program_of_every_set_parses_and_type_checks() {
     let n: u64 = std::env::var("GENERATOR_PROGRAMS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+        .unwrap_or(20);
     for set in &THESIS_SETS {
         for seed in 0..n {
             let src = generate_source(&set.params(), seed, seed % 7);

@@ -54,7 +54,7 @@ fn attack(
 
 #[test]
 fn the_value_facts_never_prove_a_target_a_run_hits() {
-    let n = env_or("SOUNDNESS_FACTS_PROGRAMS", 250);
+    let n = env_or("SOUNDNESS_FACTS_PROGRAMS", 150);
     let mut r = Rng(seed_or(0x5eed_fac7_0000_0001));
     let knobs = Knobs::with(&[("null", 30), ("pointers", 70), ("nested", 40)]);
     let (mut proved, mut refuted, mut hit) = (0, Vec::new(), 0);

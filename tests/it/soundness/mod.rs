@@ -792,7 +792,7 @@ fn long_run() {
 /// test fails if the engine stops proving anything.
 #[test]
 fn the_horn_engine_never_proves_a_target_a_run_hits() {
-    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 12);
+    let n = env_or("SOUNDNESS_CHC_PROGRAMS", 8);
     let knobs = Knobs::with(&[
         ("pointers", 0),
         ("records", 0),
@@ -808,7 +808,7 @@ fn the_horn_engine_never_proves_a_target_a_run_hits() {
 /// (the same read twice in one instruction being one value).
 #[test]
 fn the_horn_engine_never_proves_a_target_a_run_hits_with_memory() {
-    let n = env_or("SOUNDNESS_CHC_MEMORY_PROGRAMS", 20);
+    let n = env_or("SOUNDNESS_CHC_MEMORY_PROGRAMS", 14);
     let knobs = Knobs::with(&[("calls", 20), ("recursion", 0), ("nested", 0)]);
     horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0002));
 }
