@@ -12,7 +12,9 @@
 //!    text's diagnostics come, the check cancelled.
 //!
 //! The times are the client's, from the notification sent to the
-//! diagnostics received. The counts are the server's log line.
+//! diagnostics received. The counts are the server's log line. After
+//! each step the client waits for the server's idle-time proofs (from any
+//! call of a target's function), as a user who pauses would.
 
 use crate::lsp::{self, Settings};
 use lsp_server::{Connection, Message, Notification, Request, RequestId};
@@ -85,6 +87,9 @@ pub struct Step {
     pub time: Duration,
     /// The server's counts (none for the cancellation).
     pub counts: Option<Counts>,
+    /// How many proofs from any call the server found after it (waited
+    /// for before the next step, as a user pauses).
+    pub proved_when_idle: Option<usize>,
 }
 
 /// What the server's log line of one check says.
@@ -92,6 +97,8 @@ pub struct Step {
 pub struct Counts {
     pub targets: usize,
     pub remembered: usize,
+    /// Of the remembered, how many by a proof from any call.
+    pub from_any_call: usize,
     pub checked: usize,
     /// Of those checked, how many by replaying an earlier witness.
     pub replayed: usize,
@@ -110,10 +117,13 @@ pub fn measure(settings: Settings, functions: usize, layout: Layout) -> Result<V
         let sent = Instant::now();
         client.send_text(uri, version, text)?;
         let counts = client.checked(version)?;
+        let time = sent.elapsed();
+        let proved_when_idle = Some(client.idle(version)?);
         steps.push(Step {
             what,
-            time: sent.elapsed(),
+            time,
             counts: Some(counts),
+            proved_when_idle,
         });
         Ok::<(), String>(())
     };
@@ -174,6 +184,7 @@ fn cancellation(client: &mut InProcess, functions: usize, layout: Layout) -> Res
         what: "an edit while a check is in flight".into(),
         time,
         counts: None,
+        proved_when_idle: None,
     })
 }
 
@@ -274,12 +285,31 @@ impl InProcess {
                 n.method == "window/logMessage"
                     && n.params["message"]
                         .as_str()
-                        .is_some_and(|m| m.contains(&mark))
+                        .is_some_and(|m| m.contains(&mark) && m.contains(" remembered ("))
             },
             Duration::from_secs(600),
         )?;
         let line = log.params["message"].as_str().unwrap_or_default();
         parse_log(line).ok_or_else(|| format!("an unexpected log line: {line}"))
+    }
+
+    /// Waits for the server's idle-time proofs after the check of
+    /// `version` (as a user who pauses would); how many it proved.
+    fn idle(&self, version: i32) -> Result<usize, String> {
+        let mark = format!(" version {version}: ");
+        let log = self.wait_for(
+            |n| {
+                n.method == "window/logMessage"
+                    && n.params["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(&mark) && m.contains(" hold for any call"))
+            },
+            Duration::from_secs(600),
+        )?;
+        let line = log.params["message"].as_str().unwrap_or_default();
+        let proved = line.split(": ").nth(1).and_then(|r| r.split(' ').next());
+        (proved.and_then(|p| p.parse().ok()))
+            .ok_or_else(|| format!("an unexpected log line: {line}"))
     }
 
     fn stop(self) -> Result<(), String> {
@@ -293,8 +323,8 @@ impl InProcess {
 }
 
 /// The numbers of a log line: "… N targets (A unreachable, B reachable, C
-/// unknown), R remembered, M checked in T ms (W by an earlier witness, Q
-/// solver checks)".
+/// unknown), R remembered (A for any call), M checked in T ms (W by an
+/// earlier witness, Q solver checks)".
 fn parse_log(line: &str) -> Option<Counts> {
     let before = |label: &str| -> Option<u64> {
         let head = &line[..line.find(label)?];
@@ -303,7 +333,8 @@ fn parse_log(line: &str) -> Option<Counts> {
     };
     Some(Counts {
         targets: before(" targets (")? as usize,
-        remembered: before(" remembered,")? as usize,
+        remembered: before(" remembered (")? as usize,
+        from_any_call: before(" for any call)")? as usize,
         checked: before(" checked in")? as usize,
         replayed: before(" by an earlier witness")? as usize,
         solver_checks: before(" solver checks")?,
@@ -321,10 +352,10 @@ mod tests {
 
     #[test]
     fn the_log_line_reads_back() {
-        let line = "file:///bench/incremental2.mc version 2: 60 targets (30 unreachable, 29 reachable, 1 unknown), 58 remembered, 2 checked in 41.5 ms (1 by an earlier witness, 7 solver checks)";
+        let line = "file:///bench/incremental2.mc version 2: 60 targets (30 unreachable, 29 reachable, 1 unknown), 58 remembered (3 for any call), 2 checked in 41.5 ms (1 by an earlier witness, 7 solver checks)";
         let c = parse_log(line).unwrap();
-        let read = (c.targets, c.remembered, c.checked, c.replayed);
-        assert_eq!((read, c.solver_checks), ((60, 58, 2, 1), 7));
+        let read = (c.targets, c.remembered, c.from_any_call, c.checked);
+        assert_eq!((read, c.replayed, c.solver_checks), ((60, 58, 3, 2), 1, 7));
         assert_eq!(c.verdicts, [30, 29, 1]);
     }
 

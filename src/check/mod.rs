@@ -16,6 +16,7 @@
 //! With `--all-targets-first`, every target of a program is first asked
 //! about at once ([`together`]).
 
+pub mod anywhere;
 pub mod sweep;
 pub mod together;
 pub mod traced;
@@ -78,6 +79,9 @@ pub struct Report {
     /// For `unknown`: its reason in one line (the whole one is the
     /// verdict's).
     pub short_reason: Option<String>,
+    /// What else the verdict rests on, in a sentence (the editor's proof
+    /// from any call of the target's function).
+    pub note: Option<String>,
     /// For `reachable`, when asked (`CheckOptions::trace`): the witness's
     /// run, traced and folded, or why there is none.
     pub trace: Option<Result<Vec<Step>, String>>,
@@ -127,6 +131,7 @@ impl Report {
             engine: d.method.as_ref().map(|m| m.engine),
             proof: d.proof(),
             short_reason: None,
+            note: None,
             trace: None,
             verdict: d.verdict,
             method: d.method,

@@ -343,6 +343,7 @@ fn print_incremental(
                 "checked",
                 "by earlier witness",
                 "remembered",
+                "for any call",
                 "solver checks",
                 "unreachable/reachable/unknown",
             ]
@@ -364,6 +365,7 @@ fn print_incremental(
                         n(|c| c.checked.to_string()),
                         n(|c| c.replayed.to_string()),
                         n(|c| c.remembered.to_string()),
+                        n(|c| c.from_any_call.to_string()),
                         n(|c| c.solver_checks.to_string()),
                         n(|c| format!("{}/{}/{}", c.verdicts[0], c.verdicts[1], c.verdicts[2])),
                     ]
@@ -383,6 +385,8 @@ fn print_incremental(
                         "checked": c.map(|c| c.checked),
                         "by_earlier_witness": c.map(|c| c.replayed),
                         "remembered": c.map(|c| c.remembered),
+                        "remembered_for_any_call": c.map(|c| c.from_any_call),
+                        "proved_when_idle": s.proved_when_idle,
                         "solver_checks": c.map(|c| c.solver_checks),
                         "unreachable": c.map(|c| c.verdicts[0]),
                         "reachable": c.map(|c| c.verdicts[1]),

@@ -246,6 +246,30 @@ pub fn dependencies(db: &dyn salsa::Database, file: SourceFile, t: &Target) -> D
     }
 }
 
+/// What a proof of target `t` from any call of its function depends on
+/// (`check::anywhere`): the function and every function it calls, with
+/// their call graph and flowgraphs, hashed as [`dependencies`] hashes.
+pub fn dependencies_from_any_call(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    t: &Target,
+) -> Dependencies {
+    use std::hash::{Hash, Hasher};
+    let bodies = bodies(db, file);
+    let graph = call_graph(db, file);
+    let starts = function_starts(db, file);
+    let functions = ir::called_from(graph, &t.function);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ("from any call", &t.function, t.id).hash(&mut h);
+    for f in &functions {
+        (f, graph.get(f), bodies.get(f), starts.get(f).map(|s| s.1)).hash(&mut h);
+    }
+    Dependencies {
+        functions,
+        fingerprint: h.finish(),
+    }
+}
+
 /// A target of the file: a place where a run can fail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {

@@ -81,7 +81,7 @@ fn chain(graph: &CallGraph, function: &str) -> BTreeSet<String> {
 }
 
 /// `function` and every function it calls, directly or not.
-fn called_from(graph: &CallGraph, function: &str) -> BTreeSet<String> {
+pub fn called_from(graph: &CallGraph, function: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::from([function.to_string()]);
     let mut work = vec![function.to_string()];
     while let Some(f) = work.pop() {

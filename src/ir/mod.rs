@@ -35,7 +35,7 @@ mod summarised;
 
 pub use alias::{Sharing, type_of};
 pub use definite_assignment::{DefiniteAssignment, definite_assignment};
-pub use dependencies::{CallGraph, call_graph, runs_before};
+pub use dependencies::{CallGraph, call_graph, called_from, runs_before};
 pub use facts::{ValueFacts, value_facts};
 pub use inline::{
     Program as InlinedProgram, TargetOrigin, append, inline_function, inline_program, natural_loops,

@@ -52,6 +52,9 @@ fn explained(r: &Report) -> String {
             if let Some(p) = &r.proof {
                 let _ = write!(out, "\n\nproof: {}", p.summary());
             }
+            if let Some(note) = &r.note {
+                let _ = write!(out, "\n\n{note}");
+            }
         }
         Verdict::Reachable(w) => {
             let _ = write!(out, "\n\nwitness: `{w}`");

@@ -24,6 +24,9 @@ pub(super) struct Memo(Arc<Mutex<Kept>>);
 struct Kept {
     /// Each verdict, by what it depends on (`db::dependencies`).
     verdicts: HashMap<u64, Remembered>,
+    /// Proofs from any call of a target's function, by that function and
+    /// its callees (`db::dependencies_from_any_call`).
+    from_any_call: HashMap<u64, Remembered>,
     /// The last witness of each target found reachable, by its function,
     /// id and kind: replayed first when the target is checked again.
     witnesses: HashMap<(String, u32, TargetKind), Witness>,
@@ -50,11 +53,8 @@ impl Memo {
         deps: &[Dependencies],
         reports: &[Report],
     ) {
-        let starts = db::function_starts(db, file);
         for (d, r) in deps.iter().zip(reports) {
-            let starts = (d.functions.iter())
-                .filter_map(|f| Some((f.clone(), starts.get(f)?.0)))
-                .collect();
+            let starts = starts_of(db, file, d);
             let report = r.clone();
             self.keep(d.fingerprint, Remembered { report, starts });
         }
@@ -94,38 +94,114 @@ impl Memo {
         deps: &Dependencies,
     ) -> Option<Report> {
         let then = self.get(deps.fingerprint)?;
-        let now = db::function_starts(db, file);
-        let shift = |line: u32| -> Option<u32> {
-            let (f, start) = (then.starts.iter())
-                .filter(|(_, s)| **s <= line)
-                .max_by_key(|(_, s)| **s)?;
-            Some(line - start + now.get(f)?.0)
-        };
-        let moved = (then.starts.iter()).any(|(f, s)| now.get(f).map(|n| n.0) != Some(*s));
-        let mut report = then.report;
-        report.target = t.clone();
-        match &mut report.verdict {
-            Verdict::Unknown(_) if moved => return None,
-            Verdict::Unknown(_) => {}
-            Verdict::Reachable(_) if !moved => {}
-            Verdict::Reachable(w) => {
-                let trace = check::traced::trace(db, file, t, w);
-                trace.as_ref().ok()?;
-                report.trace = report.trace.is_some().then_some(trace);
+        carry_over(db, file, t, then)
+    }
+
+    /// A proof that target `t` is unreachable from any call of its
+    /// function, kept for the function and callees it has now.
+    pub fn recall_from_any_call(
+        &self,
+        db: &Database,
+        file: SourceFile,
+        t: &Target,
+    ) -> Option<Report> {
+        let key = db::dependencies_from_any_call(db, file, t).fingerprint;
+        let then = self.0.lock().ok()?.from_any_call.get(&key).cloned()?;
+        carry_over(db, file, t, then)
+    }
+
+    /// Proves, for each target the portfolio proved unreachable in a
+    /// function other than `main`, that no call of that function reaches
+    /// it (`check::anywhere`), unless that is known already; how many it
+    /// tried and proved. Work for idle time: `opts.cancel` stops it.
+    pub fn prove_from_any_call(
+        &self,
+        db: &Database,
+        file: SourceFile,
+        reports: &[Report],
+        opts: &check::CheckOptions,
+    ) -> (usize, usize) {
+        let (mut tried, mut proved) = (0, 0);
+        let candidates = (reports.iter())
+            .filter(|r| matches!(r.verdict, Verdict::Unreachable) && r.note.is_none())
+            .filter(|r| r.target.function != "main");
+        for r in candidates {
+            let deps = db::dependencies_from_any_call(db, file, &r.target);
+            let known = (self.0.lock().ok())
+                .is_some_and(|k| k.from_any_call.contains_key(&deps.fingerprint));
+            if known || opts.cancel.is_thrown() {
+                continue;
             }
-            Verdict::Unreachable => {
-                if let Some(Proof::Invariants(invariants)) = &mut report.proof {
-                    for inv in invariants {
-                        if let Place::Loop { line, .. } = &mut inv.at {
-                            *line = shift(*line)?;
-                        }
+            tried += 1;
+            if let Some(mut report) =
+                check::anywhere::unreachable_from_any_call(db, file, &r.target, opts)
+            {
+                proved += 1;
+                report.note = Some(from_any_call_note(&r.target.function));
+                let remembered = Remembered {
+                    report,
+                    starts: starts_of(db, file, &deps),
+                };
+                if let Ok(mut kept) = self.0.lock() {
+                    kept.from_any_call.insert(deps.fingerprint, remembered);
+                }
+            }
+        }
+        (tried, proved)
+    }
+}
+
+/// What a proof from any call says of itself, in hover.
+fn from_any_call_note(function: &str) -> String {
+    format!(
+        "proved for any call of `{function}` (kept while `{function}` and its callees stay as they are)"
+    )
+}
+
+/// Where each of the functions a verdict depends on starts now.
+fn starts_of(db: &Database, file: SourceFile, deps: &Dependencies) -> BTreeMap<String, u32> {
+    let starts = db::function_starts(db, file);
+    (deps.functions.iter())
+        .filter_map(|f| Some((f.clone(), starts.get(f)?.0)))
+        .collect()
+}
+
+/// A remembered verdict for target `t` of the program now, its places
+/// moved with their functions (see [`Memo::recall`]).
+fn carry_over(db: &Database, file: SourceFile, t: &Target, then: Remembered) -> Option<Report> {
+    let now = db::function_starts(db, file);
+    let shift = |line: u32| -> Option<u32> {
+        let (f, start) = (then.starts.iter())
+            .filter(|(_, s)| **s <= line)
+            .max_by_key(|(_, s)| **s)?;
+        Some(line - start + now.get(f)?.0)
+    };
+    let moved = (then.starts.iter()).any(|(f, s)| now.get(f).map(|n| n.0) != Some(*s));
+    let mut report = then.report;
+    report.target = t.clone();
+    match &mut report.verdict {
+        Verdict::Unknown(_) if moved => return None,
+        Verdict::Unknown(_) => {}
+        Verdict::Reachable(_) if !moved => {}
+        Verdict::Reachable(w) => {
+            let trace = check::traced::trace(db, file, t, w);
+            trace.as_ref().ok()?;
+            report.trace = report.trace.is_some().then_some(trace);
+        }
+        Verdict::Unreachable => {
+            if let Some(Proof::Invariants(invariants)) = &mut report.proof {
+                for inv in invariants {
+                    if let Place::Loop { line, .. } = &mut inv.at {
+                        *line = shift(*line)?;
                     }
                 }
             }
         }
-        Some(report)
     }
+    Some(report)
+}
 
+impl Memo {
     fn get(&self, key: u64) -> Option<Remembered> {
         self.0.lock().ok()?.verdicts.get(&key).cloned()
     }

@@ -43,7 +43,7 @@ use lsp_types::{
 };
 use memo::Memo;
 use std::collections::HashMap;
-use verdicts::Checked;
+use verdicts::{Checked, News};
 
 /// What the server checks with, from the command line and the client's
 /// initialization options.
@@ -93,11 +93,11 @@ struct Server<'c> {
     /// The verdicts of earlier checks, shared with the workers.
     memo: Memo,
     /// Where the workers send what they checked.
-    done: Sender<Checked>,
+    done: Sender<News>,
 }
 
 impl Server<'_> {
-    fn main_loop(&mut self, done: &Receiver<Checked>) -> Result<(), String> {
+    fn main_loop(&mut self, done: &Receiver<News>) -> Result<(), String> {
         loop {
             select! {
                 recv(self.connection.receiver) -> msg => match msg {
@@ -112,10 +112,16 @@ impl Server<'_> {
                     Ok(Message::Response(_)) => {}
                     Err(_) => return Ok(()),
                 },
-                recv(done) -> checked => {
-                    if let Ok(c) = checked {
-                        self.checked(c);
+                recv(done) -> news => match news {
+                    Ok(News::Checked(c)) => self.checked(c),
+                    Ok(News::ProvedFromAnyCall { uri, version, tried, proved, took }) => {
+                        self.log(format!(
+                            "{} version {version}: {proved} of {tried} proofs hold for any call of their function, in {:.1} ms",
+                            uri.as_str(),
+                            took.as_secs_f64() * 1000.0
+                        ));
                     }
+                    Err(_) => {}
                 }
             }
         }
@@ -222,10 +228,11 @@ impl Server<'_> {
         let total = doc.reports.len();
         self.publish(&c.uri, diagnostics, Some(c.version));
         self.log(format!(
-            "{} version {}: {total} targets ({unreachable} unreachable, {reachable} reachable, {unknown} unknown), {} remembered, {} checked in {:.1} ms ({} by an earlier witness, {} solver checks)",
+            "{} version {}: {total} targets ({unreachable} unreachable, {reachable} reachable, {unknown} unknown), {} remembered ({} for any call), {} checked in {:.1} ms ({} by an earlier witness, {} solver checks)",
             c.uri.as_str(),
             c.version,
             c.tally.remembered,
+            c.tally.from_any_call,
             total - c.tally.remembered,
             c.took.as_secs_f64() * 1000.0,
             c.tally.replayed,

@@ -36,6 +36,20 @@ impl Checking {
     }
 }
 
+/// What a worker tells the server.
+pub(super) enum News {
+    /// The verdicts of one version of a document.
+    Checked(Checked),
+    /// Its idle-time proofs from any call (`Memo::prove_from_any_call`).
+    ProvedFromAnyCall {
+        uri: Uri,
+        version: i32,
+        tried: usize,
+        proved: usize,
+        took: std::time::Duration,
+    },
+}
+
 /// What a worker checked: the reports of one version of a document.
 pub(super) struct Checked {
     pub uri: Uri,
@@ -50,6 +64,8 @@ pub(super) struct Checked {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tally {
     pub remembered: usize,
+    /// Of the remembered, how many by a proof from any call.
+    pub from_any_call: usize,
     pub replayed: usize,
     pub solver_checks: u64,
 }
@@ -62,7 +78,7 @@ pub(super) fn start(
     uri: &Uri,
     settings: &Settings,
     memo: &Memo,
-    done: &Sender<Checked>,
+    done: &Sender<News>,
     to_client: Option<Sender<Message>>,
 ) -> Checking {
     let cancel = Stop::new();
@@ -79,14 +95,29 @@ pub(super) fn start(
                 Some(Progress::begin(to_client.clone()?, name, total))
             };
             let (reports, tally) = check_remembering(&db, file, &opts, &memo, &progress);
-            drop(db);
+            if opts.cancel.is_thrown() {
+                return;
+            }
+            let checked = Checked {
+                uri: uri.clone(),
+                version,
+                reports: reports.clone(),
+                tally,
+                took: start.elapsed(),
+            };
+            let _ = done.send(News::Checked(checked));
+            // Idle time, until the next edit: proofs that hold for any
+            // call of the targets' functions, for the edits to come.
+            let start = std::time::Instant::now();
+            let (tried, proved) = memo.prove_from_any_call(&db, file, &reports, &opts);
             if !opts.cancel.is_thrown() {
-                let _ = done.send(Checked {
+                let took = start.elapsed();
+                let _ = done.send(News::ProvedFromAnyCall {
                     uri,
                     version,
-                    reports,
-                    tally,
-                    took: start.elapsed(),
+                    tried,
+                    proved,
+                    took,
                 });
             }
         })
@@ -94,9 +125,10 @@ pub(super) fn start(
     Checking { cancel, worker }
 }
 
-/// Every target's report: the memo's where it has one that still holds,
-/// then a reachable one where the target's earlier witness still reaches
-/// it, the portfolio's for the others (all of which the memo then keeps,
+/// Every target's report: the memo's where it has one that still holds
+/// (a verdict under the same dependencies, or a proof from any call of
+/// its function), then a reachable one where the target's earlier
+/// witness still reaches it, the portfolio's for the others (all of which the memo then keeps,
 /// unless the check was cancelled); and how they came.
 fn check_remembering(
     db: &Database,
@@ -112,7 +144,13 @@ fn check_remembering(
     let mut known: Vec<Option<Report>> = (targets.iter().zip(&deps))
         .map(|(t, d)| memo.recall(db, file, t, d))
         .collect();
+    for (t, slot) in targets.iter().zip(&mut known) {
+        if slot.is_none() {
+            *slot = memo.recall_from_any_call(db, file, t);
+        }
+    }
     let remembered = known.iter().flatten().count();
+    let from_any_call = known.iter().flatten().filter(|r| r.note.is_some()).count();
     for (t, slot) in targets.iter().zip(&mut known) {
         if slot.is_none() {
             *slot = memo.replay_earlier_witness(db, file, t);
@@ -134,6 +172,7 @@ fn check_remembering(
     }
     let tally = Tally {
         remembered,
+        from_any_call,
         replayed,
         solver_checks,
     };

@@ -121,10 +121,16 @@ impl Client {
         }
     }
 
-    /// The next line of the server's log (one per check).
+    /// The next line of the server's log about a check (one per check;
+    /// the lines about idle-time proofs are skipped).
     fn logged(&mut self, within: Duration) -> String {
-        let log = self.wait_for("window/logMessage", within);
-        log["message"].as_str().unwrap_or_default().to_string()
+        loop {
+            let log = self.wait_for("window/logMessage", within);
+            let line = log["message"].as_str().unwrap_or_default();
+            if line.contains(" remembered (") {
+                return line.to_string();
+            }
+        }
     }
 
     fn shutdown(mut self) {
@@ -191,7 +197,10 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
         "{d}"
     );
     let log = c.logged(long);
-    assert!(log.contains("0 remembered, 1 checked"), "{log}");
+    assert!(
+        log.contains("0 remembered (0 for any call), 1 checked"),
+        "{log}"
+    );
     // Hover on the assert explains it.
     let hover = c.request(
         "textDocument/hover",
@@ -241,7 +250,10 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
         "{verdicts}"
     );
     let log = c.logged(long);
-    assert!(log.contains("1 remembered, 0 checked"), "{log}");
+    assert!(
+        log.contains("1 remembered (0 for any call), 0 checked"),
+        "{log}"
+    );
     // A 1,000-line program with a syntax error: its diagnostic (the
     // figure goes to the test's output; speed is not asserted here).
     let big = thousand_lines_with_a_syntax_error();
@@ -457,7 +469,10 @@ fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
         "{first:?}"
     );
     let log = c.logged(long);
-    assert!(log.contains("0 remembered, 3 checked"), "{log}");
+    assert!(
+        log.contains("0 remembered (0 for any call), 3 checked"),
+        "{log}"
+    );
     // f2's assert changes: f2's target alone is checked again.
     let edited = DISPATCHER.replace("x != 7", "x != 8");
     change(&mut c, uri, 2, &edited);
@@ -465,7 +480,10 @@ fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
     let second = verdicts(&c.wait_for("textDocument/publishDiagnostics", long));
     assert!(second[1].2.contains("x=8"), "{second:?}");
     let log = c.logged(long);
-    assert!(log.contains("2 remembered, 1 checked"), "{log}");
+    assert!(
+        log.contains("2 remembered (0 for any call), 1 checked"),
+        "{log}"
+    );
     // A line added inside f1: f1's target is checked again; f2's and
     // f3's are remembered and move one line down, traces included.
     let grown = edited.replace("  var r;\n  r = 100", "  var r;\n  r = 0;\n  r = 100");
@@ -477,7 +495,10 @@ fn an_edit_in_one_function_checks_only_the_targets_it_can_change() {
     assert_eq!(lines, [3, 7, 13], "{third:?}");
     let log = c.logged(long);
     // f1's earlier witness still divides by zero: replayed, no solver.
-    assert!(log.contains("2 remembered, 1 checked"), "{log}");
+    assert!(
+        log.contains("2 remembered (0 for any call), 1 checked"),
+        "{log}"
+    );
     assert!(
         log.contains("(1 by an earlier witness, 0 solver checks)"),
         "{log}"
@@ -560,5 +581,66 @@ fn the_client_chooses_the_engine_and_the_solver() {
     );
     let shown = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(shown.contains("with cvc5"), "{shown}");
+    c.shutdown();
+}
+
+/// `main` calls `f1`, then `f2`, whose assert no run fails.
+const SEQUENCE: &str = "f1(x) {
+  var r;
+  r = 100 / (x - 3);
+  return r;
+}
+f2(n) {
+  var s, k;
+  s = 0;
+  k = 0;
+  while (k < n) {
+    s = s + 2;
+    k = k + 1;
+  }
+  assert(s != 2 * k + 1);
+  return s;
+}
+main(x, n) {
+  var r;
+  r = f1(x);
+  r = r + f2(n);
+  return r;
+}
+";
+
+/// An edit in `f1` changes what a run does before it reaches `f2`'s
+/// assert, but the server, idle after the first check, proved the assert
+/// for any call of `f2`: that proof is kept by `f2` alone, so the assert
+/// is not checked again.
+#[test]
+fn a_proof_for_any_call_outlives_an_edit_in_a_caller() {
+    let uri = "file:///work/sequence.mc";
+    let mut c = Client::start(&["--timeout", "20"], json!({}));
+    open(&mut c, uri, SEQUENCE);
+    let long = Duration::from_secs(60);
+    let log = c.logged(long);
+    assert!(
+        log.contains("0 remembered (0 for any call), 2 checked"),
+        "{log}"
+    );
+    let idle = c.wait_for("window/logMessage", long);
+    let idle = idle["message"].as_str().unwrap_or_default().to_string();
+    assert!(idle.contains("1 of 1 proofs hold for any call"), "{idle}");
+    change(&mut c, uri, 2, &SEQUENCE.replace("x - 3", "x - 4"));
+    let log = c.logged(long);
+    assert!(
+        log.contains("1 remembered (1 for any call), 1 checked"),
+        "{log}"
+    );
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 13, "character": 3}}),
+    );
+    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(
+        shown.contains("**unreachable**") && shown.contains("proved for any call of `f2`"),
+        "{shown}"
+    );
     c.shutdown();
 }

@@ -15,8 +15,11 @@ local handlers = {
     table.insert(published, result.diagnostics)
     vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
   end,
+  -- One line per check (the lines about idle-time proofs are left out).
   ["window/logMessage"] = function(_, result)
-    table.insert(logs, result.message)
+    if string.find(result.message, " remembered (", 1, true) then
+      table.insert(logs, result.message)
+    end
   end,
 }
 

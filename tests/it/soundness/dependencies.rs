@@ -110,3 +110,79 @@ fn a_remembered_verdict_holds_in_the_edited_program() {
         "{kept} kept, {changed} changed, {compared_hits} hits"
     );
 }
+
+/// A target proved unreachable from any call of its function
+/// (`check::anywhere`, kept by the editor across edits of the callers) is
+/// hit by no run of the program itself. Generated programs with helper
+/// functions; the test also counts the proofs, so that it fails if there
+/// are none. `SOUNDNESS_ANY_CALL_PROGRAMS=500` for a long run.
+#[test]
+fn a_proof_for_any_call_holds_for_the_calls_made() {
+    let n = env_or("SOUNDNESS_ANY_CALL_PROGRAMS", 6);
+    let mut r = Rng(seed_or(0x5eed_a11c_0000_0001));
+    let knobs = Knobs::with(&[("calls", 100), ("pointers", 0), ("records", 0)]);
+    let mut opts = apc::check::CheckOptions::new(
+        vec![apc::smt::locate(apc::smt::SolverKind::Z3, None).expect("z3 installed")],
+        std::time::Duration::from_secs(2),
+    );
+    opts.engine = "nc";
+    let (mut proved, mut hits_elsewhere) = (0, 0);
+    for p in 0..n {
+        let src = program(&mut r, &knobs);
+        let (db, file) = generated_db(p, &src);
+        let runs: Vec<_> = (0..20).map(|_| witness(&mut r)).collect();
+        let failed = failures(&db, file, &src, &runs);
+        for t in db::targets(&db, file) {
+            let Some(_) = apc::check::anywhere::unreachable_from_any_call(&db, file, &t, &opts)
+            else {
+                continue;
+            };
+            proved += 1;
+            // The program's own calls, and a caller that passes anything.
+            let free = apc::check::anywhere::with_free_caller(&db, file, &t.function).unwrap();
+            let (free_db, free_file) = Database::with_file("gen.mc", &free);
+            let free_failed = failures(
+                &free_db,
+                free_file,
+                &free,
+                &free_runs(&free_db, free_file, &mut r),
+            );
+            for f in failed.iter().chain(&free_failed) {
+                assert_ne!(
+                    *f,
+                    Some((t.kind, (t.line, t.col))),
+                    "program {p}: {} proved for any call of {}, but a run hits it\n{src}\n--- with a free caller\n{free}",
+                    t.label(),
+                    t.function
+                );
+            }
+            hits_elsewhere += failed.iter().chain(&free_failed).flatten().count();
+        }
+    }
+    eprintln!(
+        "from any call: {n} programs, {proved} targets proved, none hit ({hits_elsewhere} runs failed elsewhere)"
+    );
+    assert!(proved > 0, "no target was proved for any call");
+}
+
+/// Random inputs for a program whose `main` takes integers only: small
+/// numbers, around the generator's constants, and an input stream.
+fn free_runs(db: &Database, file: SourceFile, r: &mut Rng) -> Vec<apc::interp::Witness> {
+    let params: Vec<String> = (db::functions(db, file).iter())
+        .find(|f| f.name(db) == "main")
+        .map(|f| f.ast(db).params.iter().map(|p| p.name.clone()).collect())
+        .unwrap_or_default();
+    (0..30)
+        .map(|_| apc::interp::Witness {
+            args: (params.iter())
+                .map(|p| {
+                    let v = ((r.next() % 41) as i64 - 20).into();
+                    (p.clone(), apc::interp::ArgValue::Int(v))
+                })
+                .collect(),
+            input: (0..(r.next() % 8))
+                .map(|_| ((r.next() % 21) as i64 - 10).into())
+                .collect(),
+        })
+        .collect()
+}
