@@ -279,37 +279,31 @@ impl InProcess {
     /// The counts of the check of `version`, from the server's log line
     /// (which follows its diagnostics).
     fn checked(&self, version: i32) -> Result<Counts, String> {
-        let mark = format!(" version {version}: ");
-        let log = self.wait_for(
-            |n| {
-                n.method == "window/logMessage"
-                    && n.params["message"]
-                        .as_str()
-                        .is_some_and(|m| m.contains(&mark) && m.contains(" remembered ("))
-            },
-            Duration::from_secs(600),
-        )?;
-        let line = log.params["message"].as_str().unwrap_or_default();
-        parse_log(line).ok_or_else(|| format!("an unexpected log line: {line}"))
+        let line = self.logged(version, " remembered (")?;
+        parse_log(&line).ok_or_else(|| format!("an unexpected log line: {line}"))
     }
 
     /// Waits for the server's idle-time proofs after the check of
     /// `version` (as a user who pauses would); how many it proved.
     fn idle(&self, version: i32) -> Result<usize, String> {
-        let mark = format!(" version {version}: ");
-        let log = self.wait_for(
-            |n| {
-                n.method == "window/logMessage"
-                    && n.params["message"]
-                        .as_str()
-                        .is_some_and(|m| m.contains(&mark) && m.contains(" hold for any call"))
-            },
-            Duration::from_secs(600),
-        )?;
-        let line = log.params["message"].as_str().unwrap_or_default();
+        let line = self.logged(version, " hold for any call")?;
         let proved = line.split(": ").nth(1).and_then(|r| r.split(' ').next());
         (proved.and_then(|p| p.parse().ok()))
             .ok_or_else(|| format!("an unexpected log line: {line}"))
+    }
+
+    /// The server's next log line about `version` that says `what`.
+    fn logged(&self, version: i32, what: &str) -> Result<String, String> {
+        let mark = format!(" version {version}: ");
+        let says = |m: &str| m.contains(&mark) && m.contains(what);
+        let log = self.wait_for(
+            |n| n.method == "window/logMessage" && n.params["message"].as_str().is_some_and(says),
+            Duration::from_secs(600),
+        )?;
+        Ok(log.params["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
     }
 
     fn stop(self) -> Result<(), String> {

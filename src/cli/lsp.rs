@@ -81,7 +81,12 @@ fn initialize(connection: &Connection, a: &LspArgs) -> Result<Settings, String> 
         .expect("a known engine");
     check.trace = true;
     for why in refused {
-        lsp::show_message(connection, &format!("apc lsp ignores the option {why}"));
+        let warning = lsp_types::MessageType::WARNING;
+        lsp::show_message(
+            connection,
+            warning,
+            format!("apc lsp ignores the option {why}"),
+        );
     }
     Ok(Settings {
         check,

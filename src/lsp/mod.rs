@@ -264,11 +264,7 @@ impl Server<'_> {
                 format!("apc could not do {}: {e}", params.command),
             ),
         };
-        let shown = lsp_types::ShowMessageParams { typ, message };
-        self.send(Message::Notification(Notification::new(
-            lsp_types::notification::ShowMessage::METHOD.to_string(),
-            shown,
-        )));
+        show_message(self.connection, typ, message);
         Response::new_ok(req.id, serde_json::Value::Null)
     }
 
@@ -308,13 +304,10 @@ impl Server<'_> {
     }
 }
 
-/// A message in the client's window (`window/showMessage`), before the
-/// server is serving (the options it ignores).
-pub fn show_message(connection: &Connection, message: &str) {
-    let params = lsp_types::ShowMessageParams {
-        typ: lsp_types::MessageType::WARNING,
-        message: message.to_string(),
-    };
+/// A message in the client's window (`window/showMessage`): a command's
+/// outcome, or, before the server is serving, an option it ignores.
+pub fn show_message(connection: &Connection, typ: lsp_types::MessageType, message: String) {
+    let params = lsp_types::ShowMessageParams { typ, message };
     let _ = connection
         .sender
         .send(Message::Notification(Notification::new(
