@@ -125,13 +125,29 @@ fn equivalent(z3: &Profile, terms: &mut Terms, raw: TermId, simp: TermId) -> Res
     }
 }
 
+/// The corpus in two halves, two tests, so that the default run's
+/// threads share the work.
 #[test]
 fn simplified_conditions_are_equivalent_to_the_computed_ones() {
+    let all = programs();
+    equivalent_on(&all[..all.len() / 2]);
+}
+
+#[test]
+fn simplified_conditions_are_equivalent_on_the_rest_of_the_corpus() {
+    let all = programs();
+    equivalent_on(&all[all.len() / 2..]);
+}
+
+/// Every target's simplified condition is equivalent to the computed one
+/// (Z3 proves it), on these programs; enough of them were checked, and
+/// enough changed.
+fn equivalent_on(programs: &[std::path::PathBuf]) {
     let z3 = apc::smt::locate(SolverKind::Z3, None).expect("z3 installed");
     let (mut checked, mut changed) = (0, 0);
     let mut failures = Vec::new();
-    for path in programs() {
-        let text = std::fs::read_to_string(&path).unwrap();
+    for path in programs {
+        let text = std::fs::read_to_string(path).unwrap();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let (db, file) = Database::with_file(&name, &text);
         if db::program(&db, file).is_none() {
@@ -158,7 +174,7 @@ fn simplified_conditions_are_equivalent_to_the_computed_ones() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     assert!(
-        checked > 100 && changed >= 10,
+        checked > 50 && changed >= 5,
         "{checked} conditions, {changed} changed"
     );
 }
