@@ -88,7 +88,9 @@ pub enum Which {
     ///
     /// `dispatch`: `main` calls one function chosen by an input, so a target depends on
     /// `main` and its own function. `sequence`: `main` calls every function in turn, so
-    /// an edit also checks again the targets of every function called after it.
+    /// an edit also changes what the targets of every function called after it depend
+    /// on: those come back by their earlier witnesses and by the proofs for any call the
+    /// server made while idle (the client waits for those after each step).
     Incremental(IncrementalArgs),
 }
 

@@ -155,8 +155,14 @@ pub enum Command {
     /// does, on a thread the next change cancels: a reachable target becomes an error
     /// with its witness and its trace, an unknown one a warning with its reason
     /// (`--show-proofs`: an unreachable one a hint with its proof). Hover on a target
-    /// shows its verdict and explanation. Setup for Neovim, VS Code, Helix and Emacs:
-    /// docs/editors.md.
+    /// shows its verdict and explanation; code actions replay a witness, show a
+    /// target's necessary condition or dump its queries; `$/progress` follows a check.
+    ///
+    /// Verdicts are remembered by what they depend on (the functions a run may execute
+    /// before the target): an edit checks again only the targets it can change, first
+    /// by replaying their earlier witnesses; proofs that hold for any call of a
+    /// function, made while the editor is idle, outlive edits of its callers. Setup for
+    /// Neovim, VS Code, Helix and Emacs: docs/editors.md.
     Lsp(lsp::LspArgs),
 }
 
