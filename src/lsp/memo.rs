@@ -13,7 +13,7 @@ use crate::check::{self, Report};
 use crate::db::{self, Database, Dependencies, SourceFile, Target};
 use crate::engine::{Decision, How, Method, Place, Proof, Verdict};
 use crate::interp::Witness;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 /// What earlier checks found, shared by the workers.
@@ -27,6 +27,8 @@ struct Kept {
     /// Proofs from any call of a target's function, by that function and
     /// its callees (`db::dependencies_from_any_call`).
     from_any_call: HashMap<u64, Remembered>,
+    /// The same keys, where the try found no proof.
+    not_from_any_call: HashSet<u64>,
     /// The last witness of each target found reachable, by its function,
     /// id and kind: replayed first when the target is checked again.
     witnesses: HashMap<(String, u32, TargetKind), Witness>,
@@ -112,8 +114,9 @@ impl Memo {
 
     /// Proves, for each target the portfolio proved unreachable in a
     /// function other than `main`, that no call of that function reaches
-    /// it (`check::anywhere`), unless that is known already; how many it
-    /// tried and proved. Work for idle time: `opts.cancel` stops it.
+    /// it (`check::anywhere`), unless that was tried already for the same
+    /// function and callees; how many it tried and proved. Work for idle
+    /// time: `opts.cancel` stops it.
     pub fn prove_from_any_call(
         &self,
         db: &Database,
@@ -127,24 +130,32 @@ impl Memo {
             .filter(|r| r.target.function != "main");
         for r in candidates {
             let deps = db::dependencies_from_any_call(db, file, &r.target);
-            let known = (self.0.lock().ok())
-                .is_some_and(|k| k.from_any_call.contains_key(&deps.fingerprint));
+            let key = deps.fingerprint;
+            let known = (self.0.lock().ok()).is_some_and(|k| {
+                k.from_any_call.contains_key(&key) || k.not_from_any_call.contains(&key)
+            });
             if known || opts.cancel.is_thrown() {
                 continue;
             }
             tried += 1;
-            if let Some(mut report) =
-                check::anywhere::unreachable_from_any_call(db, file, &r.target, opts)
-            {
-                proved += 1;
-                report.note = Some(from_any_call_note(&r.target.function));
-                let remembered = Remembered {
-                    report,
-                    starts: starts_of(db, file, &deps),
-                };
-                if let Ok(mut kept) = self.0.lock() {
-                    kept.from_any_call.insert(deps.fingerprint, remembered);
+            let found = check::anywhere::unreachable_from_any_call(db, file, &r.target, opts);
+            let Ok(mut kept) = self.0.lock() else {
+                continue;
+            };
+            match found {
+                Some(mut report) => {
+                    proved += 1;
+                    report.note = Some(from_any_call_note(&r.target.function));
+                    let starts = starts_of(db, file, &deps);
+                    kept.from_any_call
+                        .insert(key, Remembered { report, starts });
                 }
+                // Not again for the same function and callees, unless an
+                // edit stopped this try.
+                None if !opts.cancel.is_thrown() => {
+                    kept.not_from_any_call.insert(key);
+                }
+                None => {}
             }
         }
         (tried, proved)
