@@ -96,7 +96,7 @@ fn gen_command_line_contract() {
 #[test]
 fn generated_programs_run_on_the_interpreter() {
     for set in &THESIS_SETS {
-        for seed in 0..20 {
+        for seed in 0..10 {
             let src = generate_source(&set.params(), seed, 0);
             let (ast, _) = apc::syntax::parse(&src);
             let w = Witness {

@@ -269,7 +269,7 @@ fn explore_agrees_with_runs_and_check() {
 #[test]
 fn subsumption_prunes_no_error() {
     run(
-        env_or("EXPLORE_PROGRAMS", 8),
+        env_or("EXPLORE_PROGRAMS", 6),
         seed_or(0x5eed_e8b1_0000_0101),
         Variant::Subsumption,
     );
