@@ -230,39 +230,43 @@ pub struct Dependencies {
 
 /// What target `t`'s verdict depends on.
 pub fn dependencies(db: &dyn salsa::Database, file: SourceFile, t: &Target) -> Dependencies {
-    use std::hash::{Hash, Hasher};
-    let bodies = bodies(db, file);
     let graph = call_graph(db, file);
-    let starts = function_starts(db, file);
-    let functions = ir::runs_before(&bodies, graph, &t.function, t.id);
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (graph, &t.function, t.id).hash(&mut h);
-    for f in &functions {
-        (f, bodies.get(f), starts.get(f).map(|s| s.1)).hash(&mut h);
-    }
-    Dependencies {
-        functions,
-        fingerprint: h.finish(),
-    }
+    let functions = ir::runs_before(&bodies(db, file), graph, &t.function, t.id);
+    // The whole call graph: a call added anywhere may put a function on
+    // the way to the target.
+    fingerprinted(db, file, ("from main", graph), t, functions)
 }
 
 /// What a proof of target `t` from any call of its function depends on
 /// (`check::anywhere`): the function and every function it calls, with
-/// their call graph and flowgraphs, hashed as [`dependencies`] hashes.
+/// their calls and flowgraphs.
 pub fn dependencies_from_any_call(
     db: &dyn salsa::Database,
     file: SourceFile,
     t: &Target,
 ) -> Dependencies {
+    let graph = call_graph(db, file);
+    let functions = ir::called_from(graph, &t.function);
+    let calls: Vec<_> = functions.iter().map(|f| graph.get(f)).collect();
+    fingerprinted(db, file, ("from any call", calls), t, functions)
+}
+
+/// `functions` with one number for them: `scope`, the target, and each
+/// function's flowgraph and the column it starts at, hashed.
+fn fingerprinted(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+    scope: impl std::hash::Hash,
+    t: &Target,
+    functions: std::collections::BTreeSet<String>,
+) -> Dependencies {
     use std::hash::{Hash, Hasher};
     let bodies = bodies(db, file);
-    let graph = call_graph(db, file);
     let starts = function_starts(db, file);
-    let functions = ir::called_from(graph, &t.function);
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    ("from any call", &t.function, t.id).hash(&mut h);
+    (scope, &t.function, t.id).hash(&mut h);
     for f in &functions {
-        (f, graph.get(f), bodies.get(f), starts.get(f).map(|s| s.1)).hash(&mut h);
+        (f, bodies.get(f), starts.get(f).map(|s| s.1)).hash(&mut h);
     }
     Dependencies {
         functions,

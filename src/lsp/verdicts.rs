@@ -141,22 +141,20 @@ fn check_remembering(
     let deps: Vec<Dependencies> = (targets.iter())
         .map(|t| db::dependencies(db, file, t))
         .collect();
-    let mut known: Vec<Option<Report>> = (targets.iter().zip(&deps))
-        .map(|(t, d)| memo.recall(db, file, t, d))
+    let (mut remembered, mut replayed) = (0, 0);
+    let known: Vec<Option<Report>> = (targets.iter().zip(&deps))
+        .map(|(t, d)| {
+            let recalled =
+                (memo.recall(db, file, t, d)).or_else(|| memo.recall_from_any_call(db, file, t));
+            remembered += usize::from(recalled.is_some());
+            recalled.or_else(|| {
+                let r = memo.replay_earlier_witness(db, file, t);
+                replayed += usize::from(r.is_some());
+                r
+            })
+        })
         .collect();
-    for (t, slot) in targets.iter().zip(&mut known) {
-        if slot.is_none() {
-            *slot = memo.recall_from_any_call(db, file, t);
-        }
-    }
-    let remembered = known.iter().flatten().count();
     let from_any_call = known.iter().flatten().filter(|r| r.note.is_some()).count();
-    for (t, slot) in targets.iter().zip(&mut known) {
-        if slot.is_none() {
-            *slot = memo.replay_earlier_witness(db, file, t);
-        }
-    }
-    let replayed = known.iter().flatten().count() - remembered;
     let missing: Vec<Target> = (targets.iter().zip(&known))
         .filter(|(_, r)| r.is_none())
         .map(|(t, _)| t.clone())
