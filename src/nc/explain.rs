@@ -68,8 +68,8 @@ pub fn render(
     out
 }
 
-/// Each loop's summary: counters, notes, inferred inner counts, the
-/// slots θ changes, and φ^κ.
+/// The summary of each loop φ̂ applied: counters, notes, inferred inner
+/// counts, the slots θ changes, and φ^κ.
 fn write_summaries(
     out: &mut String,
     body: &Body,
@@ -77,7 +77,8 @@ fn write_summaries(
     cond: &Condition,
     loc: &dyn Fn(crate::syntax::Span) -> String,
 ) {
-    for (l, sum) in body.loops.iter().zip(&cond.summaries) {
+    for (l, sum) in &cond.summaries {
+        let l = &body.loops[*l as usize];
         let counters: Vec<&str> = sum.counters.iter().map(|c| terms.var_name(*c)).collect();
         let _ = writeln!(
             out,

@@ -509,3 +509,46 @@ fn table2_writers_at_different_offsets() {
     let (_, u) = check("n == 2 && A[2] == 5");
     assert!(is_sat(&u), "{u:?}");
 }
+
+/// A `main` that calls one of `functions` functions (`if … else if …`),
+/// each with a loop and an assert after it.
+fn dispatcher(functions: usize) -> String {
+    let mut text = String::new();
+    for i in 0..functions {
+        text += &format!(
+            "f{i}(n) {{ var s, k; s = 0; k = 0; while (k < n) {{ s = s + 2; k = k + 1; }} assert(s != 2 * k + 1); return s; }}\n"
+        );
+    }
+    text += "main(op, n) { var r; r = 0;";
+    for i in 0..functions {
+        let head = if i == 0 { "" } else { " else" };
+        text += &format!("{head} if (op == {i}) {{ r = f{i}(n); }}");
+    }
+    text + " return r; }\n"
+}
+
+#[test]
+fn a_condition_holds_only_the_summaries_of_loops_on_the_way_to_its_target() {
+    // Every loop's summary in every target's condition made the work per
+    // target grow with the program: 60 functions cost 65 ms per target.
+    for functions in [3, 12] {
+        let p = program(&dispatcher(functions));
+        let targets = db::targets(&p.db, p.file);
+        let t = targets.iter().find(|t| t.function == "f1").unwrap();
+        let raw = tracked::necessary_condition(
+            &p.db,
+            p.file,
+            t.function.clone(),
+            t.id,
+            Options::default(),
+        );
+        let prog = db::program(&p.db, p.file).as_ref().unwrap();
+        let text = dispatcher(functions);
+        let f1 = text.find("f1(n)").unwrap()..text.find("f2(n)").unwrap();
+        let loops: Vec<u32> = (raw.value.summaries.iter())
+            .map(|(l, _)| prog.body.loops[*l as usize].span.start)
+            .collect();
+        assert_eq!(loops.len(), 1, "{functions} functions: {loops:?}");
+        assert!(f1.contains(&(loops[0] as usize)), "{loops:?} not in {f1:?}");
+    }
+}

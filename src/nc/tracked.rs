@@ -55,10 +55,12 @@ pub fn sliced_loop_summary(
 pub struct Condition {
     /// φ̂ as computed.
     pub phi: TermId,
-    /// Every loop's summary as imported into this store (indexed by loop
-    /// id), for explanations. They are imported after φ̂ is built, so
-    /// φ̂'s counters are numbered as if they were not.
-    pub summaries: Vec<Summary>,
+    /// The summaries of the loops φ̂ applied and of the loops inside them,
+    /// by loop id, as imported into this store, for explanations. Loops off
+    /// every way to the target are left out: importing each loop of the
+    /// program for each target made the work per target grow with the
+    /// program.
+    pub summaries: Vec<(LoopId, Summary)>,
     /// The work behind φ̂ (the summaries it applied included).
     pub stats: Stats,
     /// The program's slots and their symbols in this store.
@@ -114,10 +116,32 @@ fn condition_in(
 ) -> Portable<Condition> {
     let phi = eng.condition_of(nodes);
     let stats = eng.stats.clone();
-    let summaries: Vec<Summary> = (0..whole.loops.len() as LoopId)
-        .map(|l| Summary::clone(&eng.summary(l)))
+    let summaries: Vec<(LoopId, Summary)> = explained_loops(whole, &eng)
+        .into_iter()
+        .map(|l| (l, Summary::clone(&eng.summary(l))))
         .collect();
     compact(whole, &eng.terms, phi, summaries, stats)
+}
+
+/// The loops an explanation shows: those φ̂ applied and the loops inside
+/// them (whose own summaries the outer one used), in id order. Those
+/// not applied yet are imported after φ̂ was built, so that φ̂'s counters
+/// are numbered as if they were not.
+fn explained_loops(whole: &crate::ir::Body, eng: &Engine) -> Vec<LoopId> {
+    let applied: Vec<LoopId> = eng.summaries.keys().copied().collect();
+    (whole.loops.iter())
+        .filter(|lp| {
+            let mut outer = Some(lp.id);
+            while let Some(l) = outer {
+                if applied.contains(&l) {
+                    return true;
+                }
+                outer = whole.loops[l as usize].parent;
+            }
+            false
+        })
+        .map(|lp| lp.id)
+        .collect()
 }
 
 /// The condition in a store of its own holding only its terms: the
@@ -130,13 +154,15 @@ fn compact(
     body: &crate::ir::Body,
     src: &Terms,
     phi: TermId,
-    summaries: Vec<Summary>,
+    summaries: Vec<(LoopId, Summary)>,
     stats: Stats,
 ) -> Portable<Condition> {
     let mut terms = Terms::new();
     let slots = Slots::new(&mut terms, body);
     super::state::State::general(&mut terms, &slots);
-    let parts: Vec<Roots> = summaries.iter().map(|sum| Roots::of(src, sum)).collect();
+    let parts: Vec<Roots> = (summaries.iter())
+        .map(|(_, sum)| Roots::of(src, sum))
+        .collect();
     let mut roots = vec![phi];
     for r in &parts {
         roots.extend(r.all.iter().copied());
@@ -157,10 +183,10 @@ fn compact(
     let summaries = summaries
         .iter()
         .zip(&parts)
-        .map(|(sum, r)| {
+        .map(|((l, sum), r)| {
             let mine = copied[at..at + r.all.len()].to_vec();
             at += r.all.len();
-            r.read_back(&terms, sum, mine)
+            (*l, r.read_back(&terms, sum, mine))
         })
         .collect();
     Portable {
