@@ -76,6 +76,9 @@ impl Decider for WitnessSearch {
         };
         as_witness_search(&mut o);
         o.stop_at = Some(q.target().clone());
+        // Its verdicts speak for the question's targets only, so the
+        // states no path leads to them from are not explored.
+        o.only_towards = q.targets.to_vec();
         explored(q, &o, self.name())
     }
 }
@@ -147,12 +150,14 @@ pub struct Sweep {
     pub complete: bool,
 }
 
-/// Explores the whole program once within `budget` (tree search, lattice
-/// merging, every error kept rather than the first): the witness search
-/// of [`WitnessSearch`], for all of a file's targets at once.
-pub fn sweep(q: &Question, budget: Duration) -> Result<Sweep, String> {
+/// Explores the whole program once within `budget` and at `pace` (tree
+/// search, lattice merging, every error kept rather than the first): the
+/// witness search of [`WitnessSearch`], for all of a file's targets at
+/// once.
+pub fn sweep(q: &Question, budget: Duration, pace: super::Pace) -> Result<Sweep, String> {
     let solver = q.options.solvers.first().ok_or("no solver")?;
     let mut o = every_error(solver, budget);
+    o.pace = Some(pace);
     as_witness_search(&mut o);
     let _p = deadline::phase("sweeping");
     let r = super::explore(q.db, q.file, &o)?;

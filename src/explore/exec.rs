@@ -13,7 +13,7 @@
 
 use super::coverage::Coverage;
 use super::eval::Halt;
-use super::guide::Guidance;
+use super::guide::{FAR, Guidance, Way};
 use super::machine::Machine;
 use super::program::Explored;
 use super::solver::Solver;
@@ -64,6 +64,8 @@ pub(crate) struct Executor<'p> {
     annotations: Option<Annotations>,
     /// The goal and its necessary condition, in a guided run.
     guidance: Option<Guidance>,
+    /// The way to `Options::only_towards`'s targets, when it names some.
+    towards: Option<Way>,
     /// Loop summaries computed so far (`--summarization`).
     summaries: Memo,
 }
@@ -88,6 +90,7 @@ impl<'p> Executor<'p> {
             globals: Vec::new(),
             annotations,
             guidance: None,
+            towards: None,
             summaries: Memo::default(),
         }
     }
@@ -557,26 +560,35 @@ impl<'p> Executor<'p> {
         (s.queries, s.time)
     }
 
-    /// A guided run: the goal's condition and distances.
+    /// A guided run: the goal's condition and distances; a run for some
+    /// targets only: the way to them.
     pub(crate) fn aim(&mut self, db: &Database, file: SourceFile) {
-        if let Some(g) = &self.machine.options().guide {
-            let prog = self.machine.program();
+        let (opts, prog) = (self.machine.options(), self.machine.program());
+        if let Some(g) = &opts.guide {
             let guidance = Guidance::new(db, file, prog, self.machine.terms_mut(), g);
             self.guidance = Some(guidance);
         }
+        if !opts.only_towards.is_empty() {
+            self.towards = Some(Way::towards(prog, &opts.only_towards));
+        }
     }
 
-    /// Whether a state may go on: in a guided run, whether it may still
-    /// reach the goal (a state that cannot is counted and dropped).
+    /// Whether a state may go on: whether the flowgraphs lead it to the
+    /// goal or the targets the run is for, and in a guided run, whether its
+    /// path condition lets it reach the goal. A state that may not is
+    /// counted and dropped.
     pub(crate) fn on_course(&mut self, st: &State) -> bool {
-        let Some(g) = &mut self.guidance else {
-            return true;
-        };
-        if g.may_reach_goal(&mut self.machine, st) {
-            return true;
+        let ways = [
+            self.towards.as_ref(),
+            self.guidance.as_ref().map(|g| &g.way),
+        ];
+        let cut_off = ways.iter().flatten().any(|w| w.distance(st) >= FAR);
+        let on = !cut_off
+            && (self.guidance.as_mut()).is_none_or(|g| g.may_reach_goal(&mut self.machine, st));
+        if !on {
+            self.machine.stats_mut().off_course += 1;
         }
-        self.machine.stats_mut().off_course += 1;
-        false
+        on
     }
 
     /// Path subsumption before a step: a state of main adds its vertex to
@@ -664,6 +676,11 @@ impl<'p> Executor<'p> {
     /// What the step just made did, for the drawn tree.
     pub(crate) fn take_note(&mut self) -> Option<super::tree::StepNote> {
         self.machine.take_note()
+    }
+
+    /// How many errors (one per target) were found so far.
+    pub(crate) fn errors_found(&self) -> usize {
+        self.errors.len()
     }
 
     pub(crate) fn take_errors(&mut self) -> Vec<FoundError> {

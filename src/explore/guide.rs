@@ -57,10 +57,41 @@ pub(crate) struct Guidance {
     pub note: Option<String>,
     /// Checks of the condition not decided in time, in a row.
     slow: u32,
-    /// Per function and vertex: edges to the goal without returning.
+    pub way: Way,
+}
+
+/// How far each vertex is from a set of targets in the program's
+/// flowgraphs, calls and returns included: a state at distance [`FAR`]
+/// cannot reach any of them, whatever its path condition.
+pub(crate) struct Way {
+    /// Per function and vertex: edges to a target without returning.
     distance: Vec<Vec<u32>>,
     /// Per function and vertex: edges to the function's exit.
     to_exit: Vec<Vec<u32>>,
+}
+
+impl Way {
+    pub(crate) fn towards(prog: &Explored, targets: &[Target]) -> Way {
+        let (distance, to_exit) = distances(prog, targets);
+        Way { distance, to_exit }
+    }
+
+    /// Edges from a state to the nearest target: through its own
+    /// function, or returning first (its exit, then the caller's way on).
+    pub(crate) fn distance(&self, st: &State) -> u32 {
+        let mut acc: u32 = 0;
+        for f in st.frames.iter().rev() {
+            let d = self.distance[f.func][f.node as usize];
+            if d < FAR {
+                return acc.saturating_add(d);
+            }
+            acc = acc.saturating_add(self.to_exit[f.func][f.node as usize]);
+            if acc >= FAR {
+                break;
+            }
+        }
+        FAR
+    }
 }
 
 impl Guidance {
@@ -75,32 +106,18 @@ impl Guidance {
             Ok(c) => (Some(c), None),
             Err(why) => (None, Some(why)),
         };
-        let (distance, to_exit) = distances(prog, &guide.goal);
         Guidance {
             goal: guide.goal.clone(),
             condition,
             note,
             slow: 0,
-            distance,
-            to_exit,
+            way: Way::towards(prog, std::slice::from_ref(&guide.goal)),
         }
     }
 
-    /// Edges from a state to the goal: through its own function, or
-    /// returning first (its exit, then the caller's way on).
+    /// Edges from a state to the goal ([`Way::distance`]).
     pub(crate) fn distance(&self, st: &State) -> u32 {
-        let mut acc: u32 = 0;
-        for f in st.frames.iter().rev() {
-            let d = self.distance[f.func][f.node as usize];
-            if d < FAR {
-                return acc.saturating_add(d);
-            }
-            acc = acc.saturating_add(self.to_exit[f.func][f.node as usize]);
-            if acc >= FAR {
-                break;
-            }
-        }
-        FAR
+        self.way.distance(st)
     }
 }
 
@@ -124,17 +141,20 @@ fn condition(
     Ok(terms.import(&own, &[phik], &mut fresh)[0])
 }
 
-/// Per function: the distance of each vertex to the goal (calls of a
-/// function that reaches it cost one plus the callee's distance from its
-/// entry), and to the function's exit. Unit edge weights; callee costs
-/// settle in at most one round per function.
-fn distances(prog: &Explored, goal: &Target) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+/// Per function: the distance of each vertex to the nearest of `goals`
+/// (calls of a function that reaches one cost one plus the callee's
+/// distance from its entry), and to the function's exit. Unit edge
+/// weights; callee costs settle in at most one round per function.
+fn distances(prog: &Explored, goals: &[Target]) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let n = prog.bodies.len();
-    let goal_func = prog.by_name.get(&goal.function).copied();
-    let goal_node = goal_func.and_then(|f| {
-        let b = &prog.bodies[f];
-        b.targets.iter().find(|t| t.id == goal.id).map(|t| t.node)
-    });
+    let goal_nodes: Vec<(usize, NodeId)> = (goals.iter())
+        .filter_map(|goal| {
+            let f = prog.by_name.get(&goal.function).copied()?;
+            let b = &prog.bodies[f];
+            let t = b.targets.iter().find(|t| t.id == goal.id)?;
+            Some((f, t.node))
+        })
+        .collect();
     let to_exit: Vec<Vec<u32>> = (0..n)
         .map(|f| backwards(prog, f, &[(prog.bodies[f].exit, 0)]))
         .collect();
@@ -144,12 +164,10 @@ fn distances(prog: &Explored, goal: &Target) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
         let mut changed = false;
         for f in 0..n {
             let body = &prog.bodies[f];
-            let mut sources: Vec<(NodeId, u32)> = Vec::new();
-            if Some(f) == goal_func
-                && let Some(g) = goal_node
-            {
-                sources.push((g, 0));
-            }
+            let mut sources: Vec<(NodeId, u32)> = (goal_nodes.iter())
+                .filter(|(gf, _)| *gf == f)
+                .map(|(_, g)| (*g, 0))
+                .collect();
             for e in &body.edges {
                 if let Instr::Call { func, .. } = &e.instr
                     && let Some(&callee) = prog.by_name.get(func)

@@ -105,6 +105,23 @@ pub enum IndexMode {
 /// A callback that shows the statistics of a run in progress.
 pub type Progress = Box<dyn Fn(&Stats)>;
 
+/// How long a run that keeps every error may go on: a head start, and
+/// as much again per error found (one per target). A run for all of a
+/// file's targets at once stops when finding them costs more than
+/// checking them one by one would.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    pub head_start: Duration,
+    pub per_error: Duration,
+}
+
+impl Pace {
+    /// The time allowed from the start with `found` errors found.
+    pub fn allowed(&self, found: usize) -> Duration {
+        self.head_start + self.per_error * found as u32
+    }
+}
+
 pub struct Options {
     pub strategy: Strategy,
     pub merging: Merging,
@@ -137,6 +154,12 @@ pub struct Options {
     /// Stop when an error at this target is found, and only then (a
     /// witness search for one target without guidance by its condition).
     pub stop_at: Option<Target>,
+    /// When not empty: a state that no path of the flowgraphs leads from to
+    /// one of these targets is dropped. The run then speaks for them only:
+    /// its other errors may be missed.
+    pub only_towards: Vec<Target>,
+    /// A run that must keep finding errors to go on ([`Pace`]).
+    pub pace: Option<Pace>,
     pub solver: Profile,
     /// Called about ten times a second with the statistics so far.
     pub progress: Option<Progress>,
@@ -173,6 +196,8 @@ impl Options {
             seed: 0,
             stop_at_first_error: true,
             stop_at: None,
+            only_towards: Vec::new(),
+            pace: None,
             solver,
             progress: None,
             summarization: false,

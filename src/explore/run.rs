@@ -164,6 +164,14 @@ impl Run<'_> {
         if self.deadline.is_some_and(|d| Instant::now() >= d) || crate::deadline::stop_requested() {
             return Some("timeout".into());
         }
+        if let Some(pace) = &opts.pace
+            && s.started.elapsed() > pace.allowed(self.ex.errors_found())
+        {
+            return Some(format!(
+                "no new error within its pace ({} found)",
+                self.ex.errors_found()
+            ));
+        }
         if s.steps >= opts.max_steps {
             return Some(format!("step limit ({})", opts.max_steps));
         }

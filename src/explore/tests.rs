@@ -440,3 +440,47 @@ mod local_decisions {
         );
     }
 }
+
+/// A run for some targets only drops the states that no path leads from
+/// to them: a dispatcher's other branches are not explored, and the run
+/// still finds its target and ends.
+#[test]
+fn a_run_for_some_targets_explores_only_the_ways_to_them() {
+    let mut text = String::new();
+    for i in 0..6 {
+        text += &format!(
+            "f{i}(n) {{ var k; k = 0; while (k < n) {{ k = k + 1; }} assert(k != {i} + 3); return k; }}\n"
+        );
+    }
+    text += "main(op, n) { var r; r = 0; assume(n <= 9);";
+    for i in 0..6 {
+        let head = if i == 0 { "" } else { " else" };
+        text += &format!("{head} if (op == {i}) {{ r = f{i}(n); }}");
+    }
+    text += " return r; }\n";
+    let (db, file) = Database::with_file("dispatch.mc", &text);
+    let target = (db::targets(&db, file).into_iter())
+        .find(|t| t.function == "f2")
+        .unwrap();
+    let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3 installed");
+    let run = |towards: bool| {
+        let mut o = Options::new(z3.clone());
+        o.stop_at_first_error = false;
+        if towards {
+            o.only_towards = vec![target.clone()];
+        }
+        explore(&db, file, &o).unwrap()
+    };
+    let (all, towards) = (run(false), run(true));
+    let found = |r: &Report| r.errors.iter().any(|e| e.target == target);
+    assert!(found(&all) && found(&towards));
+    assert!(all.end == End::Complete && towards.end == End::Complete);
+    // Dropped: the branches into f0 and f1, and the rest of the chain.
+    assert_eq!((all.stats.off_course, towards.stats.off_course), (0, 3));
+    assert!(
+        towards.stats.steps * 3 < all.stats.steps,
+        "{} steps towards f2, {} in all",
+        towards.stats.steps,
+        all.stats.steps
+    );
+}
