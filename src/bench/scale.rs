@@ -17,6 +17,11 @@
 //! a user runs it ([`measure_targets`]): the whole `apc check` of the
 //! file, and the solver work it asked (checks, SMT-LIB bytes), which
 //! should grow linearly in n (docs/portfolio.md §4a).
+//!
+//! A sixth, `dispatch`, grows in functions: `main` calls one of n
+//! functions, each with a loop, an assert no run fails and a division that
+//! some run makes by zero, so each target sits behind a path of its own
+//! (2n targets; docs/portfolio.md §4b). It is measured as `asserts` is.
 
 use super::{Loaded, answer, check_options, solve, timed, timed_build};
 use crate::smt::Profile;
@@ -33,16 +38,41 @@ pub enum Family {
     Paths,
     /// n targets, not one: measured by [`measure_targets`].
     Asserts,
+    /// 2n targets in n functions: measured by [`measure_targets`].
+    Dispatch,
 }
 
 impl Family {
-    pub const ALL: [Family; 5] = [
+    pub const ALL: [Family; 6] = [
         Family::Ifs,
         Family::Loops,
         Family::Nested,
         Family::Paths,
         Family::Asserts,
+        Family::Dispatch,
     ];
+
+    /// Whether a member has many targets, checked as a whole file
+    /// ([`measure_targets`]), rather than one assert.
+    pub fn many_targets(self) -> bool {
+        matches!(self, Family::Asserts | Family::Dispatch)
+    }
+
+    /// Whether `v`, a verdict on a target of kind `kind` of a member, can
+    /// be right: an `unknown` always can.
+    pub fn allows(self, kind: TargetKind, v: &crate::check::Verdict) -> bool {
+        use crate::check::Verdict;
+        let reachable = match (self, kind) {
+            (Family::Dispatch, TargetKind::Assert) => false,
+            (Family::Dispatch, _) => true,
+            _ => self.reachable(),
+        };
+        match v {
+            Verdict::Unknown(_) => true,
+            Verdict::Reachable(_) => reachable,
+            Verdict::Unreachable => !reachable,
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -51,6 +81,7 @@ impl Family {
             Family::Nested => "nested",
             Family::Paths => "paths",
             Family::Asserts => "asserts",
+            Family::Dispatch => "dispatch",
         }
     }
 
@@ -62,6 +93,9 @@ impl Family {
             Family::Nested => "loops nested to depth n",
             Family::Paths => "one loop body with n paths",
             Family::Asserts => "n asserts `assert(x != i || y != 3i)`, n targets",
+            Family::Dispatch => {
+                "main calls one of n functions, each a loop, an assert and a division: 2n targets"
+            }
         }
     }
 
@@ -74,12 +108,14 @@ impl Family {
             Family::Nested => &[1, 2, 3, 4, 5, 6],
             Family::Paths => &[1, 2, 4, 8, 16],
             Family::Asserts => &[30, 60, 120, 300],
+            Family::Dispatch => &[6, 15, 30, 60],
         }
     }
 
-    /// The paper's answer for the assert of every member (by construction).
+    /// The paper's answer for the assert of every member (by construction;
+    /// `dispatch`'s asserts hold, its divisions fail).
     pub fn reachable(self) -> bool {
-        !matches!(self, Family::Loops)
+        !matches!(self, Family::Loops | Family::Dispatch)
     }
 
     /// The program of size `n` (n ≥ 1).
@@ -160,6 +196,9 @@ impl Family {
                 }
                 s.push_str("  return 0;\n}\n");
             }
+            Family::Dispatch => {
+                s = super::incremental::program(n, super::incremental::Layout::Dispatch, 0)
+            }
         }
         s
     }
@@ -221,17 +260,20 @@ pub fn measure(
     })
 }
 
-/// One member of the `asserts` family, checked as a whole.
+/// One member of a family of many targets, checked as a whole.
 pub struct TargetsRow {
+    pub family: Family,
     pub n: usize,
+    /// The member's targets.
+    pub targets: usize,
     /// Median time of `apc check` on the file (a fresh database each run).
     pub time: Duration,
     /// Targets unreachable, reachable, unknown.
     pub verdicts: [usize; 3],
     /// Solver checks and SMT-LIB bytes of the run, all targets.
     pub solver: crate::deadline::SolverUse,
-    /// Whether every verdict is the one the family is built to have
-    /// (reachable, or undecided); a reachable one was replayed by `check`.
+    /// Whether every verdict is one the family is built to allow
+    /// ([`Family::allows`]); a reachable one was replayed by `check`.
     pub expected: bool,
 }
 
@@ -252,20 +294,23 @@ pub fn measure_targets(
         let targets = crate::db::targets(&db, file);
         crate::check::check_all(&db, file, &targets, &opts, &|_| {})
     });
-    if reports.len() != n {
+    let wanted = if family == Family::Dispatch { 2 * n } else { n };
+    if reports.len() != wanted {
         return Err(format!(
-            "{}-{n}: {} targets, not {n}",
+            "{}-{n}: {} targets, not {wanted}",
             family.name(),
             reports.len()
         ));
     }
     let verdicts = crate::check::verdict_counts(&reports);
     Ok(TargetsRow {
+        family,
         n,
+        targets: reports.len(),
         time,
         verdicts,
         solver: reports.iter().map(|r| r.solver_use).sum(),
-        expected: verdicts[0] == 0,
+        expected: (reports.iter()).all(|r| family.allows(r.target.kind, &r.verdict)),
     })
 }
 
@@ -327,22 +372,23 @@ mod tests {
                     Family::Asserts => {
                         vec![("x".into(), int(n - 1)), ("y".into(), int(3 * (n - 1)))]
                     }
+                    // The last function's division: n - 1 iterations.
+                    Family::Dispatch => vec![("op".into(), int(n - 1)), ("n".into(), int(n - 1))],
                 };
                 let w = Witness {
                     args,
                     input: vec![],
                 };
                 let r = crate::interp::run(&program, &w, Limits::default()).unwrap();
-                let hit = matches!(
-                    r.outcome,
-                    Outcome::Error {
-                        kind: TargetKind::Assert,
-                        ..
-                    }
-                );
+                let wanted = if family == Family::Dispatch {
+                    TargetKind::DivByZero
+                } else {
+                    TargetKind::Assert
+                };
+                let hit = matches!(r.outcome, Outcome::Error { kind, .. } if kind == wanted);
                 assert_eq!(
                     hit,
-                    family.reachable(),
+                    family.reachable() || family == Family::Dispatch,
                     "{} {n}: {:?}\n{source}",
                     family.name(),
                     r.outcome

@@ -208,6 +208,8 @@ pub enum FamilyChoice {
     Paths,
     /// n asserts in one file: the whole `apc check`, its time and solver work.
     Asserts,
+    /// main calling one of n functions (2n targets), measured as `asserts`.
+    Dispatch,
     All,
 }
 
@@ -219,7 +221,7 @@ pub struct ScaleArgs {
     #[arg(long, value_enum, default_values_t = [FamilyChoice::All])]
     pub family: Vec<FamilyChoice>,
     /// The sizes n, comma-separated, for every chosen family (default: ifs 1,2,4,8,16,20;
-    /// loops and paths 1,2,4,8,16; nested 1…6; asserts 30,60,120,300).
+    /// loops and paths 1,2,4,8,16; nested 1…6; asserts 30,60,120,300; dispatch 6,15,30,60).
     #[arg(long, value_delimiter = ',', value_name = "N,…")]
     pub sizes: Option<Vec<usize>>,
 }
@@ -1240,6 +1242,7 @@ fn scale(a: ScaleArgs) -> ExitCode {
             FamilyChoice::Nested => &[Family::Nested],
             FamilyChoice::Paths => &[Family::Paths],
             FamilyChoice::Asserts => &[Family::Asserts],
+            FamilyChoice::Dispatch => &[Family::Dispatch],
             FamilyChoice::All => &Family::ALL,
         };
         for f in chosen {
@@ -1265,7 +1268,7 @@ fn scale(a: ScaleArgs) -> ExitCode {
         for &f in &families {
             for n in sizes(f) {
                 bar.set_message(format!("{}-{n} on {}", f.name(), solver.name));
-                let measured = if f == Family::Asserts {
+                let measured = if f.many_targets() {
                     bench::scale::measure_targets(f, n, solver, c.runs, timeout)
                         .map(|r| target_rows.push((solver.name.clone(), r)))
                 } else {
@@ -1283,21 +1286,22 @@ fn scale(a: ScaleArgs) -> ExitCode {
     match c.format {
         BenchFormat::Table => {
             let conditions: Vec<Family> = (families.iter().copied())
-                .filter(|f| *f != Family::Asserts)
+                .filter(|f| !f.many_targets())
                 .collect();
             if !conditions.is_empty() {
                 scale_table(&rows, &conditions, &solvers);
             }
-            if families.contains(&Family::Asserts) {
-                targets_table(&target_rows, &solvers);
+            for f in families.iter().filter(|f| f.many_targets()) {
+                targets_table(&target_rows, *f, &solvers);
             }
         }
         f => {
             let targets = target_rows.iter().map(|(solver, r)| {
                 json!({
-                    "benchmark": format!("asserts-{}", r.n),
-                    "family": "asserts",
+                    "benchmark": format!("{}-{}", r.family.name(), r.n),
+                    "family": r.family.name(),
                     "n": r.n,
+                    "targets": r.targets,
                     "solver": solver,
                     "unreachable": r.verdicts[0],
                     "reachable": r.verdicts[1],
@@ -1334,10 +1338,13 @@ fn scale(a: ScaleArgs) -> ExitCode {
     ExitStatus::Ok.into()
 }
 
-/// The `asserts` family's table per solver: the whole check of each file,
-/// its time and solver work per target, and their growth.
-fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::smt::Profile]) {
-    use bench::scale::Family;
+/// The table of a family of many targets, per solver: the whole check of
+/// each file, its time and solver work per target, and their growth.
+fn targets_table(
+    rows: &[(String, bench::scale::TargetsRow)],
+    family: bench::scale::Family,
+    solvers: &[crate::smt::Profile],
+) {
     let head: Vec<String> = [
         "n",
         "verdicts (unreachable/reachable/unknown)",
@@ -1352,11 +1359,11 @@ fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::
     .collect();
     for solver in solvers {
         let mine: Vec<&bench::scale::TargetsRow> = (rows.iter())
-            .filter(|(s, _)| *s == solver.name)
+            .filter(|(s, r)| *s == solver.name && r.family == family)
             .map(|(_, r)| r)
             .collect();
         let Some(first) = mine.first() else { continue };
-        outln!("asserts: {} ({})", Family::Asserts.what(), solver.name);
+        outln!("{}: {} ({})", family.name(), family.what(), solver.name);
         let body: Vec<Vec<String>> = mine
             .iter()
             .map(|r| {
@@ -1366,29 +1373,35 @@ fn targets_table(rows: &[(String, bench::scale::TargetsRow)], solvers: &[crate::
                     r.n.to_string(),
                     format!("{u}/{re}/{unk}{mark}"),
                     short(r.time),
-                    short(r.time / r.n.max(1) as u32),
+                    short(r.time / r.targets.max(1) as u32),
                     r.solver.checks.to_string(),
                     r.solver.bytes.to_string(),
                     format!(
                         "{:.1}× the time for {:.1}× the targets",
                         r.time.as_secs_f64() / first.time.as_secs_f64().max(1e-9),
-                        r.n as f64 / first.n.max(1) as f64
+                        r.targets as f64 / first.targets.max(1) as f64
                     ),
                 ]
             })
             .collect();
         print_table(&head, &body);
-        let slope = |y: fn(&bench::scale::TargetsRow) -> f64| growth(&mine, |r| r.n, y);
+        let slope = |y: fn(&bench::scale::TargetsRow) -> f64| growth(&mine, |r| r.targets, y);
         outln!(
-            "growth (log–log slope in n): time {}, solver checks {}, SMT-LIB bytes {}",
+            "growth (log–log slope in the targets): time {}, solver checks {}, SMT-LIB bytes {}",
             slope(|r| r.time.as_secs_f64()),
             slope(|r| r.solver.checks as f64),
             slope(|r| r.solver.bytes as f64),
         );
         outln!();
     }
+    let built = match family {
+        bench::scale::Family::Dispatch => {
+            "the asserts hold and the divisions fail by construction (WRONG marks a verdict against that)"
+        }
+        _ => "every assert is reachable by construction (WRONG marks an unreachable)",
+    };
     outln!(
-        "apc check: the whole file as the command line checks it (median of the runs, a fresh database each); solver checks and bytes: what every engine asked of the solver for all the targets; every assert is reachable by construction (WRONG marks an unreachable)."
+        "apc check: the whole file as the command line checks it (median of the runs, a fresh database each); solver checks and bytes: what every engine asked of the solver for all the targets; {built}."
     );
 }
 
