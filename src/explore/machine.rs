@@ -46,6 +46,9 @@ pub(crate) struct Machine<'p> {
     last_pc_id: u64,
     /// What the current step did, for the drawn tree (only when drawing).
     note: Option<StepNote>,
+    /// Replays the witnesses of the errors found, the program compiled
+    /// once for all of them.
+    replayer: crate::witness::Replayer<'p>,
 }
 
 impl<'p> Machine<'p> {
@@ -63,7 +66,12 @@ impl<'p> Machine<'p> {
             stream: None,
             last_pc_id: 0,
             note: opts.tree.map(|_| StepNote::default()),
+            replayer: crate::witness::Replayer::new(&prog.ast, &prog.source, &[]),
         }
+    }
+
+    pub(crate) fn replayer(&self) -> &crate::witness::Replayer<'p> {
+        &self.replayer
     }
 
     /// The note of the current step, when the tree is drawn.

@@ -10,7 +10,6 @@ use super::machine::Machine;
 use crate::db::Target;
 use crate::interp::{ArgValue, Witness};
 use crate::term::{Node, TermId, Terms, Var};
-use crate::witness::{Replay, Replayer};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 use std::collections::BTreeMap;
@@ -144,9 +143,7 @@ pub(crate) fn replayed(
             return None;
         }
     };
-    let p = m.program();
-    let replay = Replayer::new(&p.ast, &p.source, std::slice::from_ref(target));
-    match replay.hits(&witness) {
+    match m.replayer().hits_target(&witness, target) {
         Ok(()) => Some(witness),
         Err(why) => {
             let s = m.stats_mut();

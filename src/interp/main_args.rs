@@ -262,6 +262,17 @@ pub(crate) fn main_args(
     args: &[(String, ArgValue)],
     reads: Option<&Rc<RefCell<InputReads>>>,
 ) -> Result<Vec<Value>, RunError> {
+    main_args_at(main, args, reads, &index_depths(program, main))
+}
+
+/// [`main_args`] with the depths of main's parameters known
+/// ([`index_depths`]).
+pub(crate) fn main_args_at(
+    main: &Function,
+    args: &[(String, ArgValue)],
+    reads: Option<&Rc<RefCell<InputReads>>>,
+    depths: &[u32],
+) -> Result<Vec<Value>, RunError> {
     let bad = |m: String| Err(RunError::BadWitness(m));
     let params: Vec<&str> = main.params.iter().map(|p| p.name.as_str()).collect();
     let mut given: HashMap<&str, &ArgValue> = HashMap::new();
@@ -278,9 +289,8 @@ pub(crate) fn main_args(
             return bad(format!("parameter `{name}` is given twice"));
         }
     }
-    let depths = index_depths(program, main);
     let mut values = Vec::with_capacity(params.len());
-    for (position, (p, &depth)) in params.iter().zip(&depths).enumerate() {
+    for (position, (p, &depth)) in params.iter().zip(depths).enumerate() {
         let Some(v) = given.get(p) else {
             return bad(format!("no value given for parameter `{p}` of main"));
         };

@@ -228,14 +228,82 @@ pub fn replay_within(
     limits: Limits,
     reading: bool,
 ) -> (ErrorPlace, InputReads) {
-    let run = if reading {
-        run_reading(program, w, limits)
-    } else {
-        run(program, w, limits).map(|r| (r, InputReads::default()))
-    };
-    match run {
-        Ok((r, reads)) => (error_place(r, text, lines), reads),
-        Err(e) => (Err(e.to_string()), InputReads::default()),
+    Prepared::new(program).replay_within(text, lines, w, limits, reading)
+}
+
+/// A program made ready for many runs: what the fast engine compiles from
+/// it is built at the first run and kept for the next ones. An engine
+/// that replays a witness per error it finds replays through one.
+pub struct Prepared<'p> {
+    program: &'p Program,
+    fast: std::sync::OnceLock<Result<fast::Ready, fast::Handback>>,
+}
+
+impl<'p> Prepared<'p> {
+    pub fn new(program: &'p Program) -> Prepared<'p> {
+        Prepared {
+            program,
+            fast: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn program(&self) -> &'p Program {
+        self.program
+    }
+
+    /// [`run`] (with the cells of the witness read, when `reads`).
+    fn run_fast(
+        &self,
+        w: &Witness,
+        limits: Limits,
+        reads: Option<&Rc<RefCell<InputReads>>>,
+    ) -> Option<(RunResult, usize)> {
+        let ready = self.fast.get_or_init(|| fast::prepare(self.program));
+        let ready = ready.as_ref().ok()?;
+        fast_or_handed_back(|| fast::run_ready(ready, self.program, w, limits, reads))
+    }
+
+    /// [`run`] of the prepared program.
+    pub fn run(&self, w: &Witness, limits: Limits) -> Result<RunResult, RunError> {
+        match self.run_fast(w, limits, None) {
+            Some((result, _)) => Ok(result),
+            None => run_reference(self.program, w, limits),
+        }
+    }
+
+    /// [`run_reading`] of the prepared program.
+    pub fn run_reading(
+        &self,
+        w: &Witness,
+        limits: Limits,
+    ) -> Result<(RunResult, InputReads), RunError> {
+        let reads = Rc::new(RefCell::new(InputReads::default()));
+        if let Some((result, stream)) = self.run_fast(w, limits, Some(&reads)) {
+            let mut reads = reads.take();
+            reads.stream = stream;
+            return Ok((result, reads));
+        }
+        run_with_stack(self.program, w, limits, STACK_SIZE, true)
+    }
+
+    /// [`replay_within`] of the prepared program.
+    pub fn replay_within(
+        &self,
+        text: &str,
+        lines: &crate::syntax::LineIndex,
+        w: &Witness,
+        limits: Limits,
+        reading: bool,
+    ) -> (ErrorPlace, InputReads) {
+        let run = if reading {
+            self.run_reading(w, limits)
+        } else {
+            self.run(w, limits).map(|r| (r, InputReads::default()))
+        };
+        match run {
+            Ok((r, reads)) => (error_place(r, text, lines), reads),
+            Err(e) => (Err(e.to_string()), InputReads::default()),
+        }
     }
 }
 
@@ -304,10 +372,7 @@ pub(crate) const STACK_SIZE: usize = 1 << 30;
 /// can, else by the reference interpreter (see [`run_reference`]); the
 /// two give the same result (docs/microc.md, "Fast execution").
 pub fn run(program: &Program, witness: &Witness, limits: Limits) -> Result<RunResult, RunError> {
-    match fast_or_handed_back(|| fast::run(program, witness, limits, None)) {
-        Some((result, _)) => Ok(result),
-        None => run_reference(program, witness, limits),
-    }
+    Prepared::new(program).run(witness, limits)
 }
 
 /// The fast engine's run, or `None` when it hands the run back. A panic
@@ -350,14 +415,7 @@ pub fn run_reading(
     witness: &Witness,
     limits: Limits,
 ) -> Result<(RunResult, InputReads), RunError> {
-    let reads = Rc::new(RefCell::new(InputReads::default()));
-    let fast = fast_or_handed_back(|| fast::run(program, witness, limits, Some(&reads)));
-    if let Some((result, stream)) = fast {
-        let mut reads = reads.take();
-        reads.stream = stream;
-        return Ok((result, reads));
-    }
-    run_with_stack(program, witness, limits, STACK_SIZE, true)
+    Prepared::new(program).run_reading(witness, limits)
 }
 
 /// [`run_reading`] by the reference interpreter alone.

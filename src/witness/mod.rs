@@ -23,7 +23,8 @@ use crate::syntax::ast::Program;
 /// `reachable`, and tells which of its targets (one, or all of a program's
 /// asked about at once) the run hit.
 pub struct Replayer<'a> {
-    program: &'a Program,
+    /// The program, compiled once for all the replays.
+    program: crate::interp::Prepared<'a>,
     text: &'a str,
     lines: LineIndex,
     targets: &'a [Target],
@@ -45,7 +46,7 @@ struct Replayed {
 impl<'a> Replayer<'a> {
     pub fn new(program: &'a Program, text: &'a str, targets: &'a [Target]) -> Self {
         Replayer {
-            program,
+            program: crate::interp::Prepared::new(program),
             text,
             lines: LineIndex::new(text),
             targets,
@@ -67,7 +68,7 @@ impl<'a> Replayer<'a> {
     fn replay(&self, w: &Witness, limits: Limits, reading: bool) -> (ErrorPlace, InputReads) {
         crate::deadline::check();
         let _t = crate::deadline::timed("replaying");
-        crate::interp::replay_within(self.program, self.text, &self.lines, w, limits, reading)
+        (self.program).replay_within(self.text, &self.lines, w, limits, reading)
     }
 
     /// The run of `w` within the time left (with the cells it read when
@@ -93,6 +94,18 @@ impl<'a> Replayer<'a> {
             });
         }
         (error, reads)
+    }
+
+    /// Whether the run of `w` fails at `target`, which need not be one of
+    /// the replayer's own: an engine that replays a witness per target it
+    /// finds keeps one replayer for them all.
+    pub fn hits_target(&self, w: &Witness, target: &Target) -> Result<(), String> {
+        let (kind, (line, col)) = self.replayed(w, false).0?;
+        if target.kind == kind && (target.line, target.col) == (line, col) {
+            Ok(())
+        } else {
+            Err(crate::interp::hit_elsewhere(kind, (line, col)))
+        }
     }
 
     /// The target a run's error is, or why the run missed them all.

@@ -15,7 +15,7 @@ mod code;
 mod compile;
 mod vm;
 
-use super::main_args::main_args;
+use super::main_args::main_args_at;
 use super::value::Value;
 use super::{InputReads, Limits, Outcome, RunResult, Witness};
 use crate::syntax::ast::Program;
@@ -39,10 +39,40 @@ pub(super) fn run(
     limits: Limits,
     reads: Option<&Rc<RefCell<InputReads>>>,
 ) -> Result<(RunResult, usize), Handback> {
+    run_ready(&prepare(program)?, program, witness, limits, reads)
+}
+
+/// What a run needs of its program before it starts, built once for
+/// many runs (`interp::Prepared`): the bytecode, and how deep main's
+/// parameters are indexed. Building it walks the whole program, which a
+/// file of 300 asserts paid at each of its 300 replays.
+pub(super) struct Ready {
+    code: code::Code,
+    depths: Vec<u32>,
+}
+
+/// The program compiled for [`run_ready`], or why the fast engine cannot
+/// run it.
+pub(super) fn prepare(program: &Program) -> Result<Ready, Handback> {
     let code = compile::compile(program)?;
     let main = &program.functions[code.main];
-    let values = main_args(program, main, &witness.args, reads).map_err(|_| "a bad witness")?;
-    let mut machine = Machine::new(&code, &witness.input, limits);
+    let depths = super::main_args::index_depths(program, main);
+    Ok(Ready { code, depths })
+}
+
+/// [`run`] of the program `ready` was prepared from.
+pub(super) fn run_ready(
+    ready: &Ready,
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+    reads: Option<&Rc<RefCell<InputReads>>>,
+) -> Result<(RunResult, usize), Handback> {
+    let code = &ready.code;
+    let main = &program.functions[code.main];
+    let values =
+        main_args_at(main, &witness.args, reads, &ready.depths).map_err(|_| "a bad witness")?;
+    let mut machine = Machine::new(code, &witness.input, limits);
     let mut args = Vec::with_capacity(values.len());
     for v in values {
         args.push(match v {
