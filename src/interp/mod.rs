@@ -215,20 +215,9 @@ pub fn replay_error(
     lines: &crate::syntax::LineIndex,
     w: &Witness,
 ) -> ErrorPlace {
-    replay_within(program, text, lines, w, Limits::for_replay(), false).0
-}
-
-/// [`replay_error`] within `limits`, and, when `reading`, which of the
-/// witness's input cells the run read.
-pub fn replay_within(
-    program: &Program,
-    text: &str,
-    lines: &crate::syntax::LineIndex,
-    w: &Witness,
-    limits: Limits,
-    reading: bool,
-) -> (ErrorPlace, InputReads) {
-    Prepared::new(program).replay_within(text, lines, w, limits, reading)
+    Prepared::new(program)
+        .replay_within(text, lines, w, Limits::for_replay(), false)
+        .0
 }
 
 /// A program made ready for many runs: what the fast engine compiles from
@@ -286,7 +275,8 @@ impl<'p> Prepared<'p> {
         run_with_stack(self.program, w, limits, STACK_SIZE, true)
     }
 
-    /// [`replay_within`] of the prepared program.
+    /// [`replay_error`] within `limits`, and, when `reading`, which of the
+    /// witness's input cells the run read.
     pub fn replay_within(
         &self,
         text: &str,
