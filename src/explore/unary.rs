@@ -401,8 +401,16 @@ impl Range {
         holes: Vec::new(),
     };
 
-    /// Narrows by `rel`; whether some integer is left.
+    /// Narrows by `rel`; whether some integer is left. The range is
+    /// inhabited before (a narrowing that emptied a case's range ended
+    /// that case), so a hole beside a known value needs no scan of the
+    /// other holes: a path condition of n disjunctions `x != i ∨ …` with
+    /// `x` fixed cost n² here.
     fn narrow(&mut self, rel: &Rel) -> bool {
+        if let (Rel::IsNot(v), Some(w)) = (rel, self.is) {
+            self.holes.push(*v);
+            return w != *v;
+        }
         match rel {
             Rel::AtMost(v) => self.hi = Some(self.hi.map_or(*v, |h| h.min(*v))),
             Rel::AtLeast(v) => self.lo = Some(self.lo.map_or(*v, |l| l.max(*v))),
@@ -434,6 +442,8 @@ impl Range {
                 ..self.shape()
             }
             .inhabited_by(&self.holes),
+            // Inhabited as it is (see `narrow`): only the value may go.
+            Rel::IsNot(v) if self.is.is_some() => self.is != Some(*v),
             Rel::IsNot(v) if !self.holes_need_order() => {
                 self.is.is_none_or(|w| w != *v) && self.inhabited_by(&self.holes)
             }
@@ -854,6 +864,26 @@ mod tests {
         assert_eq!(decide(&f, &[ge1, lt3, ne1], ne0), Some(true));
         // The gcd test decides it as the term is built.
         assert_eq!(f.terms.as_bool(odd), Some(false));
+    }
+
+    #[test]
+    fn holes_beside_a_known_value_are_decided_one_by_one() {
+        let mut f = fixture();
+        let t = &mut f.terms;
+        let (k5, k7, k9) = (t.int(5), t.int(7), t.int(9));
+        let is7 = t.eq(f.x, k7);
+        let ne5 = t.ne(f.x, k5);
+        let ne9 = t.ne(f.x, k9);
+        let ne7 = t.ne(f.x, k7);
+        // The holes come before and after the value is known.
+        assert_eq!(decide(&f, &[ne5, is7], ne9), Some(true));
+        assert_eq!(decide(&f, &[ne5, is7, ne9], ne7), Some(false));
+        assert_eq!(decide(&f, &[ne5, ne7, ne9], is7), Some(false));
+        let mut r = Range::ANY;
+        assert!(r.narrow(&Rel::IsNot(7)) && r.narrow(&Rel::Is(5)));
+        assert!(r.narrow(&Rel::IsNot(6)) && r.admits(&Rel::IsNot(4)));
+        assert!(!r.admits(&Rel::IsNot(5)) && !r.clone().narrow(&Rel::IsNot(5)));
+        assert!(!r.narrow(&Rel::Is(7)));
     }
 
     #[test]
