@@ -49,7 +49,13 @@ pub(crate) struct Machine<'p> {
     /// Replays the witnesses of the errors found, the program compiled
     /// once for all of them.
     replayer: crate::witness::Replayer<'p>,
+    /// The input-array reads of each path-condition conjunct a witness
+    /// was built from (`witness::from_model`).
+    input_reads: rustc_hash::FxHashMap<TermId, Arc<[InputRead]>>,
 }
+
+/// A read `A(i…)` of an input array, with its indices.
+pub(crate) type InputRead = (TermId, Vec<TermId>);
 
 impl<'p> Machine<'p> {
     pub(crate) fn new(prog: &'p Explored, solver: Solver, opts: &'p Options) -> Machine<'p> {
@@ -67,7 +73,22 @@ impl<'p> Machine<'p> {
             last_pc_id: 0,
             note: opts.tree.map(|_| StepNote::default()),
             replayer: crate::witness::Replayer::new(&prog.ast, &prog.source, &[]),
+            input_reads: Default::default(),
         }
+    }
+
+    /// The input-array reads of `conjunct`, found by `find` the first time.
+    pub(crate) fn input_reads_of(
+        &mut self,
+        conjunct: TermId,
+        find: fn(&Terms, TermId) -> Vec<InputRead>,
+    ) -> Arc<[InputRead]> {
+        if let Some(r) = self.input_reads.get(&conjunct) {
+            return r.clone();
+        }
+        let r: Arc<[InputRead]> = find(&self.terms, conjunct).into();
+        self.input_reads.insert(conjunct, r.clone());
+        r
     }
 
     pub(crate) fn replayer(&self) -> &crate::witness::Replayer<'p> {

@@ -24,7 +24,7 @@ type Elements = BTreeMap<Vec<usize>, BigInt>;
 /// The witness of the model the solver holds for `conjuncts` (a check
 /// kept open for values).
 pub(crate) fn from_model(m: &mut Machine, conjuncts: &[TermId]) -> Result<Witness, String> {
-    let reads = input_reads(m.terms(), conjuncts);
+    let reads = input_reads(m, conjuncts);
     let scalars: Vec<Var> = (m.inputs().iter())
         .filter(|i| i.dims == 0)
         .map(|i| i.var)
@@ -42,10 +42,23 @@ pub(crate) fn from_model(m: &mut Machine, conjuncts: &[TermId]) -> Result<Witnes
     assemble(m, scalar_values, &arrays)
 }
 
-/// Every `A(i…)` over an input array in the formula, with its indices.
-fn input_reads(terms: &Terms, conjuncts: &[TermId]) -> Vec<(TermId, Vec<TermId>)> {
+/// Every `A(i…)` over an input array in the conjuncts, with its indices.
+/// Each conjunct's are found once per exploration: a path condition is
+/// asked again at every error found under it.
+fn input_reads(m: &mut Machine, conjuncts: &[TermId]) -> Vec<(TermId, Vec<TermId>)> {
+    let mut out = Vec::new();
+    for &c in conjuncts {
+        out.extend(m.input_reads_of(c, reads_in).iter().cloned());
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// [`input_reads`] of one conjunct.
+fn reads_in(terms: &Terms, conjunct: TermId) -> Vec<(TermId, Vec<TermId>)> {
     let mut seen = rustc_hash::FxHashSet::default();
-    let mut stack: Vec<TermId> = conjuncts.to_vec();
+    let mut stack: Vec<TermId> = vec![conjunct];
     let mut out = Vec::new();
     while let Some(t) = stack.pop() {
         if !seen.insert(t) {
