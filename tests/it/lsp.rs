@@ -121,6 +121,18 @@ impl Client {
         }
     }
 
+    /// The hover's text at `line`:`character` of `uri` (empty if none).
+    fn hover(&mut self, uri: &str, line: u32, character: u32) -> String {
+        let hover = self.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+        );
+        hover["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The next line of the server's log about a check (one per check;
     /// the lines about idle-time proofs are skipped).
     fn logged(&mut self, within: Duration) -> String {
@@ -202,16 +214,12 @@ fn the_server_publishes_verdicts_explains_them_and_follows_edits() {
         "{log}"
     );
     // Hover on the assert explains it.
-    let hover = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": uri}, "position": {"line": 8, "character": 6}}),
-    );
-    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    let shown = c.hover(uri, 8, 6);
     assert!(
         shown.contains("**reachable**") && shown.contains("witness: `n=5"),
-        "{hover}"
+        "{shown}"
     );
-    assert!(shown.contains("5 iterations, then left"), "{hover}");
+    assert!(shown.contains("5 iterations, then left"), "{shown}");
     // The code action on the assert replays its witness.
     let actions = c.request(
         "textDocument/codeAction",
@@ -575,11 +583,7 @@ fn the_client_chooses_the_engine_and_the_solver() {
         assert_eq!(code, "reachable", "{message}");
         assert!(message.contains("[nc-"), "{message}");
     }
-    let hover = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": uri}, "position": {"line": 6, "character": 3}}),
-    );
-    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    let shown = c.hover(uri, 6, 3);
     assert!(shown.contains("with cvc5"), "{shown}");
     c.shutdown();
 }
@@ -633,11 +637,7 @@ fn a_proof_for_any_call_outlives_an_edit_in_a_caller() {
         log.contains("1 remembered (1 for any call), 1 checked"),
         "{log}"
     );
-    let hover = c.request(
-        "textDocument/hover",
-        json!({"textDocument": {"uri": uri}, "position": {"line": 13, "character": 3}}),
-    );
-    let shown = hover["contents"]["value"].as_str().unwrap_or_default();
+    let shown = c.hover(uri, 13, 3);
     assert!(
         shown.contains("**unreachable**") && shown.contains("proved for any call of `f2`"),
         "{shown}"
