@@ -215,6 +215,26 @@ pub fn function_starts(
         .collect()
 }
 
+/// Each function's flowgraph and the column it starts at, hashed: what
+/// the function adds to a fingerprint ([`fingerprinted`]). Computed once
+/// per version of the file, not once per target that depends on it.
+#[salsa::tracked(returns(ref))]
+pub fn function_fingerprints(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> std::collections::BTreeMap<String, u64> {
+    use std::hash::{Hash, Hasher};
+    let starts = function_starts(db, file);
+    (functions(db, file).iter())
+        .map(|f| {
+            let name = f.name(db).clone();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (function_body(db, *f), starts.get(&name).map(|s| s.1)).hash(&mut h);
+            (name, h.finish())
+        })
+        .collect()
+}
+
 /// What a target's verdict depends on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dependencies {
@@ -252,7 +272,7 @@ pub fn dependencies_from_any_call(
 }
 
 /// `functions` with one number for them: `scope`, the target, and each
-/// function's flowgraph and the column it starts at, hashed.
+/// function's fingerprint ([`function_fingerprints`]), hashed.
 fn fingerprinted(
     db: &dyn salsa::Database,
     file: SourceFile,
@@ -261,12 +281,11 @@ fn fingerprinted(
     functions: std::collections::BTreeSet<String>,
 ) -> Dependencies {
     use std::hash::{Hash, Hasher};
-    let bodies = bodies(db, file);
-    let starts = function_starts(db, file);
+    let each = function_fingerprints(db, file);
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (scope, &t.function, t.id).hash(&mut h);
     for f in &functions {
-        (f, bodies.get(f), starts.get(f).map(|s| s.1)).hash(&mut h);
+        (f, each.get(f)).hash(&mut h);
     }
     Dependencies {
         functions,

@@ -114,11 +114,6 @@ impl Guidance {
             way: Way::towards(prog, std::slice::from_ref(&guide.goal)),
         }
     }
-
-    /// Edges from a state to the goal ([`Way::distance`]).
-    pub(crate) fn distance(&self, st: &State) -> u32 {
-        self.way.distance(st)
-    }
 }
 
 /// φ̂^k of the goal, imported into the executor's store.

@@ -193,7 +193,9 @@ impl Run<'_> {
             self.distance_epoch = epoch;
         }
         if let Some(g) = self.ex.guidance() {
-            return self.worklist.pick_nearest(&mut |st: &State| g.distance(st));
+            return self
+                .worklist
+                .pick_nearest(&mut |st: &State| g.way.distance(st));
         }
         let (prog, distances) = (self.ex.program(), &mut self.distances);
         let mut distance = |st: &State| {
