@@ -252,6 +252,15 @@ impl<'p> Prepared<'p> {
         fast_or_handed_back(|| fast::run_ready(ready, self.program, w, limits, reads))
     }
 
+    /// The fast engine's native tier alone, from the first step (a run
+    /// of the fast engine tiers up to it only when it is long): its
+    /// result, or why it handed the run back. For the differential tests.
+    pub fn run_native(&self, w: &Witness, limits: Limits) -> Result<RunResult, &'static str> {
+        let ready = self.fast.get_or_init(|| fast::prepare(self.program));
+        let ready = ready.as_ref().map_err(|why| *why)?;
+        fast::run_native(ready, self.program, w, limits)
+    }
+
     /// [`run`] of the prepared program.
     pub fn run(&self, w: &Witness, limits: Limits) -> Result<RunResult, RunError> {
         match self.run_fast(w, limits, None) {

@@ -17,7 +17,13 @@ pub(super) type At = u32;
 
 /// A value of the fast engine. Copying shares an array's or record's
 /// cells, as the reference's `Rc` of cells does.
+///
+/// The layout is fixed (`repr(C, u32)`): the tag, a `u32` whose values
+/// are [`tag`]'s, at offset 0, and the payload at offset 8 (two `u32`s
+/// for arrays and records, low word first). The native tier reads cells
+/// in place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, u32)]
 pub(super) enum Val {
     /// A variable (or a variable's cell) not assigned yet.
     Uninit,
@@ -344,4 +350,137 @@ pub(super) struct Code {
     /// shape, `u32::MAX` where the shape has no such field.
     pub field_at: Vec<u32>,
     pub n_names: u32,
+}
+
+/// A value as the native tier holds it: a tag word and a payload word,
+/// laid out for machine code (`Val`'s own layout is the compiler's).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Slot {
+    pub tag: u64,
+    pub bits: u64,
+}
+
+/// The tags of [`Slot`]: `Uninit` is 0, so that a zeroed slot is unset.
+pub(super) mod tag {
+    pub const UNINIT: u64 = 0;
+    pub const INT: u64 = 1;
+    pub const NULL: u64 = 2;
+    pub const PTR: u64 = 3;
+    pub const ARR: u64 = 4;
+    pub const INPUT: u64 = 5;
+    pub const REC: u64 = 6;
+}
+
+impl Val {
+    pub fn to_slot(self) -> Slot {
+        let pair = |lo: u32, hi: u32| u64::from(lo) | (u64::from(hi) << 32);
+        let (tag, bits) = match self {
+            Val::Uninit => (tag::UNINIT, 0),
+            Val::Int(n) => (tag::INT, n as u64),
+            Val::Null => (tag::NULL, 0),
+            Val::Ptr(c) => (tag::PTR, u64::from(c)),
+            Val::Arr { start, len } => (tag::ARR, pair(start, len)),
+            Val::Input(k) => (tag::INPUT, u64::from(k)),
+            Val::Rec { start, shape } => (tag::REC, pair(start, shape)),
+        };
+        Slot { tag, bits }
+    }
+
+    pub fn from_slot(s: Slot) -> Val {
+        let (lo, hi) = (s.bits as u32, (s.bits >> 32) as u32);
+        match s.tag {
+            tag::INT => Val::Int(s.bits as i64),
+            tag::NULL => Val::Null,
+            tag::PTR => Val::Ptr(lo),
+            tag::ARR => Val::Arr { start: lo, len: hi },
+            tag::INPUT => Val::Input(lo),
+            tag::REC => Val::Rec {
+                start: lo,
+                shape: hi,
+            },
+            _ => Val::Uninit,
+        }
+    }
+}
+
+/// The registers an operation reads and the one it writes, for the
+/// native tier, which keeps registers in machine registers and hands the
+/// interpreter only those an operation it runs there touches.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Touches {
+    reads: [Reg; 3],
+    n_reads: usize,
+    /// A run of consecutive registers read: `(first, n)`.
+    run: (Reg, u32),
+    pub write: Option<Reg>,
+}
+
+impl Touches {
+    /// Every register read, once or more.
+    pub fn reads(&self) -> impl Iterator<Item = Reg> + '_ {
+        let (first, n) = self.run;
+        self.reads[..self.n_reads]
+            .iter()
+            .copied()
+            .chain(first..first + n)
+    }
+}
+
+impl Op {
+    /// What the operation touches; `shapes` gives a record's size.
+    pub fn touches(&self, shapes: &[Vec<u32>]) -> Touches {
+        let t = |reads: &[Reg], write: Option<Reg>| {
+            let mut fixed = [0; 3];
+            fixed[..reads.len()].copy_from_slice(reads);
+            Touches {
+                reads: fixed,
+                n_reads: reads.len(),
+                run: (0, 0),
+                write,
+            }
+        };
+        let run = |first: Reg, n: u32, dst: Reg| Touches {
+            run: (first, n),
+            write: Some(dst),
+            ..Touches::default()
+        };
+        match *self {
+            Op::Nop | Op::Jump { .. } | Op::Enter { .. } => t(&[], None),
+            Op::Const { dst, .. } | Op::Null { dst } | Op::Input { dst } => t(&[], Some(dst)),
+            Op::Move { dst, src }
+            | Op::Read { dst, src, .. }
+            | Op::Deref { dst, src, .. }
+            | Op::PtrCheck { dst, src, .. }
+            | Op::Alloc { dst, src, .. }
+            | Op::Neg { dst, src, .. }
+            | Op::Not { dst, src, .. } => t(&[src], Some(dst)),
+            Op::ReadCell { dst, cell, .. } => t(&[cell], Some(dst)),
+            Op::WriteCell { cell, src } => t(&[cell, src], None),
+            Op::Add { dst, a, b, .. } | Op::Bin { dst, a, b, .. } | Op::Cmp { dst, a, b, .. } => {
+                t(&[a, b], Some(dst))
+            }
+            Op::AddK { dst, a, .. } | Op::BinK { dst, a, .. } | Op::CmpK { dst, a, .. } => {
+                t(&[a], Some(dst))
+            }
+            Op::JumpIf { src, .. } | Op::Output { src, .. } | Op::Assert { src, .. } => {
+                t(&[src], None)
+            }
+            Op::Assume { src, .. } | Op::Ret { src, .. } => t(&[src], None),
+            Op::Branch { a, b, .. } => t(&[a, b], None),
+            Op::BranchK { a, .. } | Op::BranchNull { a, .. } => t(&[a], None),
+            Op::MakeArray { dst, first, n } => run(first, n, dst),
+            Op::MakeRecord { dst, first, shape } => {
+                run(first, shapes[shape as usize].len() as u32, dst)
+            }
+            Op::Elem { dst, arr, idx, .. } | Op::ElemCell { dst, arr, idx, .. } => {
+                t(&[arr, idx], Some(dst))
+            }
+            Op::StoreElem { arr, idx, src, .. } => t(&[arr, idx, src], None),
+            Op::Field { dst, base, .. } | Op::FieldCell { dst, base, .. } => t(&[base], Some(dst)),
+            // Calls, and the clearing of an inlined call's locals, are
+            // the native tier's own: the interpreter never runs them there.
+            Op::Call { .. } | Op::Clear { .. } => t(&[], None),
+        }
+    }
 }

@@ -13,6 +13,7 @@
 
 mod code;
 mod compile;
+mod native;
 mod vm;
 
 use super::main_args::main_args_at;
@@ -24,7 +25,20 @@ use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::OnceLock;
 use vm::{Exit, Machine};
+
+/// [`run`] by the native tier from the first step, whatever the run's
+/// length (the differential tests use it).
+pub(super) fn run_native(
+    ready: &Ready,
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+) -> Result<RunResult, Handback> {
+    let native = ready.native()?;
+    run_tier(ready, program, witness, limits, None, Tier::Native(native)).map(|(r, _)| r)
+}
 
 /// Why the fast engine handed a run back to the reference.
 pub type Handback = &'static str;
@@ -49,6 +63,39 @@ pub(super) fn run(
 pub(super) struct Ready {
     code: code::Code,
     depths: Vec<u32>,
+    /// The native tier's code, compiled at the first run that needs it.
+    native: OnceLock<Result<native::Native, Handback>>,
+}
+
+impl Ready {
+    fn native(&self) -> Result<&native::Native, Handback> {
+        let native = self.native.get_or_init(|| native::compile(&self.code));
+        native.as_ref().map_err(|why| *why)
+    }
+}
+
+/// Steps a run takes in the interpreter's loop before it is run again
+/// from the start, natively (docs/microc.md, "Native tier"): at least
+/// this many, and as many per operation of the bytecode as the loop runs
+/// in the time Cranelift takes to compile one (about 0.1–0.25 ms, at
+/// 3–5 ns a step). Like renting skis until their price is paid, this
+/// spends at most twice the time the better choice would have.
+const NATIVE_AFTER_STEPS: u64 = 1 << 18;
+const NATIVE_AFTER_STEPS_PER_OPERATION: u64 = 1 << 15;
+
+impl Ready {
+    /// The steps a run takes in the loop before it goes native.
+    fn native_after(&self) -> u64 {
+        let size = self.code.instrs.len() as u64;
+        NATIVE_AFTER_STEPS.max(size.saturating_mul(NATIVE_AFTER_STEPS_PER_OPERATION))
+    }
+}
+
+/// Which of the fast engine's tiers runs a program.
+#[derive(Clone, Copy)]
+enum Tier<'n> {
+    Loop,
+    Native(&'n native::Native),
 }
 
 /// The program compiled for [`run_ready`], or why the fast engine cannot
@@ -57,16 +104,52 @@ pub(super) fn prepare(program: &Program) -> Result<Ready, Handback> {
     let code = compile::compile(program)?;
     let main = &program.functions[code.main];
     let depths = super::main_args::index_depths(program, main);
-    Ok(Ready { code, depths })
+    Ok(Ready {
+        code,
+        depths,
+        native: OnceLock::new(),
+    })
 }
 
-/// [`run`] of the program `ready` was prepared from.
+/// [`run`] of the program `ready` was prepared from: in the
+/// interpreter's loop, and natively from the start once the run is long.
+/// Runs are deterministic, so the native run is the same run.
 pub(super) fn run_ready(
     ready: &Ready,
     program: &Program,
     witness: &Witness,
     limits: Limits,
     reads: Option<&Rc<RefCell<InputReads>>>,
+) -> Result<(RunResult, usize), Handback> {
+    let short = Limits {
+        max_steps: limits.max_steps.min(ready.native_after()),
+        ..limits
+    };
+    let first = run_tier(ready, program, witness, short, reads, Tier::Loop)?;
+    let cut_short = short.max_steps < limits.max_steps
+        && matches!(first.0.outcome, Outcome::StepLimit { .. })
+        && first.0.steps == short.max_steps;
+    if !cut_short {
+        return Ok(first);
+    }
+    // A program the native tier cannot compile, or a recursion deeper
+    // than its stack allows, is the loop's to run whole.
+    let Ok(native) = ready.native() else {
+        return run_tier(ready, program, witness, limits, reads, Tier::Loop);
+    };
+    match run_tier(ready, program, witness, limits, reads, Tier::Native(native)) {
+        Err(native::NATIVE_STACK) => run_tier(ready, program, witness, limits, reads, Tier::Loop),
+        other => other,
+    }
+}
+
+fn run_tier(
+    ready: &Ready,
+    program: &Program,
+    witness: &Witness,
+    limits: Limits,
+    reads: Option<&Rc<RefCell<InputReads>>>,
+    tier: Tier,
 ) -> Result<(RunResult, usize), Handback> {
     let code = &ready.code;
     let main = &program.functions[code.main];
@@ -84,7 +167,11 @@ pub(super) fn run_ready(
             _ => return Err("an argument that is neither an integer nor an input array"),
         });
     }
-    let outcome = match machine.run_main(&args) {
+    let returned = match tier {
+        Tier::Loop => machine.run_main(&args),
+        Tier::Native(native) => native::run(native, &mut machine, &args),
+    };
+    let outcome = match returned {
         Ok(n) => Outcome::Returned(BigInt::from(n)),
         Err(Exit::Outcome(o)) => o,
         Err(Exit::Bail(why)) => return Err(why),

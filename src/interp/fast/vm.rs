@@ -24,6 +24,14 @@ pub(super) enum Exit {
 
 type R<T> = Result<T, Exit>;
 
+/// Where the interpreter's loop stopped.
+enum Stop {
+    /// `main` returned this value.
+    Returned(Val),
+    /// One operation was run (`execute_one`); the next one's index.
+    After(usize),
+}
+
 /// Steps between two looks at the caller's deadline.
 const CHECK_EVERY: u64 = 1 << 16;
 
@@ -101,6 +109,70 @@ impl<'c> Machine<'c> {
             Val::Int(n) => Ok(n),
             _ => Err(Exit::Bail("main returned a non-integer")),
         }
+    }
+
+    // ---- for the native tier -------------------------------------------------------
+
+    pub(super) fn code(&self) -> &'c Code {
+        self.code
+    }
+
+    /// Where the cells and the cell lists are now: native code reads and
+    /// writes them in place (until the next allocation moves them).
+    pub(super) fn heap(&mut self) -> (*mut Val, *const u32) {
+        (self.cells.as_mut_ptr(), self.lists.as_ptr())
+    }
+
+    /// The limits of the run.
+    pub(super) fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// A frame of `n` registers at 0, in which the native tier runs single
+    /// operations (`execute_one`) on the registers it hands over.
+    pub(super) fn scratch_frame(&mut self, n: usize) {
+        self.base = 0;
+        if self.regs.len() < n {
+            self.regs.resize(n, Val::Uninit);
+        }
+    }
+
+    pub(super) fn register(&self, r: Reg) -> Val {
+        self.get(r)
+    }
+
+    pub(super) fn set_register(&mut self, r: Reg, v: Val) {
+        self.set(r, v);
+    }
+
+    pub(super) fn fuel(&self) -> u64 {
+        self.fuel
+    }
+
+    /// Counts `n` steps from `fuel` one by one (near the limit, or at a
+    /// look at the deadline); the fuel left.
+    pub(super) fn take_steps(&mut self, fuel: u64, n: u64, step_at: u32) -> R<u64> {
+        self.fuel = fuel;
+        self.steps_one_by_one(n, step_at)?;
+        Ok(self.fuel)
+    }
+
+    /// Ends a native run with `fuel` left, for [`Machine::steps`].
+    pub(super) fn set_fuel(&mut self, fuel: u64) {
+        self.fuel = fuel;
+    }
+
+    /// An uninitialised value used at `at`.
+    pub(super) fn uninitialised(&self, at: At) -> Exit {
+        self.fail(TargetKind::Uninitialized, at)
+    }
+
+    /// The cells of function `func`'s address-taken slots, made on entry
+    /// by a call whose spans start at `call_at` (`None`: main's run).
+    pub(super) fn make_cells_of(&mut self, func: usize, call_at: Option<At>) -> R<()> {
+        let stmt = call_at.map_or(Span::default(), |at| self.span(at + 1));
+        let code = self.code;
+        self.make_cells(&code.funcs[func], stmt)
     }
 
     // ---- registers and cells --------------------------------------------------
@@ -322,18 +394,36 @@ impl<'c> Machine<'c> {
         // The fuel is a local of the loop: kept in a register, not
         // reloaded after every store to the registers or cells.
         let mut fuel = self.fuel;
-        let result = self.execute_with(pc, &mut fuel);
+        let result = self.execute_with::<false>(pc, &mut fuel);
         self.fuel = fuel;
-        result
+        match result? {
+            Stop::Returned(v) => Ok(v),
+            Stop::After(_) => unreachable!("a whole run stops only at main's return"),
+        }
     }
 
-    fn execute_with(&mut self, mut pc: usize, fuel: &mut u64) -> R<Val> {
+    /// Runs the one operation at `pc`, its steps not counted (the native
+    /// tier counts them): where the run goes next. Not for calls and
+    /// returns, which the native tier makes itself.
+    pub(super) fn execute_one(&mut self, pc: usize) -> R<usize> {
+        let mut no_fuel = 0;
+        match self.execute_with::<true>(pc, &mut no_fuel)? {
+            Stop::After(next) => Ok(next),
+            Stop::Returned(_) => unreachable!("a return is the native tier's own"),
+        }
+    }
+
+    /// The interpreter's loop; with `ONE`, it stops after one operation
+    /// (and counts no steps). One loop for both keeps a single copy of
+    /// each operation's semantics; `ONE` is a constant, so the whole run's
+    /// loop is compiled without the test.
+    fn execute_with<const ONE: bool>(&mut self, mut pc: usize, fuel: &mut u64) -> R<Stop> {
         let code = self.code;
         let instrs = &code.instrs[..];
         loop {
             let ins = &instrs[pc];
             pc += 1;
-            if ins.steps != 0 {
+            if ins.steps != 0 && !ONE {
                 let n = u64::from(ins.steps);
                 if *fuel >= n {
                     *fuel -= n;
@@ -518,7 +608,7 @@ impl<'c> Machine<'c> {
                         v => v,
                     };
                     let Some(caller) = self.frames.pop() else {
-                        return Ok(v);
+                        return Ok(Stop::Returned(v));
                     };
                     self.base = caller.base;
                     self.set(caller.dst, v);
@@ -548,6 +638,9 @@ impl<'c> Machine<'c> {
                         return Err(Exit::Outcome(Outcome::AssumeFailed { span }));
                     }
                 }
+            }
+            if ONE {
+                return Ok(Stop::After(pc));
             }
         }
     }
@@ -611,7 +704,12 @@ impl<'c> Machine<'c> {
     /// The depth limits of a call at `at`, from the current frame.
     #[inline(always)]
     fn enter(&self, at: At) -> R<()> {
-        let depth = self.frames.len() as u32 + 1;
+        self.depth_limits(self.frames.len() as u32 + 1, at)
+    }
+
+    /// The depth limits of a call at `at` that makes the call depth `depth`.
+    #[inline(always)]
+    pub(super) fn depth_limits(&self, depth: u32, at: At) -> R<()> {
         if depth >= self.limits.max_call_depth {
             let span = self.span(at);
             return Err(Exit::Outcome(Outcome::CallDepthLimit { span }));

@@ -4,16 +4,20 @@
 //! limits (with small limits, so that runs hit them), steps taken and the
 //! witness cells read must all be the same. A run the fast engine hands
 //! back is the reference's by definition; the tests also require that it
-//! hands back few, so that they test something.
+//! hands back few, so that they test something. The native tier is run
+//! from the first step on every eighth program of up to 1,500 characters
+//! (every program in the long run), whatever the run's length, and
+//! compared the same way.
 //!
 //! Long run: `FAST_PROGRAMS=100000 cargo test --release --test it
-//! fast_engine_long -- --ignored` (and `SOUNDNESS_SEED`).
+//! fast_engine_long -- --ignored` (and `SOUNDNESS_SEED`, and
+//! `FAST_NATIVE_EVERY`).
 
 use super::generator::{Knobs, Rng, program, witness};
 use super::seed_or;
 use crate::common::env_or;
 use apc::generator::{THESIS_SETS, generate_source};
-use apc::interp::{self, Limits, Witness};
+use apc::interp::{self, Limits, Prepared, Witness};
 use apc::syntax::ast::Program;
 use num_bigint::BigInt;
 
@@ -21,15 +25,46 @@ use num_bigint::BigInt;
 struct Tally {
     runs: usize,
     handed_back: usize,
+    /// Every how many programs the native tier, run from the first step,
+    /// is compared too (0: never). Compiling with Cranelift costs about
+    /// 0.1–0.25 ms per bytecode operation in a release build, and ten
+    /// times that in a debug one.
+    native_every: usize,
+    /// Programs whose source is longer are not compiled natively.
+    native_max_source: usize,
+    programs: usize,
+    native_runs: usize,
+    /// Runs the native tier handed back.
+    native_handed_back: usize,
     disagreements: Vec<String>,
 }
 
 impl Tally {
     /// Runs `w` on both engines and compares.
-    fn compare(&mut self, program: &Program, w: &Witness, limits: Limits, src: &str) {
+    /// Counts a new program (before its runs are compared).
+    fn next_program(&mut self) {
+        self.programs += 1;
+    }
+
+    fn compare(&mut self, prepared: &Prepared, w: &Witness, limits: Limits, src: &str) {
         self.runs += 1;
-        let fast = interp::run_fast(program, w, limits);
+        let program = prepared.program();
         let reference = interp::run_reference(program, w, limits);
+        let sampled = self.native_every != 0 && self.programs.is_multiple_of(self.native_every);
+        if sampled && src.len() <= self.native_max_source {
+            self.native_runs += 1;
+            match prepared.run_native(w, limits) {
+                Ok(native) if reference.as_ref().is_ok_and(|r| *r == native) => {}
+                Ok(native) => self.disagree(
+                    format!("native {native:?}\nreference {reference:?}"),
+                    w,
+                    limits,
+                    src,
+                ),
+                Err(_) => self.native_handed_back += 1,
+            }
+        }
+        let fast = interp::run_fast(program, w, limits);
         let fast = match fast {
             Ok(r) => r,
             Err(_) => {
@@ -83,13 +118,19 @@ impl Tally {
             self.runs,
             self.disagreements[0]
         );
-        let fast = (self.runs - self.handed_back) as f64 / self.runs.max(1) as f64;
-        assert!(
-            fast >= min_fast_share,
-            "the fast engine finished only {:.0}% of {} runs itself",
-            fast * 100.0,
-            self.runs
-        );
+        let native_runs = (self.native_every != 0).then_some(self.native_runs);
+        for (engine, runs, handed_back) in [
+            ("fast engine", Some(self.runs), self.handed_back),
+            ("native tier", native_runs, self.native_handed_back),
+        ] {
+            let Some(runs) = runs else { continue };
+            let share = (runs - handed_back) as f64 / runs.max(1) as f64;
+            assert!(
+                share >= min_fast_share,
+                "the {engine} finished only {:.0}% of {runs} runs itself",
+                share * 100.0,
+            );
+        }
     }
 }
 
@@ -107,10 +148,12 @@ fn soundness_programs(seed: u64, programs: usize, tally: &mut Tally) {
     for _ in 0..programs {
         let src = program(&mut r, &knobs);
         let (ast, _) = apc::syntax::parse(&src);
+        let prepared = Prepared::new(&ast);
+        tally.next_program();
         for _ in 0..4 {
             let w = witness(&mut r);
             let limits = limits(&mut r);
-            tally.compare(&ast, &w, limits, &src);
+            tally.compare(&prepared, &w, limits, &src);
         }
     }
 }
@@ -121,6 +164,8 @@ fn thesis_programs(seed: u64, per_set: u64, tally: &mut Tally) {
         for index in 0..per_set {
             let src = generate_source(&set.params(), seed, index);
             let (ast, _) = apc::syntax::parse(&src);
+            let prepared = Prepared::new(&ast);
+            tally.next_program();
             for _ in 0..2 {
                 let w = Witness {
                     args: vec![],
@@ -129,7 +174,7 @@ fn thesis_programs(seed: u64, per_set: u64, tally: &mut Tally) {
                         .collect(),
                 };
                 let limits = limits(&mut r);
-                tally.compare(&ast, &w, limits, &src);
+                tally.compare(&prepared, &w, limits, &src);
             }
         }
     }
@@ -137,7 +182,11 @@ fn thesis_programs(seed: u64, per_set: u64, tally: &mut Tally) {
 
 #[test]
 fn the_fast_engine_agrees_with_the_reference() {
-    let mut tally = Tally::default();
+    let mut tally = Tally {
+        native_every: 8,
+        native_max_source: 1_500,
+        ..Tally::default()
+    };
     soundness_programs(seed_or(0xfa57), 250, &mut tally);
     thesis_programs(seed_or(0xfa57), 6, &mut tally);
     eprintln!("{tally:?}");
@@ -148,14 +197,20 @@ fn the_fast_engine_agrees_with_the_reference() {
 #[ignore]
 fn fast_engine_long() {
     let programs = env_or("FAST_PROGRAMS", 100_000usize);
-    let mut tally = Tally::default();
+    let mut tally = Tally {
+        native_every: env_or("FAST_NATIVE_EVERY", 1usize),
+        native_max_source: usize::MAX,
+        ..Tally::default()
+    };
     let started = std::time::Instant::now();
     soundness_programs(seed_or(0xfa571), programs, &mut tally);
     thesis_programs(seed_or(0xfa571), (programs / 180).max(1) as u64, &mut tally);
     eprintln!(
-        "{} runs, {} handed back, {} disagreements, {:.0} s",
+        "{} runs, {} handed back; the native tier: {} runs, {} handed back; {} disagreements, {:.0} s",
         tally.runs,
         tally.handed_back,
+        tally.native_runs,
+        tally.native_handed_back,
         tally.disagreements.len(),
         started.elapsed().as_secs_f64()
     );
