@@ -840,3 +840,40 @@ fn a_traced_run_is_the_run_and_folds_its_loops() {
         trace::run_traced(&p, &witness(&[("n", int(1))], &[]), Limits::default()).expect("runs");
     assert!(ok.failure.is_none() && ok.steps(src).len() == 2);
 }
+
+/// A recursion deeper than the native tier's stack allows hands back
+/// (on a test thread's small stack) or finishes as the reference does
+/// (on a big one); it never overflows the host stack.
+#[test]
+fn native_recursion_stays_within_the_host_stack() {
+    let src = "down(n) { var r; if (n == 0) { r = 0; } else { r = 1 + down(n - 1); } return r; }\nmain(n) { return down(n); }\n";
+    let (p, errors) = parse(src);
+    assert!(errors.is_empty());
+    let limits = Limits {
+        max_steps: 10_000_000,
+        max_call_depth: 1_000_000,
+    };
+    let w = Witness {
+        args: vec![("n".into(), ArgValue::Int(BigInt::from(40_000)))],
+        input: vec![],
+    };
+    let reference = run_reference(&p, &w, limits).unwrap();
+    assert_eq!(reference.outcome, Outcome::Returned(BigInt::from(40_000)));
+    let small = std::thread::Builder::new().stack_size(1 << 20);
+    let on_small = small
+        .spawn({
+            let (p, w) = (p.clone(), w.clone());
+            move || Prepared::new(&p).run_native(&w, limits)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(on_small.is_err(), "{on_small:?}");
+    let big = std::thread::Builder::new().stack_size(256 << 20);
+    let on_big = big
+        .spawn(move || Prepared::new(&p).run_native(&w, limits))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(on_big, Ok(reference));
+}

@@ -30,7 +30,7 @@ const FELL_OFF: i64 = 3;
 /// and the frame's fixed part.
 pub(super) fn frame_bound(code: &Code) -> usize {
     let most = code.funcs.iter().map(|f| f.n_regs as usize).max();
-    most.unwrap_or(0) * 3 * SLOT as usize + 512
+    most.unwrap_or(0) * 4 * SLOT as usize + 1024
 }
 
 /// The signature of every native function and of every helper.
