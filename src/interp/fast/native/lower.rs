@@ -399,25 +399,11 @@ impl<'a> Lower<'a> {
                 return Ok(());
             }
             Op::Branch { mask, a, b, to, .. } => {
-                let ok = self.all_ints(&[a, b]);
-                let (x, y) = (self.bits(a), self.bits(b));
-                let holds = match condition(mask) {
-                    Some(cc) => self.b.ins().icmp(cc, x, y),
-                    None => self.b.ins().iconst(types::I8, 0),
-                };
-                let ok = self.known(ok, mask);
-                self.branch(pc, ok, holds, to);
+                self.compare_and_branch(pc, mask, a, Operand::Reg(b), to);
                 return Ok(());
             }
             Op::BranchK { mask, a, k, to, .. } => {
-                let ok = self.all_ints(&[a]);
-                let x = self.bits(a);
-                let holds = match condition(mask) {
-                    Some(cc) => self.b.ins().icmp_imm_s(cc, x, k),
-                    None => self.b.ins().iconst(types::I8, 0),
-                };
-                let ok = self.known(ok, mask);
-                self.branch(pc, ok, holds, to);
+                self.compare_and_branch(pc, mask, a, Operand::K(k), to);
                 return Ok(());
             }
             Op::BranchNull { mask, a, to, .. } => {
@@ -607,12 +593,20 @@ impl<'a> Lower<'a> {
         self.b.ins().brif(taken, target, &[], next, &[]);
     }
 
-    /// `ok`, false where `mask` is not one of the six comparisons.
-    fn known(&mut self, ok: Value, mask: Mask) -> Value {
-        match condition(mask) {
-            Some(_) => ok,
-            None => self.b.ins().iconst(types::I8, 0),
-        }
+    /// Jumps to `to` when `a` compares to `b` as `mask` says; integers
+    /// natively, anything else (and a mask that is none of the six
+    /// comparisons) by the interpreter.
+    fn compare_and_branch(&mut self, pc: usize, mask: Mask, a: Reg, b: Operand, to: u32) {
+        let ints = self.all_ints(&Self::operand_regs(a, b));
+        let (x, y) = (self.bits(a), self.operand(b));
+        let (ok, holds) = match condition(mask) {
+            Some(cc) => (ints, self.b.ins().icmp(cc, x, y)),
+            None => {
+                let never = self.b.ins().iconst(types::I8, 0);
+                (never, never)
+            }
+        };
+        self.branch(pc, ok, holds, to);
     }
 
     fn operand(&mut self, o: Operand) -> Value {
