@@ -5,7 +5,7 @@
 //! witness cells read must all be the same. A run the fast engine hands
 //! back is the reference's by definition; the tests also require that it
 //! hands back few, so that they test something. The native tier is run
-//! from the first step on every eighth program of up to 1,500 characters
+//! from the first step on every twelfth program of up to 1,200 characters
 //! (every program in the long run), whatever the run's length, and
 //! compared the same way.
 //!
@@ -183,8 +183,8 @@ fn thesis_programs(seed: u64, per_set: u64, tally: &mut Tally) {
 #[test]
 fn the_fast_engine_agrees_with_the_reference() {
     let mut tally = Tally {
-        native_every: 8,
-        native_max_source: 1_500,
+        native_every: 12,
+        native_max_source: 1_200,
         ..Tally::default()
     };
     soundness_programs(seed_or(0xfa57), 250, &mut tally);
