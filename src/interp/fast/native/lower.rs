@@ -515,24 +515,42 @@ impl<'a> Lower<'a> {
             .b
             .ins()
             .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, fuel, n);
-        let (fast, slow, go_on) = (
+        self.diamond(
+            enough,
+            |l| {
+                let left = l.b.ins().iadd_imm_s(fuel, -n);
+                l.b.def_var(l.fuel, left);
+            },
+            |l| {
+                let n = l.b.ins().iconst(I64, n);
+                let at = l.b.ins().iconst(I64, i64::from(ins.step_at));
+                let zero = l.b.ins().iconst(I64, 0);
+                let status = l.helper(l.helpers.take_steps, [n, at, zero]);
+                l.exit_unless_zero(status);
+                let fuel = l.load_context(offset::FUEL);
+                l.b.def_var(l.fuel, fuel);
+            },
+        );
+    }
+
+    /// `then` where `holds`, else `otherwise`; both go on in a new block.
+    fn diamond(
+        &mut self,
+        holds: Value,
+        then: impl FnOnce(&mut Self),
+        otherwise: impl FnOnce(&mut Self),
+    ) {
+        let (then_block, else_block, go_on) = (
             self.b.create_block(),
             self.b.create_block(),
             self.b.create_block(),
         );
-        self.b.ins().brif(enough, fast, &[], slow, &[]);
-        self.enter(fast);
-        let left = self.b.ins().iadd_imm_s(fuel, -n);
-        self.b.def_var(self.fuel, left);
+        self.b.ins().brif(holds, then_block, &[], else_block, &[]);
+        self.enter(then_block);
+        then(self);
         self.b.ins().jump(go_on, &[]);
-        self.enter(slow);
-        let n = self.b.ins().iconst(I64, n);
-        let at = self.b.ins().iconst(I64, i64::from(ins.step_at));
-        let zero = self.b.ins().iconst(I64, 0);
-        let status = self.helper(self.helpers.take_steps, [n, at, zero]);
-        self.exit_unless_zero(status);
-        let fuel = self.load_context(offset::FUEL);
-        self.b.def_var(self.fuel, fuel);
+        self.enter(else_block);
+        otherwise(self);
         self.b.ins().jump(go_on, &[]);
         self.enter(go_on);
     }
@@ -540,19 +558,9 @@ impl<'a> Lower<'a> {
     /// `fast` where `ok` holds, else the interpreter runs the operation;
     /// both go on in a new block.
     fn fast_or_interpreted(&mut self, pc: usize, ok: Value, fast: impl FnOnce(&mut Self)) {
-        let (fast_block, slow, go_on) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().brif(ok, fast_block, &[], slow, &[]);
-        self.enter(fast_block);
-        fast(self);
-        self.b.ins().jump(go_on, &[]);
-        self.enter(slow);
-        self.interpreted(pc);
-        self.b.ins().jump(go_on, &[]);
-        self.enter(go_on);
+        self.diamond(ok, fast, |l| {
+            l.interpreted(pc);
+        });
     }
 
     /// The interpreter runs the operation at `pc` on the registers it
