@@ -247,8 +247,7 @@ impl<'p> Prepared<'p> {
         limits: Limits,
         reads: Option<&Rc<RefCell<InputReads>>>,
     ) -> Option<(RunResult, usize)> {
-        let ready = self.fast.get_or_init(|| fast::prepare(self.program));
-        let ready = ready.as_ref().ok()?;
+        let ready = self.ready().ok()?;
         fast_or_handed_back(|| fast::run_ready(ready, self.program, w, limits, reads))
     }
 
@@ -256,9 +255,13 @@ impl<'p> Prepared<'p> {
     /// of the fast engine tiers up to it only when it is long): its
     /// result, or why it handed the run back. For the differential tests.
     pub fn run_native(&self, w: &Witness, limits: Limits) -> Result<RunResult, &'static str> {
+        fast::run_native(self.ready()?, self.program, w, limits)
+    }
+
+    /// The program compiled for the fast engine, at the first call.
+    fn ready(&self) -> Result<&fast::Ready, fast::Handback> {
         let ready = self.fast.get_or_init(|| fast::prepare(self.program));
-        let ready = ready.as_ref().map_err(|why| *why)?;
-        fast::run_native(ready, self.program, w, limits)
+        ready.as_ref().map_err(|why| *why)
     }
 
     /// [`run`] of the prepared program.

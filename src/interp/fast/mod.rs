@@ -67,13 +67,6 @@ pub(super) struct Ready {
     native: OnceLock<Result<native::Native, Handback>>,
 }
 
-impl Ready {
-    fn native(&self) -> Result<&native::Native, Handback> {
-        let native = self.native.get_or_init(|| native::compile(&self.code));
-        native.as_ref().map_err(|why| *why)
-    }
-}
-
 /// Steps a run takes in the interpreter's loop before it is run again
 /// from the start, natively (docs/microc.md, "Native tier"): at least
 /// this many, and more for a bigger program, since compiling costs about
@@ -86,6 +79,11 @@ const NATIVE_AFTER_STEPS: u64 = 1 << 18;
 const NATIVE_AFTER_STEPS_PER_OPERATION: u64 = 1 << 11;
 
 impl Ready {
+    fn native(&self) -> Result<&native::Native, Handback> {
+        let native = self.native.get_or_init(|| native::compile(&self.code));
+        native.as_ref().map_err(|why| *why)
+    }
+
     /// The steps a run takes in the loop before it goes native.
     fn native_after(&self) -> u64 {
         let size = self.code.instrs.len() as u64;

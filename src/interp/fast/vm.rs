@@ -137,24 +137,15 @@ impl<'c> Machine<'c> {
         }
     }
 
-    pub(super) fn register(&self, r: Reg) -> Val {
-        self.get(r)
-    }
-
-    pub(super) fn set_register(&mut self, r: Reg, v: Val) {
-        self.set(r, v);
-    }
-
     pub(super) fn fuel(&self) -> u64 {
         self.fuel
     }
 
     /// Counts `n` steps from `fuel` one by one (near the limit, or at a
-    /// look at the deadline); the fuel left.
-    pub(super) fn take_steps(&mut self, fuel: u64, n: u64, step_at: u32) -> R<u64> {
+    /// look at the deadline); [`Machine::fuel`] is then what is left.
+    pub(super) fn take_steps(&mut self, fuel: u64, n: u64, step_at: u32) -> R<()> {
         self.fuel = fuel;
-        self.steps_one_by_one(n, step_at)?;
-        Ok(self.fuel)
+        self.steps_one_by_one(n, step_at)
     }
 
     /// Ends a native run with `fuel` left, for [`Machine::steps`].
@@ -178,7 +169,7 @@ impl<'c> Machine<'c> {
     // ---- registers and cells --------------------------------------------------
 
     #[inline(always)]
-    fn get(&self, r: Reg) -> Val {
+    pub(super) fn get(&self, r: Reg) -> Val {
         self.regs[self.base + r as usize]
     }
 
@@ -196,7 +187,7 @@ impl<'c> Machine<'c> {
     }
 
     #[inline(always)]
-    fn set(&mut self, r: Reg, v: Val) {
+    pub(super) fn set(&mut self, r: Reg, v: Val) {
         self.regs[self.base + r as usize] = v;
     }
 

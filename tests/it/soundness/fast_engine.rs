@@ -41,11 +41,6 @@ struct Tally {
 
 impl Tally {
     /// Runs `w` on both engines and compares.
-    /// Counts a new program (before its runs are compared).
-    fn next_program(&mut self) {
-        self.programs += 1;
-    }
-
     fn compare(&mut self, prepared: &Prepared, w: &Witness, limits: Limits, src: &str) {
         self.runs += 1;
         let program = prepared.program();
@@ -149,7 +144,7 @@ fn soundness_programs(seed: u64, programs: usize, tally: &mut Tally) {
         let src = program(&mut r, &knobs);
         let (ast, _) = apc::syntax::parse(&src);
         let prepared = Prepared::new(&ast);
-        tally.next_program();
+        tally.programs += 1;
         for _ in 0..4 {
             let w = witness(&mut r);
             let limits = limits(&mut r);
@@ -165,7 +160,7 @@ fn thesis_programs(seed: u64, per_set: u64, tally: &mut Tally) {
             let src = generate_source(&set.params(), seed, index);
             let (ast, _) = apc::syntax::parse(&src);
             let prepared = Prepared::new(&ast);
-            tally.next_program();
+            tally.programs += 1;
             for _ in 0..2 {
                 let w = Witness {
                     args: vec![],

@@ -7,7 +7,7 @@
 //! function's spill area and reloads the one it writes.
 
 use super::super::code::{Arith, Code, FuncCode, Instr, Mask, Op, Reg, tag};
-use super::{EXIT, Handback, Helpers, TAKEN, offset};
+use super::{EXIT, Helpers, TAKEN, offset};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     AbiParam, Block, Function, InstBuilder, MemFlagsData, Signature, StackSlot, StackSlotData,
@@ -17,6 +17,9 @@ use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 const I64: Type = types::I64;
+
+/// Every memory access of native code is to memory it owns or was given.
+const TRUSTED: MemFlagsData = MemFlagsData::trusted();
 
 /// Bytes of one slot in the spill area.
 const SLOT: i64 = 16;
@@ -49,7 +52,7 @@ pub(super) fn function(
     isa: &dyn TargetIsa,
     out: &mut Function,
     builder: &mut FunctionBuilderContext,
-) -> Result<(), Handback> {
+) {
     out.signature = signature(isa, 3);
     out.name = UserFuncName::user(0, func as u32);
     let start = code.funcs[func].entry as usize;
@@ -61,10 +64,9 @@ pub(super) fn function(
     let mut lower = Lower::new(code, func, start..end, isa, b);
     lower.prologue();
     for pc in start..end {
-        lower.operation(pc)?;
+        lower.operation(pc);
     }
     lower.finish();
-    Ok(())
 }
 
 struct Lower<'a> {
@@ -154,10 +156,6 @@ impl<'a> Lower<'a> {
         self.blocks[pc - self.start]
     }
 
-    fn trusted() -> MemFlagsData {
-        MemFlagsData::trusted()
-    }
-
     // ---- the function's frame ---------------------------------------------------
 
     /// Parameters from the arguments, locals unset, the fuel from the
@@ -175,8 +173,8 @@ impl<'a> Lower<'a> {
         // they are written (defining them all here made compiling slow).
         for r in 0..self.f.n_params {
             let at = (r as i64 * SLOT) as i32;
-            let t = self.b.ins().load(I64, Self::trusted(), args, at);
-            let v = self.b.ins().load(I64, Self::trusted(), args, at + 8);
+            let t = self.b.ins().load(I64, TRUSTED, args, at);
+            let v = self.b.ins().load(I64, TRUSTED, args, at + 8);
             self.set(r, t, v);
         }
         let fuel = self.load_context(offset::FUEL);
@@ -279,11 +277,11 @@ impl<'a> Lower<'a> {
     // ---- the context and the helpers ---------------------------------------------
 
     fn load_context(&mut self, at: i32) -> Value {
-        self.b.ins().load(I64, Self::trusted(), self.context, at)
+        self.b.ins().load(I64, TRUSTED, self.context, at)
     }
 
     fn store_context(&mut self, v: Value, at: i32) {
-        self.b.ins().store(Self::trusted(), v, self.context, at);
+        self.b.ins().store(TRUSTED, v, self.context, at);
     }
 
     fn store_fuel(&mut self) {
@@ -317,15 +315,14 @@ impl<'a> Lower<'a> {
 
     /// Lowers the operation at `pc`, then seals the loop heads whose last
     /// predecessor it is.
-    fn operation(&mut self, pc: usize) -> Result<(), Handback> {
-        self.lower_operation(pc)?;
+    fn operation(&mut self, pc: usize) {
+        self.lower_operation(pc);
         for k in std::mem::take(&mut self.closes[pc - self.start]) {
             self.b.seal_block(self.blocks[k]);
         }
-        Ok(())
     }
 
-    fn lower_operation(&mut self, pc: usize) -> Result<(), Handback> {
+    fn lower_operation(&mut self, pc: usize) {
         let block = self.block(pc);
         self.b.switch_to_block(block);
         if self.last_predecessor[pc - self.start].is_none_or(|last| last < pc) {
@@ -388,7 +385,7 @@ impl<'a> Lower<'a> {
             Op::Jump { to } => {
                 let to = self.block(to as usize);
                 self.b.ins().jump(to, &[]);
-                return Ok(());
+                return;
             }
             Op::JumpIf { src, want, to, .. } => {
                 let ok = self.all_ints(&[src]);
@@ -396,15 +393,15 @@ impl<'a> Lower<'a> {
                 let x = self.bits(src);
                 let holds = self.b.ins().icmp_imm_s(cc, x, 0);
                 self.branch(pc, ok, holds, to);
-                return Ok(());
+                return;
             }
             Op::Branch { mask, a, b, to, .. } => {
                 self.compare_and_branch(pc, mask, a, Operand::Reg(b), to);
-                return Ok(());
+                return;
             }
             Op::BranchK { mask, a, k, to, .. } => {
                 self.compare_and_branch(pc, mask, a, Operand::K(k), to);
-                return Ok(());
+                return;
             }
             Op::BranchNull { mask, a, to, .. } => {
                 let t = self.tag(a);
@@ -413,7 +410,7 @@ impl<'a> Lower<'a> {
                 let ok = self.b.ins().bor(null, ptr);
                 let holds = if mask == Mask::EQ { null } else { ptr };
                 self.branch(pc, ok, holds, to);
-                return Ok(());
+                return;
             }
             Op::Assert { src, .. } | Op::Assume { src, .. } => {
                 let ok = self.all_ints(&[src]);
@@ -438,7 +435,7 @@ impl<'a> Lower<'a> {
             } => self.call(func, first, dst, at),
             Op::Ret { src, at } => {
                 self.ret(src, at);
-                return Ok(());
+                return;
             }
             Op::Deref { dst, src, .. } | Op::ReadCell { dst, cell: src, .. } => {
                 self.fast_with_guards(pc, |l, slow| {
@@ -496,11 +493,10 @@ impl<'a> Lower<'a> {
             _ => {
                 self.interpreted(pc);
                 self.b.ins().jump(next, &[]);
-                return Ok(());
+                return;
             }
         }
         self.b.ins().jump(next, &[]);
-        Ok(())
     }
 
     /// The steps before an operation, from the fuel; one by one by the
@@ -605,16 +601,20 @@ impl<'a> Lower<'a> {
     /// natively, anything else (and a mask that is none of the six
     /// comparisons) by the interpreter.
     fn compare_and_branch(&mut self, pc: usize, mask: Mask, a: Reg, b: Operand, to: u32) {
+        let (ok, holds) = self.comparison(mask, a, b).unwrap_or_else(|| {
+            let never = self.b.ins().iconst(types::I8, 0);
+            (never, never)
+        });
+        self.branch(pc, ok, holds, to);
+    }
+
+    /// Whether both operands are integers, and whether `a` compares to
+    /// `b` as `mask` says; `None` for a mask none of the six comparisons.
+    fn comparison(&mut self, mask: Mask, a: Reg, b: Operand) -> Option<(Value, Value)> {
+        let cc = condition(mask)?;
         let ints = self.all_ints(&Self::operand_regs(a, b));
         let (x, y) = (self.bits(a), self.operand(b));
-        let (ok, holds) = match condition(mask) {
-            Some(cc) => (ints, self.b.ins().icmp(cc, x, y)),
-            None => {
-                let never = self.b.ins().iconst(types::I8, 0);
-                (never, never)
-            }
-        };
-        self.branch(pc, ok, holds, to);
+        Some((ints, self.b.ins().icmp(cc, x, y)))
     }
 
     fn operand(&mut self, o: Operand) -> Value {
@@ -673,13 +673,10 @@ impl<'a> Lower<'a> {
     }
 
     fn compare(&mut self, pc: usize, mask: Mask, dst: Reg, a: Reg, b: Operand) {
-        let Some(cc) = condition(mask) else {
+        let Some((ok, holds)) = self.comparison(mask, a, b) else {
             self.interpreted(pc);
             return;
         };
-        let ok = self.all_ints(&Self::operand_regs(a, b));
-        let (x, y) = (self.bits(a), self.operand(b));
-        let holds = self.b.ins().icmp(cc, x, y);
         self.fast_or_interpreted(pc, ok, |l| {
             let n = l.b.ins().uextend(I64, holds);
             l.set_int(dst, n);
@@ -733,7 +730,7 @@ impl<'a> Lower<'a> {
         let lists = self.load_context(offset::LISTS);
         let offset = self.b.ins().ishl_imm_u(at, 2);
         let address = self.b.ins().iadd(lists, offset);
-        let entry = self.b.ins().load(types::I32, Self::trusted(), address, 0);
+        let entry = self.b.ins().load(types::I32, TRUSTED, address, 0);
         self.b.ins().uextend(I64, entry)
     }
 
@@ -746,9 +743,9 @@ impl<'a> Lower<'a> {
 
     fn load_cell(&mut self, cell: Value) -> (Value, Value) {
         let address = self.cell_address(cell);
-        let t = self.b.ins().load(types::I32, Self::trusted(), address, 0);
+        let t = self.b.ins().load(types::I32, TRUSTED, address, 0);
         let t = self.b.ins().uextend(I64, t);
-        let v = self.b.ins().load(I64, Self::trusted(), address, 8);
+        let v = self.b.ins().load(I64, TRUSTED, address, 8);
         (t, v)
     }
 
@@ -767,8 +764,8 @@ impl<'a> Lower<'a> {
         let address = self.cell_address(cell);
         let (t, v) = (self.tag(src), self.bits(src));
         let t = self.b.ins().ireduce(types::I32, t);
-        self.b.ins().store(Self::trusted(), t, address, 0);
-        self.b.ins().store(Self::trusted(), v, address, 8);
+        self.b.ins().store(TRUSTED, t, address, 0);
+        self.b.ins().store(TRUSTED, v, address, 8);
     }
 
     fn set_pointer(&mut self, dst: Reg, cell: Value) {
@@ -803,7 +800,7 @@ impl<'a> Lower<'a> {
         let table = self.b.ins().iconst(I64, self.code.field_at.as_ptr() as i64);
         let offset = self.b.ins().ishl_imm_u(at, 2);
         let address = self.b.ins().iadd(table, offset);
-        let k = self.b.ins().load(types::I32, Self::trusted(), address, 0);
+        let k = self.b.ins().load(types::I32, TRUSTED, address, 0);
         let k = self.b.ins().uextend(I64, k);
         let has = self
             .b
@@ -848,10 +845,7 @@ impl<'a> Lower<'a> {
         self.store_fuel();
         self.store_context(deeper, offset::DEPTH);
         let table = self.load_context(offset::TABLE);
-        let entry = self
-            .b
-            .ins()
-            .load(I64, Self::trusted(), table, (func as i32) * 8);
+        let entry = self.b.ins().load(I64, TRUSTED, table, (func as i32) * 8);
         let args = self.spill_address(first);
         let at = self.b.ins().iconst(I64, i64::from(at));
         let call = self

@@ -72,7 +72,7 @@ pub(super) fn compile(code: &Code) -> Result<Native, Handback> {
     let mut bodies = Vec::with_capacity(code.funcs.len());
     for func in 0..code.funcs.len() {
         context.clear();
-        lower::function(code, func, isa, &mut context.func, &mut builder)?;
+        lower::function(code, func, isa, &mut context.func, &mut builder);
         let compiled = context
             .compile(isa, &mut ControlPlane::default())
             .map_err(|_| "Cranelift refused a function")?;
@@ -194,8 +194,9 @@ fn guarded(context: *mut Context, body: impl FnOnce(&mut Context) -> Result<u64,
 extern "C" fn take_steps(context: *mut Context, n: u64, step_at: u64, _: u64) -> u64 {
     guarded(context, |c| {
         let taken = c.machine.take_steps(c.fuel, n, step_at as u32);
+        // Also after the limit: the steps an exit reports are counted.
         c.fuel = c.machine.fuel();
-        taken.map(|_| 0)
+        taken.map(|()| 0)
     })
 }
 
@@ -210,12 +211,12 @@ extern "C" fn execute_one(context: *mut Context, pc: u64, frame: u64, _: u64) ->
         for r in touches.reads() {
             // SAFETY: `frame` is the caller's spill area of its registers.
             let v = Val::from_slot(unsafe { *frame.add(r as usize) });
-            c.machine.set_register(r, v);
+            c.machine.set(r, v);
         }
         let next = c.machine.execute_one(pc)?;
         if let Some(w) = touches.write {
             // SAFETY: as above.
-            unsafe { *frame.add(w as usize) = c.machine.register(w).to_slot() };
+            unsafe { *frame.add(w as usize) = c.machine.get(w).to_slot() };
         }
         let jumps = matches!(
             op,
@@ -242,13 +243,13 @@ extern "C" fn make_cells(context: *mut Context, func: u64, frame: u64, call_at: 
         for &s in &f.celled {
             // SAFETY: `frame` is the callee's spill area.
             let v = Val::from_slot(unsafe { *frame.add(s as usize) });
-            c.machine.set_register(s, v);
+            c.machine.set(s, v);
         }
         let call_at = u32::try_from(call_at).ok().filter(|&at| at != u32::MAX);
         c.machine.make_cells_of(func as usize, call_at)?;
         for &s in &f.celled {
             // SAFETY: as above.
-            unsafe { *frame.add(s as usize) = c.machine.register(s).to_slot() };
+            unsafe { *frame.add(s as usize) = c.machine.get(s).to_slot() };
         }
         Ok(0)
     })
