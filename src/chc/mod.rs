@@ -21,6 +21,8 @@ mod certificate;
 mod dead;
 pub mod decider;
 mod encode;
+mod ghosts;
+mod quotients;
 pub mod readable;
 mod sampled;
 mod slice;
@@ -37,6 +39,8 @@ use crate::ir::{Body, NodeId, Summaries};
 use crate::smt::horn::model;
 use crate::smt::smtlib;
 use crate::smt::{self, Answer, Profile};
+use crate::term::TermId;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -219,15 +223,33 @@ fn decide_as(
 /// An invariant guessed from runs of the clauses (`sampled`), for clauses
 /// that multiply unknowns, where Spacer's linear reasoning finds none; then
 /// checked clause by clause like Spacer's. It gets a third of the time
-/// left, and at most [`RUNS_TIME`].
+/// left, and at most [`RUNS_TIME`]. When the clauses' own slots give no
+/// invariant, the same is tried with Bézout ghosts (`ghosts`), whose
+/// equalities express divisibility.
 fn prove_from_runs(
     enc: &Encoding,
     deadline: Instant,
     scripts: &mut Scripts,
 ) -> Result<Certificate, String> {
+    let plain = guess_and_check(enc, &Default::default(), deadline, scripts);
+    let Err(why) = plain else { return plain };
+    let Some(ghosted) = ghosts::bezout(enc, sampled::MAX_SLOTS) else {
+        return Err(why);
+    };
+    guess_and_check(&ghosted.enc, &ghosted.candidates, deadline, scripts)
+        .map_err(|again| format!("{why}; with Bézout ghosts: {again}"))
+}
+
+/// [`sampled::invariant`] with `extra` candidates, checked.
+fn guess_and_check(
+    enc: &Encoding,
+    extra: &HashMap<NodeId, Vec<TermId>>,
+    deadline: Instant,
+    scripts: &mut Scripts,
+) -> Result<Certificate, String> {
     let (solver, _) = horn_solver()?;
     let own = Instant::now() + (left(deadline) / 3).min(RUNS_TIME);
-    let cert = sampled::invariant(enc, &solver, own, &mut scripts.guesses)?;
+    let cert = sampled::invariant(enc, extra, &solver, own, &mut scripts.guesses)?;
     checked_or_weakened(&solver, enc, cert, deadline, scripts)
 }
 
@@ -338,10 +360,18 @@ fn checked_or_weakened(
 ) -> Result<Certificate, String> {
     let mut first_failure = None;
     let clause_checks = smt::horn::clause_checks(&enc.terms, &enc.clauses());
+    // For the second opinion on nonlinear clauses (`check`).
+    let named = enc.nonlinear.then(|| {
+        let (terms, clauses) = quotients::named(&enc.terms, enc.clauses());
+        smt::horn::clause_checks(&terms, &clauses)
+    });
     for _ in 0..=enc.predicates.len() {
-        let checks = cert.checks_with(&clause_checks);
+        let checks = CheckScripts {
+            z3: cert.checks_with(&clause_checks),
+            cvc5: named.as_ref().map(|n| cert.checks_with(n)),
+        };
         let failed = check(solver, &checks, enc.clause_count(), deadline);
-        scripts.checks = Some(checks);
+        scripts.checks = Some(checks.z3);
         let failed = match failed {
             Ok(failed) if failed.is_empty() => {
                 explained(solver, enc, &mut cert, &clause_checks, deadline);
@@ -404,7 +434,12 @@ fn holds(
         return false;
     };
     let script = again.checks_with(&checks.clauses);
-    matches!(check(solver, &script, checks.count, deadline), Ok(failed) if failed.is_empty())
+    let script = CheckScripts {
+        z3: script,
+        cvc5: None,
+    };
+    let failed = check(solver, &script, checks.count, deadline);
+    matches!(failed, Ok(failed) if failed.is_empty())
 }
 
 fn set_texts(cert: &mut Certificate, microc: &MicrocForms) {
@@ -614,15 +649,31 @@ fn eliminate_quantifiers(
     model::definition_from_goals(definition, &goals)
 }
 
+/// A certificate's checks: for Z3, and for cvc5 with the clauses'
+/// quotients named (`quotients`), where the clauses are nonlinear.
+struct CheckScripts {
+    z3: String,
+    cvc5: Option<String>,
+}
+
 /// The clauses whose check did not answer `unsat`, with their answers
 /// (none: the invariant holds); `Err` if the checks gave too few answers.
+/// Nonlinear clauses (with a script for cvc5) go to Z3 for at most
+/// [`NONLINEAR_CHECK`] each, then the ones it leaves undecided to cvc5
+/// (when it is installed), whose nonlinear integer reasoning decides some
+/// that Z3's does not (a quotient of two state values,
+/// docs/horn-clauses.md, "Bézout ghosts"). Either solver's `unsat` makes
+/// a clause hold: each is sound alone.
 fn check(
     solver: &Profile,
-    script: &str,
+    scripts: &CheckScripts,
     clauses: usize,
     deadline: Instant,
 ) -> Result<Vec<(usize, Answer)>, String> {
-    let answers = smt::run_batch(solver, script, clauses, left(deadline));
+    let answers = match &scripts.cvc5 {
+        None => smt::run_batch(solver, &scripts.z3, clauses, left(deadline)),
+        Some(named) => checked_by_either(solver, &scripts.z3, named, clauses, deadline),
+    };
     let failed: Vec<(usize, Answer)> = (answers.iter().enumerate())
         .filter(|(_, a)| **a != Answer::Unsat)
         .map(|(k, a)| (k, a.clone()))
@@ -631,6 +682,37 @@ fn check(
         return Err("the certificate checks gave too few answers".into());
     }
     Ok(failed)
+}
+
+/// How long Z3 may take over one clause of nonlinear clauses before
+/// cvc5 is asked.
+const NONLINEAR_CHECK: Duration = Duration::from_millis(500);
+
+/// Each clause's answer from Z3 (on `script`), or from cvc5 (on `named`)
+/// where Z3 did not decide it and nothing is already known to fail.
+fn checked_by_either(
+    solver: &Profile,
+    script: &str,
+    named: &str,
+    clauses: usize,
+    deadline: Instant,
+) -> Vec<Answer> {
+    let each = left(deadline).min(NONLINEAR_CHECK);
+    let mut answers = smt::run_batch_each(solver, script, clauses, each, left(deadline));
+    let undecided = |a: &Answer| matches!(a, Answer::Unknown(_));
+    if answers.contains(&Answer::Sat) || !answers.iter().any(undecided) {
+        return answers;
+    }
+    let Some(cvc5) = smt::default_cvc5() else {
+        return answers;
+    };
+    let again = smt::run_batch_each(&cvc5, named, clauses, each, left(deadline));
+    for (a, b) in answers.iter_mut().zip(again) {
+        if b == Answer::Unsat {
+            *a = b;
+        }
+    }
+    answers
 }
 
 fn left(deadline: Instant) -> Duration {

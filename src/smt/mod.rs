@@ -29,7 +29,7 @@ pub mod spare;
 
 pub use helper::Helper;
 pub use incremental::{Warm, WarmStats};
-pub use profile::{Profile, SolverKind, default_z3, locate, locate_binary};
+pub use profile::{Profile, SolverKind, default_cvc5, default_z3, locate, locate_binary};
 pub use query::{DumpFailure, DumpName, PendingQuery, Query, Variant};
 pub use race::{Contender, Judgement, RaceOutcome, Undecided, race};
 pub use session::Session;
@@ -211,12 +211,19 @@ pub fn run_z3(script: &str, timeout: Duration) -> Reply {
 /// Runs a script with `checks` `(check-sat)`s in a fresh solver; one
 /// answer per check (`unknown` for each the solver did not give).
 pub fn run_batch(profile: &Profile, script: &str, checks: usize, timeout: Duration) -> Vec<Answer> {
-    match solver_stdout(
-        &profile.name,
-        &profile.command_line(timeout),
-        script,
-        timeout,
-    ) {
+    run_batch_each(profile, script, checks, timeout, timeout)
+}
+
+/// [`run_batch`] with the solver's own limit at `each` per check, and the
+/// whole run stopped after `timeout`.
+pub fn run_batch_each(
+    profile: &Profile,
+    script: &str,
+    checks: usize,
+    each: Duration,
+    timeout: Duration,
+) -> Vec<Answer> {
+    match solver_stdout(&profile.name, &profile.command_line(each), script, timeout) {
         Ok(text) => batch_answers(&text, checks),
         Err(_) => vec![Answer::Unknown("no answer".into()); checks],
     }

@@ -182,6 +182,14 @@ pub fn default_z3() -> Option<Profile> {
     Z3.get_or_init(|| locate(SolverKind::Z3, None).ok()).clone()
 }
 
+/// The cvc5 that `locate` finds without a flag, looked up once per
+/// process (the second opinion on nonlinear certificate checks).
+pub fn default_cvc5() -> Option<Profile> {
+    static CVC5: std::sync::OnceLock<Option<Profile>> = std::sync::OnceLock::new();
+    CVC5.get_or_init(|| locate(SolverKind::Cvc5, None).ok())
+        .clone()
+}
+
 /// A solver binary by its environment variable, then `PATH`, then
 /// `solvers/bin/` (for binaries without a profile of their own, such as
 /// the Horn engine's Z3); `None` if there is none, an error if the

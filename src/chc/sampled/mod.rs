@@ -39,7 +39,7 @@ const MAX_MONOMIALS: usize = 56;
 const MAX_PAIRED: usize = 6;
 /// Clauses with more integer slots than this are not sampled: their
 /// candidates would be too many to check.
-const MAX_SLOTS: usize = 12;
+pub(super) const MAX_SLOTS: usize = 12;
 /// The highest degree of a monomial.
 const MAX_DEGREE: u8 = 3;
 /// The most samples per header the algebra takes: the elimination costs
@@ -97,8 +97,10 @@ pub(super) fn multiplies_state(enc: &Encoding) -> bool {
 /// The candidates that survived, as a certificate for the caller to check;
 /// or why there is none.
 /// The last round of checks is left in `script` (for `--dump-queries`).
+/// `extra`: more candidates per header, besides those the runs suggest.
 pub(super) fn invariant(
     enc: &Encoding,
+    extra: &HashMap<NodeId, Vec<TermId>>,
     solver: &Profile,
     deadline: Instant,
     script: &mut Option<String>,
@@ -127,7 +129,9 @@ pub(super) fn invariant(
     let mut candidates: HashMap<NodeId, Vec<TermId>> = HashMap::default();
     for &h in &enc.predicates {
         let points: Vec<Vec<i128>> = samples.at.get(&h).into_iter().flatten().cloned().collect();
-        candidates.insert(h, guesses(&mut terms, &ints, &points));
+        let mut guessed = guesses(&mut terms, &ints, &points);
+        guessed.extend(extra.get(&h).into_iter().flatten());
+        candidates.insert(h, guessed);
     }
     let mut checks = Checks {
         solver,

@@ -1029,6 +1029,9 @@ impl Gen<'_> {
     /// sum's closed form, true or off by a little (a nonlinear invariant
     /// proves the first; every run that gets there hits the second).
     fn poly_loop(&mut self, pad: &str, out: &mut String) {
+        if self.r.chance(50) {
+            return self.euclid_loop(pad, out);
+        }
         let v = self.r.pick(&["x", "y", "z"]);
         let (a, b, c, c0) = (
             self.r.int(0, 2),
@@ -1052,6 +1055,35 @@ impl Gen<'_> {
             3 * b,
             6 * c
         );
+    }
+
+    /// Euclid's loop by subtraction from `i` (main's `n`, clamped to
+    /// 1..40) and a constant, then an assert that the gcd divides one of
+    /// them: true, or off by 1–2 (docs/horn-clauses.md, "Bézout ghosts").
+    fn euclid_loop(&mut self, pad: &str, out: &mut String) {
+        let pair = self.r.pick(&["x y", "y z", "z x"]);
+        let (p, q) = pair.split_once(' ').expect("two names");
+        let c = self.r.int(1, 12);
+        let off = if self.r.chance(60) {
+            0
+        } else {
+            self.r.int(1, 2)
+        };
+        let _ = writeln!(out, "{pad}i = n;");
+        let _ = writeln!(out, "{pad}if (i < 1) {{ i = 1; }}");
+        let _ = writeln!(out, "{pad}if (i > 40) {{ i = 40; }}");
+        let _ = writeln!(out, "{pad}{p} = i;");
+        let _ = writeln!(out, "{pad}{q} = {c};");
+        let _ = writeln!(out, "{pad}while ({p} != {q}) {{");
+        let _ = writeln!(
+            out,
+            "{pad}  if ({p} > {q}) {{ {p} = {p} - {q}; }} else {{ {q} = {q} - {p}; }}"
+        );
+        let _ = writeln!(out, "{pad}}}");
+        let _ = match self.r.chance(50) {
+            true => writeln!(out, "{pad}assert(i / {p} * {p} == i + {off});"),
+            false => writeln!(out, "{pad}assert({c} / {q} * {q} == {c} + {off});"),
+        };
     }
 
     /// A list of `n` cells built by `alloc`, then walked: summed, and

@@ -799,7 +799,7 @@ fn the_horn_engine_never_proves_a_target_a_run_hits() {
         ("arrays", 0),
         ("nested", 0),
     ]);
-    horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0001));
+    horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0001), (1, 6));
 }
 
 /// The same with pointers, records and arrays: the clauses follow the
@@ -810,7 +810,7 @@ fn the_horn_engine_never_proves_a_target_a_run_hits() {
 fn the_horn_engine_never_proves_a_target_a_run_hits_with_memory() {
     let n = env_or("SOUNDNESS_CHC_MEMORY_PROGRAMS", 14);
     let knobs = Knobs::with(&[("calls", 20), ("recursion", 0), ("nested", 0)]);
-    horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0002));
+    horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0002), (1, 6));
 }
 
 /// The same on programs with recursive helpers, whose calls the clauses
@@ -827,21 +827,46 @@ fn the_horn_engine_never_proves_a_target_a_run_hits_with_recursion() {
         ("polyloop", 40),
         ("nested", 0),
     ]);
-    let summarised = horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0003));
-    assert!(summarised > 0, "no program with a summary");
+    let seen = horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0003), (1, 6));
+    assert!(seen.summarised > 0, "no program with a summary");
 }
 
-/// Also returns how many programs had summaries.
-fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) -> usize {
+/// The same with Euclid's loop by subtraction at every turn (the
+/// generator's polynomial loops, half of them Euclid's), whose divisibility
+/// asserts, true or off by a little, only the Bézout ghosts prove.
+#[test]
+fn the_horn_engine_never_proves_a_target_a_run_hits_with_bezout_ghosts() {
+    let n = env_or("SOUNDNESS_CHC_GHOST_PROGRAMS", 4);
+    let knobs = Knobs::with(&[
+        ("calls", 0),
+        ("polyloop", 100),
+        ("nested", 0),
+        ("arrays", 0),
+    ]);
+    let seen = horn_engine_against_runs(n, &knobs, seed_or(0x5eed_c4c0_0000_0004), (5, 2));
+    assert!(seen.ghosted > 0, "no proof with Bézout ghosts");
+}
+
+/// What [`horn_engine_against_runs`] saw besides the soundness it checks.
+struct Seen {
+    /// Programs with summaries of recursive functions.
+    summarised: usize,
+    /// Proofs whose invariant has Bézout ghosts.
+    ghosted: usize,
+}
+
+/// `(seconds, places)`: per place, and places per program, unless the
+/// environment says.
+fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64, budget: (u64, usize)) -> Seen {
     use apc::chc;
     // Seconds per place: a place past it is not proved (that is all).
-    let per_place: u64 = env_or("SOUNDNESS_CHC_TIMEOUT", 1);
+    let per_place: u64 = env_or("SOUNDNESS_CHC_TIMEOUT", budget.0);
     // Places decided per program, those a run hits first (every place of
     // every program with a large value: the long run).
-    let per_program: usize = env_or("SOUNDNESS_CHC_PLACES", 6);
+    let per_program: usize = env_or("SOUNDNESS_CHC_PLACES", budget.1);
     let mut r = Rng(seed);
     let (mut hit, mut proved, mut refuted) = (0, 0, Vec::new());
-    let mut summarised = 0;
+    let (mut summarised, mut ghosted) = (0, 0);
     for p in 0..n {
         let src = program(&mut r, knobs);
         let (db, file) = generated_db(p, &src);
@@ -885,6 +910,11 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) -> usize {
                 };
                 let v = apc::deadline::Stop::until(deadline)
                     .run(|| chc::decide_with(program, &nodes, deadline).0);
+                if let Ok(chc::Verdict::Unreachable(cert)) = &v
+                    && cert.definitions.iter().any(|d| d.contains("ghost_"))
+                {
+                    ghosted += 1;
+                }
                 (place, matches!(v, Ok(chc::Verdict::Unreachable(_))))
             })
             .collect();
@@ -902,7 +932,10 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64) -> usize {
     assert!(refuted.is_empty(), "{}", refuted.join("\n"));
     assert!(proved > 0 && hit > 0, "{proved} proofs, {hit} targets hit");
     eprintln!(
-        "horn engine: {n} programs ({summarised} with summaries), {hit} targets hit by runs, {proved} proved, 0 contradicted"
+        "horn engine: {n} programs ({summarised} with summaries), {hit} targets hit by runs, {proved} proved ({ghosted} with Bézout ghosts), 0 contradicted"
     );
-    summarised
+    Seen {
+        summarised,
+        ghosted,
+    }
 }
