@@ -436,19 +436,20 @@ fn run_with_stack(
     stack_size: usize,
     reading: bool,
 ) -> Result<(RunResult, InputReads), RunError> {
-    // The caller's deadline (a replay within `apc check`'s per-target
-    // time) holds on the interpreter's own thread too.
-    let deadline = crate::deadline::current();
+    // The caller's token (a replay within `apc check`'s per-target time,
+    // or an editor's check that an edit cancels) holds on the
+    // interpreter's own thread too: its deadline and its being stopped.
+    let stop = crate::deadline::current_stop();
     std::thread::scope(|scope| {
         let handle = std::thread::Builder::new()
             .name("apc-interp".into())
             .stack_size(stack_size)
             .spawn_scoped(scope, move || {
                 let run = || run_here(program, witness, limits, stack_size, reading);
-                match deadline {
-                    // The interpreter reads the deadline, it never stops
-                    // at it by unwinding: it ends the run as a limit.
-                    Some(d) => crate::deadline::run(d, run)
+                match stop {
+                    // The interpreter reads the token, it never stops at
+                    // it by unwinding: it ends the run as a limit.
+                    Some(stop) => (stop.run(run))
                         .unwrap_or_else(|_| Err(RunError::Internal("deadline".into()))),
                     None => run(),
                 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::syntax::{LineIndex, parse};
+use std::time::Duration;
 
 fn program(src: &str) -> Program {
     let (p, diags) = parse(src);
@@ -876,4 +877,43 @@ fn native_recursion_stays_within_the_host_stack() {
         .join()
         .unwrap();
     assert_eq!(on_big, Ok(reference));
+}
+
+/// A run under a token that another thread stops (an editor's edit
+/// cancelling a check) ends at once as a step limit, on the interpreter's
+/// own thread too, though its deadline is far.
+#[test]
+fn a_stopped_token_ends_a_run_in_flight() {
+    let src = "main(n) { var i; i = 0; while (i < n) { i = i + 1; } return i; }\n";
+    let (p, errors) = parse(src);
+    assert!(errors.is_empty());
+    let w = Witness {
+        args: vec![("n".into(), ArgValue::Int(BigInt::from(i64::MAX)))],
+        input: vec![],
+    };
+    let token = crate::deadline::Stop::until(std::time::Instant::now() + Duration::from_secs(600));
+    let stopper = token.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        stopper.stop();
+    });
+    let started = std::time::Instant::now();
+    let limits = Limits {
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    // The reference interpreter runs on a thread of its own.
+    let result = (token.run(|| run_reference(&p, &w, limits))).expect("not unwound");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert!(
+        matches!(
+            result,
+            Ok(RunResult {
+                outcome: Outcome::StepLimit { .. },
+                ..
+            })
+        ),
+        "{result:?}"
+    );
 }
