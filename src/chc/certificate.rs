@@ -31,16 +31,24 @@ pub struct Certificate {
 #[derive(Debug)]
 pub struct Checks {
     pub clauses: horn::ClauseChecks,
+    /// The same with quotients named, for cvc5's second opinion on
+    /// nonlinear clauses (`quotients`); `None` for linear ones.
+    pub named: Option<horn::ClauseChecks>,
     pub count: usize,
     pub terms: Terms,
     pub relations: Vec<horn::Relation>,
 }
 
 impl Checks {
-    pub fn of(enc: &Encoding, clauses: &horn::ClauseChecks) -> Checks {
+    pub fn of(
+        enc: &Encoding,
+        clauses: &horn::ClauseChecks,
+        named: Option<&horn::ClauseChecks>,
+    ) -> Checks {
         let loops = enc.predicates.iter().map(|p| enc.relation(*p));
         Checks {
             clauses: clauses.clone(),
+            named: named.cloned(),
             count: enc.clause_count(),
             terms: enc.terms.clone(),
             relations: loops.chain(enc.summaries.iter().cloned()).collect(),

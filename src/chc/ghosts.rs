@@ -175,34 +175,32 @@ fn instrument(
     Ghosted { enc: g, candidates }
 }
 
+/// The ghost slots, labelled as microc names so that an invariant over
+/// them prints as a condition: `x_at_entry`, and `bezout_x_y` for the
+/// coefficient of `y` in `x`'s entry value.
 fn add_slots(g: &mut Encoding, tracked: [usize; 2]) -> Ghosts {
-    let labels: Vec<String> = tracked.iter().map(|&s| g.state[s].label.clone()).collect();
-    let slot = |g: &mut Encoding, name: String, label: String| {
-        let var = g.terms.new_var(VarKind::Symbol, name);
+    let names: Vec<String> = (tracked.iter())
+        .map(|&s| identifier(&g.state[s].label))
+        .collect();
+    let slot = |g: &mut Encoding, name: String| {
+        let var = g.terms.new_var(VarKind::Symbol, name.clone());
         g.terms.var(var);
-        g.state.push(StateVar { var, label });
+        g.state.push(StateVar { var, label: name });
         var
     };
-    let origin = [0, 1].map(|i| {
-        slot(
-            g,
-            format!("ghost_o{i}"),
-            format!("{} at the loop's entry", labels[i]),
-        )
-    });
-    let matrix = [0, 1].map(|i| {
-        [0, 1].map(|j| {
-            slot(
-                g,
-                format!("ghost_m{i}{j}"),
-                format!(
-                    "coefficient of {} in {}'s entry value",
-                    labels[j], labels[i]
-                ),
-            )
-        })
-    });
+    let origin = [0, 1].map(|i| slot(g, format!("{}_at_entry", names[i])));
+    let matrix =
+        [0, 1].map(|i| [0, 1].map(|j| slot(g, format!("bezout_{}_{}", names[i], names[j]))));
     Ghosts { origin, matrix }
+}
+
+/// `label` with every character that cannot be in a microc name
+/// replaced by `_`.
+fn identifier(label: &str) -> String {
+    let name: String = (label.chars())
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    name.trim_matches('_').to_string()
 }
 
 /// The ghosts' new values along rule `k`: around the header's loop `o`

@@ -374,7 +374,8 @@ fn checked_or_weakened(
         scripts.checks = Some(checks.z3);
         let failed = match failed {
             Ok(failed) if failed.is_empty() => {
-                explained(solver, enc, &mut cert, &clause_checks, deadline);
+                let checks = certificate::Checks::of(enc, &clause_checks, named.as_ref());
+                explained(solver, &mut cert, checks, deadline);
                 return Ok(cert);
             }
             Ok(failed) => failed,
@@ -400,13 +401,12 @@ fn checked_or_weakened(
 /// defined them. Keeps the checks in `cert`, for [`simplify_explained`].
 fn explained(
     solver: &Profile,
-    enc: &Encoding,
     cert: &mut Certificate,
-    clauses: &smt::horn::ClauseChecks,
+    checks: certificate::Checks,
     deadline: Instant,
 ) {
     let _p = crate::deadline::phase("re-checking the invariant as printed");
-    let checks = Arc::new(certificate::Checks::of(enc, clauses));
+    let checks = Arc::new(checks);
     cert.explained = cert.as_defined();
     let microc = cert.microc_clauses();
     if microc.iter().any(Option::is_some) && holds(solver, cert, &checks, &microc, deadline) {
@@ -433,10 +433,9 @@ fn holds(
     let Some(again) = cert.defined_by(&texts, checks) else {
         return false;
     };
-    let script = again.checks_with(&checks.clauses);
     let script = CheckScripts {
-        z3: script,
-        cvc5: None,
+        z3: again.checks_with(&checks.clauses),
+        cvc5: checks.named.as_ref().map(|n| again.checks_with(n)),
     };
     let failed = check(solver, &script, checks.count, deadline);
     matches!(failed, Ok(failed) if failed.is_empty())
@@ -658,12 +657,11 @@ struct CheckScripts {
 
 /// The clauses whose check did not answer `unsat`, with their answers
 /// (none: the invariant holds); `Err` if the checks gave too few answers.
-/// Nonlinear clauses (with a script for cvc5) go to Z3 for at most
-/// [`NONLINEAR_CHECK`] each, then the ones it leaves undecided to cvc5
-/// (when it is installed), whose nonlinear integer reasoning decides some
-/// that Z3's does not (a quotient of two state values,
-/// docs/horn-clauses.md, "Bézout ghosts"). Either solver's `unsat` makes
-/// a clause hold: each is sound alone.
+/// Nonlinear clauses (with a script for cvc5) go to Z3 and to cvc5 at
+/// once, for at most [`NONLINEAR_CHECK`] each: cvc5's nonlinear integer
+/// reasoning decides some that Z3's does not (a quotient of two state
+/// values, docs/horn-clauses.md, "Bézout ghosts"). Either solver's `unsat`
+/// makes a clause hold: each is sound alone.
 fn check(
     solver: &Profile,
     scripts: &CheckScripts,
@@ -684,12 +682,13 @@ fn check(
     Ok(failed)
 }
 
-/// How long Z3 may take over one clause of nonlinear clauses before
-/// cvc5 is asked.
+/// How long each solver may take over one clause of nonlinear clauses.
 const NONLINEAR_CHECK: Duration = Duration::from_millis(500);
 
-/// Each clause's answer from Z3 (on `script`), or from cvc5 (on `named`)
-/// where Z3 did not decide it and nothing is already known to fail.
+/// Each clause's answer: `unsat` if Z3 (on `script`) or cvc5 (on `named`,
+/// when it is installed) says so. The two run at once; when the first to
+/// end proves every clause, the other is not waited for (its process ends
+/// within its limit).
 fn checked_by_either(
     solver: &Profile,
     script: &str,
@@ -698,18 +697,26 @@ fn checked_by_either(
     deadline: Instant,
 ) -> Vec<Answer> {
     let each = left(deadline).min(NONLINEAR_CHECK);
-    let mut answers = smt::run_batch_each(solver, script, clauses, each, left(deadline));
-    let undecided = |a: &Answer| matches!(a, Answer::Unknown(_));
-    if answers.contains(&Answer::Sat) || !answers.iter().any(undecided) {
-        return answers;
-    }
     let Some(cvc5) = smt::default_cvc5() else {
-        return answers;
+        return smt::run_batch_each(solver, script, clauses, each, left(deadline));
     };
-    let again = smt::run_batch_each(&cvc5, named, clauses, each, left(deadline));
-    for (a, b) in answers.iter_mut().zip(again) {
-        if b == Answer::Unsat {
-            *a = b;
+    let (tx, rx) = std::sync::mpsc::channel();
+    for (profile, text) in [(solver.clone(), script), (cvc5, named)] {
+        let (tx, text, wall) = (tx.clone(), text.to_string(), left(deadline));
+        std::thread::spawn(move || {
+            let _ = tx.send(smt::run_batch_each(&profile, &text, clauses, each, wall));
+        });
+    }
+    drop(tx);
+    let mut answers = vec![Answer::Unknown("no answer".into()); clauses];
+    for again in rx.iter() {
+        for (a, b) in answers.iter_mut().zip(again) {
+            if b == Answer::Unsat || matches!(a, Answer::Unknown(_)) {
+                *a = b;
+            }
+        }
+        if answers.iter().all(|a| *a == Answer::Unsat) {
+            break;
         }
     }
     answers

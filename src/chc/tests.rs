@@ -559,7 +559,7 @@ fn bezout_ghosts_prove_that_the_gcd_divides_and_nothing_false() {
             panic!("{assert}: {v:?}")
         };
         assert!(
-            cert.definitions.iter().any(|d| d.contains("ghost_m")),
+            cert.definitions.iter().any(|d| d.contains("bezout_")),
             "{assert}"
         );
     }

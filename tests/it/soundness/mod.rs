@@ -911,7 +911,7 @@ fn horn_engine_against_runs(n: usize, knobs: &Knobs, seed: u64, budget: (u64, us
                 let v = apc::deadline::Stop::until(deadline)
                     .run(|| chc::decide_with(program, &nodes, deadline).0);
                 if let Ok(chc::Verdict::Unreachable(cert)) = &v
-                    && cert.definitions.iter().any(|d| d.contains("ghost_"))
+                    && cert.definitions.iter().any(|d| d.contains("bezout_"))
                 {
                     ghosted += 1;
                 }
