@@ -67,7 +67,9 @@ fn unimodular_loop(enc: &Encoding, h: NodeId) -> Option<([usize; 2], HashMap<usi
     let mut mixes = false;
     for &k in &around {
         let rule = &enc.rules[k];
-        let row = |slot: usize| linear_row(enc, rule.args[slot], &[a, b]);
+        let row = |slot: usize| -> Option<[i128; 2]> {
+            linear_row(enc, rule.args[slot], &[a, b])?.try_into().ok()
+        };
         let m: Matrix = [row(a)?, row(b)?];
         mixes |= m[0][1] != 0 || m[1][0] != 0;
         inverses.insert(k, inverse(&m)?);
@@ -88,7 +90,7 @@ fn closed_slots(enc: &Encoding, around: &[usize]) -> Vec<usize> {
         let before = slots.len();
         let current = slots.clone();
         slots.retain(|&k| {
-            (around.iter()).all(|&r| linear_row_any(enc, enc.rules[r].args[k], &current))
+            (around.iter()).all(|&r| linear_row(enc, enc.rules[r].args[k], &current).is_some())
         });
         if slots.len() == before {
             return slots;
@@ -96,23 +98,14 @@ fn closed_slots(enc: &Encoding, around: &[usize]) -> Vec<usize> {
     }
 }
 
-/// Whether `t` is `Σ cⱼ·sⱼ` over the slots `over` (integer coefficients,
-/// no constant).
-fn linear_row_any(enc: &Encoding, t: TermId, over: &[usize]) -> bool {
-    let (constant, summands) = enc.terms.linear(t);
-    constant.is_zero()
-        && (summands.iter()).all(|(c, atom)| {
-            c.to_i128().is_some() && over.iter().any(|&s| slot_term(enc, s) == *atom)
-        })
-}
-
-/// The coefficients of `t = Σ cⱼ·sⱼ` over the two slots `over`.
-fn linear_row(enc: &Encoding, t: TermId, over: &[usize; 2]) -> Option<[i128; 2]> {
+/// The coefficients of `t = Σ cⱼ·sⱼ` over the slots `over` (integers,
+/// no constant); `None` if `t` has another form.
+fn linear_row(enc: &Encoding, t: TermId, over: &[usize]) -> Option<Vec<i128>> {
     let (constant, summands) = enc.terms.linear(t);
     if !constant.is_zero() {
         return None;
     }
-    let mut row = [0i128; 2];
+    let mut row = vec![0i128; over.len()];
     for (c, atom) in summands {
         let j = over.iter().position(|&s| slot_term(enc, s) == atom)?;
         row[j] = c.to_i128()?;

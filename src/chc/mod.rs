@@ -703,23 +703,32 @@ fn checked_by_either(
     let (tx, rx) = std::sync::mpsc::channel();
     for (profile, text) in [(solver.clone(), script), (cvc5, named)] {
         let (tx, text, wall) = (tx.clone(), text.to_string(), left(deadline));
-        std::thread::spawn(move || {
+        // A thread that cannot start sends nothing: its checks are unknown.
+        drop(std::thread::Builder::new().spawn(move || {
             let _ = tx.send(smt::run_batch_each(&profile, &text, clauses, each, wall));
-        });
+        }));
     }
     drop(tx);
     let mut answers = vec![Answer::Unknown("no answer".into()); clauses];
     for again in rx.iter() {
         for (a, b) in answers.iter_mut().zip(again) {
-            if b == Answer::Unsat || matches!(a, Answer::Unknown(_)) {
-                *a = b;
-            }
+            *a = stronger(a, b);
         }
         if answers.iter().all(|a| *a == Answer::Unsat) {
             break;
         }
     }
     answers
+}
+
+/// Two solvers' answers on one clause: `sat` (a counterexample, which
+/// fails the clause) over `unsat` over `unknown`. The two disagree only if
+/// one of them is wrong, and then the clause is not taken to hold.
+fn stronger(a: &Answer, b: Answer) -> Answer {
+    match (a, &b) {
+        (Answer::Sat, _) | (Answer::Unsat, Answer::Unknown(_)) => a.clone(),
+        _ => b,
+    }
 }
 
 fn left(deadline: Instant) -> Duration {

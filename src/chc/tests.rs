@@ -670,3 +670,15 @@ fn z3_only(script: String) -> CheckScripts {
         cvc5: None,
     }
 }
+
+/// Two solvers' answers on a clause: a counterexample from either fails
+/// it, an `unsat` from either (and none of `sat`) proves it.
+#[test]
+fn a_clause_holds_when_one_solver_proves_it_and_none_refutes_it() {
+    let unknown = || Answer::Unknown("unknown".into());
+    assert_eq!(stronger(&unknown(), Answer::Unsat), Answer::Unsat);
+    assert_eq!(stronger(&Answer::Unsat, unknown()), Answer::Unsat);
+    assert_eq!(stronger(&Answer::Unsat, Answer::Sat), Answer::Sat);
+    assert_eq!(stronger(&Answer::Sat, Answer::Unsat), Answer::Sat);
+    assert_eq!(stronger(&unknown(), unknown()), unknown());
+}
