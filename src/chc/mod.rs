@@ -35,6 +35,7 @@ use encode::{Arithmetic, Cells, Inputs, Reading, encode_as};
 pub use encode::{Encoding, encode};
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
+use crate::deadline::{Entrant, Finish};
 use crate::ir::{Body, NodeId, Summaries};
 use crate::smt::horn::model;
 use crate::smt::smtlib;
@@ -686,9 +687,9 @@ fn check(
 const NONLINEAR_CHECK: Duration = Duration::from_millis(500);
 
 /// Each clause's answer: `unsat` if Z3 (on `script`) or cvc5 (on `named`,
-/// when it is installed) says so. The two run at once; when the first to
-/// end proves every clause, the other is not waited for (its process ends
-/// within its limit).
+/// when it is installed) says so. The two race (`deadline::race_detached`):
+/// when one proves every clause, the other is not waited for (its process
+/// ends within its limit).
 fn checked_by_either(
     solver: &Profile,
     script: &str,
@@ -700,25 +701,25 @@ fn checked_by_either(
     let Some(cvc5) = smt::default_cvc5() else {
         return smt::run_batch_each(solver, script, clauses, each, left(deadline));
     };
-    let (tx, rx) = std::sync::mpsc::channel();
-    for (profile, text) in [(solver.clone(), script), (cvc5, named)] {
-        let (tx, text, wall) = (tx.clone(), text.to_string(), left(deadline));
-        // A thread that cannot start sends nothing: its checks are unknown.
-        drop(std::thread::Builder::new().spawn(move || {
-            let _ = tx.send(smt::run_batch_each(&profile, &text, clauses, each, wall));
-        }));
-    }
-    drop(tx);
-    let mut answers = vec![Answer::Unknown("no answer".into()); clauses];
-    for again in rx.iter() {
-        for (a, b) in answers.iter_mut().zip(again) {
-            *a = stronger(a, b);
+    let entrants = [(solver.clone(), script), (cvc5, named)]
+        .map(|(profile, text)| {
+            let (text, wall) = (text.to_string(), left(deadline));
+            Entrant::now(move || smt::run_batch_each(&profile, &text, clauses, each, wall))
+        })
+        .into();
+    let proves_all = |answers: &Vec<Answer>| answers.iter().all(|a| *a == Answer::Unsat);
+    match crate::deadline::race_detached(entrants, proves_all, Duration::ZERO) {
+        Finish::Definite(_, answers) => answers,
+        Finish::Undecided { answers, .. } => {
+            let mut merged = vec![Answer::Unknown("no answer".into()); clauses];
+            for (_, got) in answers {
+                for (a, b) in merged.iter_mut().zip(got.into_iter().flatten()) {
+                    *a = stronger(a, b);
+                }
+            }
+            merged
         }
-        if answers.iter().all(|a| *a == Answer::Unsat) {
-            break;
-        }
     }
-    answers
 }
 
 /// Two solvers' answers on one clause: `sat` (a counterexample, which
