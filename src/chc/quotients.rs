@@ -23,10 +23,10 @@ pub(super) fn named(terms: &Terms, clauses: Vec<Clause>) -> (Terms, Vec<Clause>)
 }
 
 fn name_in_clause(t: &mut Terms, mut c: Clause) -> Clause {
-    let atoms = c.head.iter_mut().chain(c.calls.iter_mut());
-    let mut roots: Vec<TermId> = c.guards.clone();
-    let atom_args: Vec<TermId> = atoms.flat_map(|a| a.args.clone()).collect();
-    roots.extend(&atom_args);
+    let atoms = c.head.iter().chain(&c.calls);
+    let roots: Vec<TermId> = (c.guards.iter().copied())
+        .chain(atoms.flat_map(|a| a.args.iter().copied()))
+        .collect();
     let divisions: Vec<TermId> = (t.post_order(&roots).into_iter())
         .filter(|d| matches!(t.node(*d), Node::Div(..)))
         .collect();
@@ -34,16 +34,17 @@ fn name_in_clause(t: &mut Terms, mut c: Clause) -> Clause {
         return c;
     }
     // Innermost first: a quotient's operands have theirs named already.
+    // One memo throughout: it maps each division to its quotient, and
+    // each term rewritten to its rewriting, which the divisions named
+    // later (its ancestors) cannot change.
     let mut named: HashMap<TermId, TermId> = HashMap::default();
     let mut facts = Vec::new();
     for (k, d) in divisions.into_iter().enumerate() {
         let Node::Div(a, b) = *t.node(d) else {
             unreachable!("filtered to divisions")
         };
-        let (a, b) = (
-            t.replace_subterms(a, &mut named.clone()),
-            t.replace_subterms(b, &mut named.clone()),
-        );
+        let a = t.replace_subterms(a, &mut named);
+        let b = t.replace_subterms(b, &mut named);
         let q = t.new_var(VarKind::Fresh, format!("quotient{k}"));
         let r = t.new_var(VarKind::Fresh, format!("remainder{k}"));
         c.vars.extend([q, r]);
@@ -51,10 +52,10 @@ fn name_in_clause(t: &mut Terms, mut c: Clause) -> Clause {
         facts.push(truncating_division(t, a, b, q, r));
         named.insert(d, q);
     }
-    let rename = |t: &mut Terms, x: TermId| t.replace_subterms(x, &mut named.clone());
-    c.guards = c.guards.iter().map(|g| rename(t, *g)).collect();
+    let mut rename = |x: &TermId| t.replace_subterms(*x, &mut named);
+    c.guards = c.guards.iter().map(&mut rename).collect();
     for atom in c.head.iter_mut().chain(c.calls.iter_mut()) {
-        atom.args = atom.args.iter().map(|x| rename(t, *x)).collect();
+        atom.args = atom.args.iter().map(&mut rename).collect();
     }
     c.guards.extend(facts);
     c
@@ -83,4 +84,44 @@ fn truncating_division(t: &mut Terms, a: TermId, b: TermId, q: TermId, r: TermId
     let b_zero = t.eq(b, zero);
     let divides = t.not(b_zero);
     t.implies(divides, exact)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::smt::horn::Application;
+
+    /// Nested quotients, in a guard and in the head, are each named once:
+    /// no division is left, and each has its facts.
+    #[test]
+    fn every_quotient_is_named_once() {
+        let mut t = Terms::default();
+        let [x, y, z] = ["x", "y", "z"].map(|n| t.new_var(VarKind::Symbol, n));
+        let (xt, yt, zt) = (t.var(x), t.var(y), t.var(z));
+        let inner = t.div(xt, yt);
+        let outer = t.div(inner, zt);
+        let zero = t.int(0);
+        let guard = t.lt(zero, outer);
+        let clause = Clause {
+            vars: vec![x, y, z],
+            body: None,
+            calls: vec![],
+            guards: vec![guard],
+            head: Some(Application {
+                relation: "P".into(),
+                args: vec![inner],
+            }),
+            origin: "test".into(),
+        };
+        let (t, named) = named(&t, vec![clause]);
+        let c = &named[0];
+        assert_eq!(c.vars.len(), 3 + 2 * 2, "a quotient and a remainder each");
+        let roots: Vec<TermId> = (c.guards.iter())
+            .chain(&c.head.as_ref().unwrap().args)
+            .copied()
+            .collect();
+        let divides = (t.post_order(&roots).iter()).any(|u| matches!(t.node(*u), Node::Div(..)));
+        assert!(!divides, "a division is left");
+        assert_eq!(c.guards.len(), 1 + 2, "the guard and two divisions' facts");
+    }
 }
