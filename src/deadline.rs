@@ -475,8 +475,10 @@ pub fn stop() -> ! {
 
 /// One contender of a [`race`]: work that gives an answer.
 pub struct Entrant<'a, T> {
-    /// Starts after the others' head start, or as soon as one of them ends
-    /// without a definite answer (a core is free).
+    /// Starts after the others' head start, or once a core is free: each
+    /// entrant that ends without a definite answer lets the next late one
+    /// start, in their order, so that no more run at once than started at
+    /// once (docs/portfolio.md §2).
     pub late: bool,
     /// The engine it runs, for [`PhaseTimes`] (`None`: the engine of the
     /// thread that starts the race).
@@ -528,21 +530,23 @@ pub enum Finish<T> {
 /// stack), under a child of this thread's token; the first answer that
 /// `definite` accepts wins, and the child token is thrown, which stops the
 /// others (their phases unwind, their solver processes are killed). Late
-/// entrants wait `head_start`, or until an entrant that started at once
-/// ends undecided. Returns when every thread has ended.
+/// entrants wait `head_start`, or their turn: each entrant that ends
+/// undecided lets the next late one start. Returns when every thread has
+/// ended.
 pub fn race<'a, T: Send>(
     entrants: Vec<Entrant<'a, T>>,
     definite: impl Fn(&T) -> bool + Sync,
     head_start: Duration,
 ) -> Finish<T> {
     let stop = Stop::nested();
-    let late = LateStart::new(head_start, entrants.iter().all(|e| e.late));
+    let late = LateStart::new(head_start);
     let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
     let engine = ENGINE.with(Cell::get);
+    let turns = late_turns(&entrants);
     std::thread::scope(|scope| {
-        for (i, entrant) in entrants.into_iter().enumerate() {
+        for ((i, entrant), turn) in entrants.into_iter().enumerate().zip(turns) {
             let (tx, stop, late, definite) = (tx.clone(), stop.clone(), &late, &definite);
-            let run = move || run_entrant(engine, i, entrant, &stop, late, definite, &tx);
+            let run = move || run_entrant(engine, (i, turn), entrant, &stop, late, definite, &tx);
             // A thread that cannot start sends nothing: undecided.
             drop(analysis_thread().spawn_scoped(scope, run));
         }
@@ -564,29 +568,31 @@ pub fn race_detached<T: Send + 'static>(
     head_start: Duration,
 ) -> Finish<T> {
     let stop = Stop::nested();
-    let all_late = entrants.iter().all(|e| e.late);
-    let late = Arc::new(LateStart::new(head_start, all_late));
+    let late = Arc::new(LateStart::new(head_start));
     let definite = Arc::new(definite);
     let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
     let engine = ENGINE.with(Cell::get);
+    let turns = late_turns(&entrants);
     let start = {
         let (tx, stop, late, definite) = (tx.clone(), stop.clone(), late.clone(), definite.clone());
-        move |(i, entrant): (usize, Entrant<'static, T>)| {
+        move |((i, entrant), turn): ((usize, Entrant<'static, T>), Option<usize>)| {
             let (tx, stop, late, definite) =
                 (tx.clone(), stop.clone(), late.clone(), definite.clone());
-            let run = move || run_entrant(engine, i, entrant, &stop, &late, &*definite, &tx);
+            let run =
+                move || run_entrant(engine, (i, turn), entrant, &stop, &late, &*definite, &tx);
             // A thread that cannot start sends nothing: undecided.
             drop(analysis_thread().spawn(run));
         }
     };
     let (later, now): (Vec<_>, Vec<_>) =
-        (entrants.into_iter().enumerate()).partition(|(_, e)| e.late && !all_late);
+        (entrants.into_iter().enumerate().zip(turns)).partition(|(_, turn)| turn.is_some());
     {
         let _t = timed("starting threads");
         now.into_iter().for_each(&start);
     }
-    // The late ones' threads start once they may run: on a race decided
-    // by its head, none (starting six threads cost TwoLoops up to 2 ms).
+    // The late ones' threads start once they may run, one by one in their
+    // order: on a race decided by its head, none (starting six threads
+    // cost TwoLoops up to 2 ms).
     // `start` holds a sender: it must be gone (here, or with the thread
     // that starts the late ones) for an undecided race to see its end.
     if later.is_empty() {
@@ -594,8 +600,11 @@ pub fn race_detached<T: Send + 'static>(
     } else {
         let (stop, late) = (stop.clone(), late.clone());
         drop(std::thread::Builder::new().spawn(move || {
-            if late.wait(&stop) {
-                later.into_iter().for_each(start);
+            for entrant in later {
+                match entrant.1 {
+                    Some(turn) if !late.wait(turn, &stop) => break,
+                    _ => start(entrant),
+                }
             }
         }));
     }
@@ -603,11 +612,21 @@ pub fn race_detached<T: Send + 'static>(
     finish(&rx, &stop, &late, &*definite)
 }
 
-/// One entrant on its thread: waits for its start if late, runs under the
+/// Each entrant's turn among the late ones (`None`: it starts at once).
+/// When all are late, none waits.
+fn late_turns<T>(entrants: &[Entrant<'_, T>]) -> Vec<Option<usize>> {
+    let all_late = entrants.iter().all(|e| e.late);
+    let mut next = 0..;
+    (entrants.iter())
+        .map(|e| (e.late && !all_late).then(|| next.next().unwrap_or_default()))
+        .collect()
+}
+
+/// One entrant on its thread: waits for its turn if late, runs under the
 /// race's token and sends its answer.
 fn run_entrant<T>(
     parent_engine: &'static str,
-    i: usize,
+    (i, turn): (usize, Option<usize>),
     entrant: Entrant<'_, T>,
     stop: &Stop,
     late: &LateStart,
@@ -617,15 +636,15 @@ fn run_entrant<T>(
     let _engine = working_for(entrant.engine.unwrap_or(parent_engine));
     let waited = stop.run(|| {
         let _w = timed("waiting for a core");
-        !entrant.late || late.wait(stop)
+        turn.is_none_or(|turn| late.wait(turn, stop))
     });
     if waited != Ok(true) {
         return;
     }
     let answer = stop.guard(entrant.run);
-    // A head entrant that ends undecided frees a core.
-    if !entrant.late && !answer.as_ref().is_ok_and(definite) {
-        late.release();
+    // An entrant that ends undecided frees a core for the next late one.
+    if !answer.as_ref().is_ok_and(definite) {
+        late.pass_turn();
     }
     let _ = tx.send((i, answer));
 }
@@ -643,7 +662,7 @@ fn finish<T>(
         collect(rx, stop, definite)
     };
     stop.stop();
-    late.release();
+    late.open();
     if let Finish::Undecided { answers, .. } = &mut finish {
         // Out of time: the entrants stop at once and say how far they got.
         // One that cannot say so within the grace is left to end on its
@@ -696,41 +715,61 @@ fn collect<T>(
     }
 }
 
-/// When the late entrants of a race may start.
+/// When the late entrants of a race may start: all of them once the head
+/// start has passed or the race has ended, and before that one per turn
+/// passed by an entrant that ended undecided (its core is free).
 struct LateStart {
     at: Instant,
-    /// Set once an entrant of the head ends undecided, or the race ends.
-    released: Mutex<bool>,
+    turns: Mutex<Turns>,
     changed: Condvar,
 }
 
+#[derive(Default)]
+struct Turns {
+    /// How many late entrants may start, in their order.
+    given: usize,
+    /// Every late entrant may start.
+    open: bool,
+}
+
 impl LateStart {
-    fn new(head_start: Duration, released: bool) -> LateStart {
+    fn new(head_start: Duration) -> LateStart {
         LateStart {
             at: Instant::now() + head_start,
-            released: Mutex::new(released),
+            turns: Mutex::default(),
             changed: Condvar::new(),
         }
     }
 
-    fn release(&self) {
-        *self.released.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    fn update(&self, change: impl FnOnce(&mut Turns)) {
+        change(&mut self.turns.lock().unwrap_or_else(|e| e.into_inner()));
         self.changed.notify_all();
     }
 
-    /// Waits for the late start; `false` if the race ended meanwhile.
-    fn wait(&self, stop: &Stop) -> bool {
-        let mut released = self.released.lock().unwrap_or_else(|e| e.into_inner());
+    /// An entrant ended undecided: the next late one may start.
+    fn pass_turn(&self) {
+        self.update(|t| t.given += 1);
+    }
+
+    /// The race ended: no late entrant waits any more.
+    fn open(&self) {
+        self.update(|t| t.open = true);
+    }
+
+    /// Waits for late entrant `turn`'s start; `false` if the race ended
+    /// meanwhile.
+    fn wait(&self, turn: usize, stop: &Stop) -> bool {
+        let mut turns = self.turns.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             if stop.is_stopped() {
                 return false;
             }
             let now = Instant::now();
-            if *released || now >= self.at {
+            if turns.open || turn < turns.given || now >= self.at {
                 return true;
             }
             let poll = (self.at - now).min(POLL);
-            released = (self.changed.wait_timeout(released, poll))
+            turns = (self.changed.wait_timeout(turns, poll))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
