@@ -203,7 +203,7 @@ impl Solver {
         // checks find one, else the solver's.
         if keep
             && let Some(u) = &mut self.unary
-            && let Some(values) = u.model(terms, pc.iter(), extra)
+            && let Some(values) = u.model_on(terms, pc, extra)
         {
             self.queries += 1;
             self.local = Some(LocalModel {
@@ -214,7 +214,7 @@ impl Solver {
             return Answer::Sat;
         }
         let local = match &mut self.unary {
-            Some(u) if !keep => u.decide(terms, pc.iter(), extra),
+            Some(u) if !keep => u.decide_on(terms, pc, extra),
             _ => None,
         };
         if let Some(sat) = local {

@@ -386,11 +386,12 @@ mod local_decisions {
         }
     }
 
-    #[test]
-    fn local_decisions_agree_with_z3() {
+    /// Two sessions on Z3, one deciding what it can locally, and a
+    /// generator over two variables and two input elements.
+    fn fixture() -> (Solver, Solver, Terms, Gen) {
         let z3 = crate::smt::locate(crate::smt::SolverKind::Z3, None).expect("z3 installed");
-        let mut local = Solver::start(&z3, None).expect("z3 starts");
-        let mut reference = Solver::start(&z3, None)
+        let local = Solver::start(&z3, None).expect("z3 starts");
+        let reference = Solver::start(&z3, None)
             .expect("z3 starts")
             .without_local_decisions();
         let mut t = Terms::new();
@@ -406,10 +407,34 @@ mod local_decisions {
             let i = t.int(i);
             ints.push(t.select(array, vec![i]));
         }
-        let mut g = Gen {
+        let g = Gen {
             state: 0x9e3779b97f4a7c15,
             ints,
         };
+        (local, reference, t, g)
+    }
+
+    /// Checks `extra` under `pc` both ways; they must agree.
+    fn compare(
+        local: &mut Solver,
+        reference: &mut Solver,
+        t: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+    ) {
+        let expected = reference.check(t, pc, extra, false);
+        assert_eq!(
+            local.check(t, pc, extra, false),
+            expected,
+            "{} under {:?}",
+            t.show(extra),
+            pc.iter().map(|c| t.show(c)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn local_decisions_agree_with_z3() {
+        let (mut local, mut reference, mut t, mut g) = fixture();
         let (mut id, mut compared) = (0, 0);
         for _ in 0..1000 {
             let mut pc = PathCond::default();
@@ -422,19 +447,43 @@ mod local_decisions {
                 }
             }
             let extra = g.formula(&mut t, 2);
-            let expected = reference.check(&t, &pc, extra, false);
-            assert_eq!(
-                local.check(&t, &pc, extra, false),
-                expected,
-                "{} under {:?}",
-                t.show(extra),
-                pc.iter().map(|c| t.show(c)).collect::<Vec<_>>()
-            );
+            compare(&mut local, &mut reference, &t, &pc, extra);
             compared += 1;
         }
         // The test means something only if many were decided locally.
         assert!(
             local.decided_locally() > compared / 2,
+            "{}",
+            local.decided_locally()
+        );
+    }
+
+    /// Along paths that share their prefixes, as an executor's states do,
+    /// the local decisions (which keep a case per path condition and
+    /// extend it) still agree with Z3 at every step.
+    #[test]
+    fn local_decisions_along_shared_paths_agree_with_z3() {
+        let (mut local, mut reference, mut t, mut g) = fixture();
+        let (mut id, mut compared) = (0, 0);
+        let mut open = vec![PathCond::default()];
+        for _ in 0..1500 {
+            let from = g.next(open.len() as u64) as usize;
+            let pc = open[from].clone();
+            let extra = g.formula(&mut t, 2);
+            compare(&mut local, &mut reference, &t, &pc, extra);
+            compared += 1;
+            if pc.len() < 12 && reference.check(&t, &pc, extra, false) == Answer::Sat {
+                id += 1;
+                open.push(pc.and(extra, id));
+            }
+            if open.len() > 40 {
+                open.swap_remove(g.next(open.len() as u64) as usize);
+            }
+        }
+        // Fewer than above: a long path condition more often holds a
+        // conjunct of another shape (`x + y`), which leaves it to Z3.
+        assert!(
+            local.decided_locally() > compared / 5,
             "{}",
             local.decided_locally()
         );

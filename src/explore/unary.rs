@@ -16,7 +16,15 @@
 //! took each branch (where it could not, it explores more than it must,
 //! which is safe). Anything else, or a case split past [`CASES`], is left
 //! to the solver.
+//!
+//! Checks along one path share their work: each path condition keeps the
+//! case the greedy pass found for it, and a check first tries to extend
+//! its path condition's case by the new condition. Where it can, `pc ∧ c`
+//! is satisfiable without a look at the rest of `pc`; before, every check
+//! walked the whole path condition, and a file of n asserts cost time
+//! quadratic in n (docs/thesis-executor.md, "Solver session").
 
+use super::state::PathCond;
 use crate::term::{Node, Sort, TermId, Terms, Var};
 use num_bigint::BigInt;
 use num_integer::Integer;
@@ -94,11 +102,202 @@ pub(crate) struct UnaryChecks {
     /// Each literal of a part as a bound, unnegated: terms are shared, so
     /// a literal is read once, not at every check that meets it.
     bounds: HashMap<TermId, Bound>,
+    /// What is kept per path condition (by its run-wide id).
+    kept: HashMap<u64, Arc<Kept>>,
     /// Checks decided here.
     pub decided: u64,
 }
 
+/// How many path conditions' [`Kept`] are kept before they are forgotten
+/// (a forgotten one is found again from its nearest kept ancestor).
+const KEPT: usize = 4096;
+
+/// What one path condition keeps for the checks on it, each found from
+/// its parent's and its newest conjunct.
+#[derive(Clone, Default)]
+struct Kept {
+    /// A case that makes every conjunct hold, found greedily (`None`: not
+    /// found that way, or `other`).
+    case: Option<Case>,
+    /// A conjunct is of another shape.
+    other: bool,
+    /// What the literals outside every disjunction force (implied by the
+    /// path condition, whatever the rest of it says).
+    forced: HashMap<TermId, Range>,
+    /// Those literals contradict one another.
+    contradicted: bool,
+}
+
 impl UnaryChecks {
+    /// [`UnaryChecks::decide`], first from what is kept for `pc`: `sat` if
+    /// its case extends to make `extra` hold too (exact: every conjunct of
+    /// `pc` and of `extra` holds on the case's ranges), `unsat` if a
+    /// literal `extra` forces is refuted by what `pc` forces.
+    pub(crate) fn decide_on(
+        &mut self,
+        terms: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+    ) -> Option<bool> {
+        let kept = self.kept_for(terms, pc);
+        let answer = if self.refutes(terms, &kept, extra) {
+            Some(false)
+        } else {
+            self.extended(terms, &kept, extra).map(|_| true)
+        };
+        match answer {
+            Some(a) => {
+                self.decided += 1;
+                Some(a)
+            }
+            None => self.decide(terms, pc.iter(), extra),
+        }
+    }
+
+    /// [`UnaryChecks::model`], first from the case kept for `pc`.
+    pub(crate) fn model_on(
+        &mut self,
+        terms: &Terms,
+        pc: &PathCond,
+        extra: TermId,
+    ) -> Option<HashMap<TermId, i64>> {
+        let kept = self.kept_for(terms, pc);
+        match self.extended(terms, &kept, extra) {
+            Some(case) => {
+                let model = values_of(&case)?;
+                self.decided += 1;
+                Some(model)
+            }
+            None => self.model(terms, pc.iter(), extra),
+        }
+    }
+
+    /// The kept case extended greedily to make `extra` hold.
+    fn extended(&mut self, terms: &Terms, kept: &Kept, extra: TermId) -> Option<Case> {
+        self.extend(terms, kept.case.as_ref()?, extra)
+    }
+
+    /// Whether a literal that `extra` forces is refuted by the ranges the
+    /// path condition forces (or those contradict one another).
+    fn refutes(&mut self, terms: &Terms, kept: &Kept, extra: TermId) -> bool {
+        if kept.contradicted {
+            return true;
+        }
+        let parts = self.parts(terms, extra);
+        let search = self.search(terms, 0);
+        let mut literals = Vec::new();
+        for p in parts.iter() {
+            if let Part::Formula(f, _) = p {
+                search.forced_literals((*f, false), &mut literals);
+            }
+        }
+        literals.iter().any(|l| {
+            let (atom, rel) = search.bound(*l);
+            !kept.forced.get(&atom).unwrap_or(&Range::ANY).admits(&rel)
+        })
+    }
+
+    /// What is kept for `pc`: from its nearest kept ancestor's (nothing at
+    /// the root), each conjunct since added in turn, each kept on the way.
+    fn kept_for(&mut self, terms: &Terms, pc: &PathCond) -> Arc<Kept> {
+        let mut since = Vec::new();
+        let mut at = pc.0.clone();
+        let mut kept = loop {
+            match at {
+                None => {
+                    break Arc::new(Kept {
+                        case: Some(Case::default()),
+                        ..Kept::default()
+                    });
+                }
+                Some(node) => match self.kept.get(&node.id) {
+                    Some(k) => break k.clone(),
+                    None => {
+                        at = node.parent.0.clone();
+                        since.push(node);
+                    }
+                },
+            }
+        };
+        if self.kept.len() + since.len() > KEPT {
+            self.kept.clear();
+        }
+        for node in since.into_iter().rev() {
+            let id = node.id;
+            kept = Arc::new(self.with_conjunct(terms, &kept, PathCond(Some(node))));
+            self.kept.insert(id, kept.clone());
+        }
+        kept
+    }
+
+    /// `parent`'s, with `pc`'s newest conjunct. Where the conjunct cannot
+    /// extend the parent's case (a choice made for an older disjunction is
+    /// refuted now), the greedy pass starts over on the whole path
+    /// condition, which takes its literals first.
+    fn with_conjunct(&mut self, terms: &Terms, parent: &Kept, pc: PathCond) -> Kept {
+        let conjunct = pc
+            .iter()
+            .next()
+            .expect("a path condition's node has a conjunct");
+        let parts = self.parts(terms, conjunct);
+        let mut kept = parent.clone();
+        kept.other |= parts.iter().any(|p| matches!(p, Part::Other(_)));
+        let search = self.search(terms, 0);
+        let mut literals = Vec::new();
+        for p in parts.iter() {
+            if let Part::Formula(f, _) = p {
+                search.forced_literals((*f, false), &mut literals);
+            }
+        }
+        for l in literals {
+            let (atom, rel) = search.bound(l);
+            kept.contradicted |= !kept.forced.entry(atom).or_default().narrow(&rel);
+        }
+        kept.case = match (&parent.case, kept.other) {
+            (_, true) | (None, _) => None,
+            (Some(case), false) => {
+                (self.extend(terms, case, conjunct)).or_else(|| self.anew(terms, &pc))
+            }
+        };
+        kept
+    }
+
+    /// The greedy pass's case for the whole of `pc`.
+    fn anew(&mut self, terms: &Terms, pc: &PathCond) -> Option<Case> {
+        let mut formulas = Vec::new();
+        for c in pc.iter() {
+            for p in self.parts(terms, c).iter() {
+                match p {
+                    Part::Formula(f, _) => formulas.push((*f, false)),
+                    Part::Other(_) => return None,
+                }
+            }
+        }
+        Search::greedy_pass(terms, &self.bounds, formulas)
+    }
+
+    /// `case` extended greedily so that `t` holds too (`None`: a part of
+    /// `t` is of another shape, or the greedy pass fails).
+    fn extend(&mut self, terms: &Terms, case: &Case, t: TermId) -> Option<Case> {
+        let todo = (self.parts(terms, t).iter())
+            .map(|p| match p {
+                Part::Formula(f, _) => Some((*f, false)),
+                Part::Other(_) => None,
+            })
+            .collect::<Option<Vec<Polar>>>()?;
+        let steps = GREEDY_STEPS_PER_FORMULA * todo.len() as u32;
+        self.search(terms, steps).greedy(todo, case.clone())
+    }
+
+    /// A search over the literals read so far, with at least `steps`.
+    fn search<'a>(&'a self, terms: &'a Terms, steps: u32) -> Search<'a> {
+        Search {
+            terms,
+            bounds: &self.bounds,
+            budget: CASES.max(steps),
+        }
+    }
+
     /// `Some(true)`: `pc ∧ extra` is satisfiable (given `pc` is);
     /// `Some(false)`: it is not; `None`: ask the solver.
     pub(crate) fn decide(
@@ -145,9 +344,7 @@ impl UnaryChecks {
             }
         }
         let case = Search::greedy_pass(terms, &self.bounds, formulas)?;
-        let model = (case.ranges.iter())
-            .map(|(a, r)| r.pick().map(|v| (*a, v)))
-            .collect::<Option<HashMap<TermId, i64>>>()?;
+        let model = values_of(&case)?;
         self.decided += 1;
         Some(model)
     }
@@ -160,6 +357,13 @@ impl UnaryChecks {
         self.parts.insert(t, ps.clone());
         ps
     }
+}
+
+/// A value for each integer of the case, from its range.
+fn values_of(case: &Case) -> Option<HashMap<TermId, i64>> {
+    (case.ranges.iter())
+        .map(|(a, r)| r.pick().map(|v| (*a, v)))
+        .collect()
 }
 
 /// The formulas about the check's integers, and those integers (with
@@ -535,6 +739,9 @@ fn satisfiable(
     .run(todo, Case::default())
 }
 
+/// How many subformulas one search for forced literals visits.
+const FORCED_STEPS: u32 = 512;
+
 /// The greedy pass's steps per formula of the slice: it visits each
 /// subformula about once.
 const GREEDY_STEPS_PER_FORMULA: u32 = 16;
@@ -579,6 +786,48 @@ impl<'a> Search<'a> {
             (Node::Or(xs), false) | (Node::And(xs), true) => Split::Any(xs),
             _ => Split::Literal,
         }
+    }
+
+    /// The literals `f` forces: itself if it is one, those of each
+    /// conjunct of a conjunction, those that every case of a disjunction
+    /// forces (the path conditions of merged states repeat them), within
+    /// [`FORCED_STEPS`] subformulas (past them, fewer).
+    fn forced_literals(&self, f: Polar, out: &mut Vec<Polar>) {
+        let mut steps = FORCED_STEPS;
+        out.extend(self.forced(f, &mut steps));
+    }
+
+    /// [`Search::forced_literals`], sorted and without repeats.
+    fn forced(&self, f: Polar, steps: &mut u32) -> Vec<Polar> {
+        let Some(left) = steps.checked_sub(1) else {
+            return Vec::new();
+        };
+        *steps = left;
+        let mut out = match self.split(f) {
+            Split::Not(a) => return self.forced((a, !f.1), steps),
+            Split::Literal => return vec![f],
+            Split::All(xs) => (xs.iter())
+                .flat_map(|x| self.forced((*x, f.1), steps))
+                .collect(),
+            Split::Any(xs) => {
+                let mut common: Option<Vec<Polar>> = None;
+                for x in xs {
+                    let these = self.forced((*x, f.1), steps);
+                    let kept = match common {
+                        None => these,
+                        Some(c) => c.into_iter().filter(|l| these.contains(l)).collect(),
+                    };
+                    if kept.is_empty() {
+                        return kept;
+                    }
+                    common = Some(kept);
+                }
+                common.unwrap_or_default()
+            }
+        };
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The integer a literal bounds, and how.
