@@ -947,6 +947,54 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10));
     }
 
+    /// Before the head start passes, a late entrant starts only when an
+    /// earlier one has ended undecided, one per ending and in their order:
+    /// never more at once than started at once. Both races alike.
+    #[test]
+    fn late_entrants_take_turns_as_earlier_ones_end_undecided() {
+        type Spans = Arc<Mutex<Vec<(usize, Instant, Instant)>>>;
+        let nap = Duration::from_millis(30);
+        let entrant = |spans: &Spans, i: usize, late: bool| {
+            let spans = spans.clone();
+            let run = move || {
+                let start = Instant::now();
+                std::thread::sleep(if i == 0 { Duration::ZERO } else { nap });
+                spans.lock().unwrap().push((i, start, Instant::now()));
+                i
+            };
+            if late {
+                Entrant::late(run)
+            } else {
+                Entrant::now(run)
+            }
+        };
+        for detached in [false, true] {
+            let spans: Spans = Arc::default();
+            let entrants: Vec<Entrant<'static, usize>> =
+                (0..4).map(|i| entrant(&spans, i, i >= 1)).collect();
+            let (never, head_start) = (|_: &usize| false, Duration::from_secs(30));
+            let started = Instant::now();
+            let finish = if detached {
+                race_detached(entrants, never, head_start)
+            } else {
+                race(entrants, never, head_start)
+            };
+            let (answers, _) = undecided(finish);
+            assert_eq!(answers.len(), 4, "detached: {detached}");
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "waited out the head start"
+            );
+            let mut spans = spans.lock().unwrap().clone();
+            spans.sort_by_key(|(_, start, _)| *start);
+            let order: Vec<usize> = spans.iter().map(|(i, ..)| *i).collect();
+            assert_eq!(order, [0, 1, 2, 3], "detached: {detached}");
+            for pair in spans.windows(2) {
+                assert!(pair[1].1 >= pair[0].2, "overlap: {spans:?}");
+            }
+        }
+    }
+
     /// An undecided race's answers in the entrants' order, and whether it
     /// ran out of time.
     type Answers<T> = Vec<(usize, Result<T, Ended>)>;
