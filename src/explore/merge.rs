@@ -82,11 +82,19 @@ pub(crate) fn differing_vars(a: &State, b: &State) -> Vec<u32> {
 }
 
 fn differs(a: &State, b: &State, x: CellId, y: CellId, seen: &mut Vec<(CellId, CellId)>) -> bool {
+    let (u, v) = (a.read(x), b.read(y));
+    // Only cells that reach others can lead back to a pair under
+    // comparison; the rest are compared at once (a store's array
+    // elements made `seen` long, and each look-up scanned it).
+    let reaches = |w: &Value| matches!(w, Value::Ptr(_) | Value::Array(_) | Value::Record(_));
+    if !reaches(u) || !reaches(v) {
+        return u != v;
+    }
     if seen.contains(&(x, y)) {
         return false;
     }
     seen.push((x, y));
-    match (a.read(x), b.read(y)) {
+    match (u, v) {
         (Value::Ptr(p), Value::Ptr(q)) => differs(a, b, *p, *q, seen),
         (Value::Array(p), Value::Array(q)) => {
             p.len() != q.len()

@@ -240,8 +240,12 @@ impl UnaryChecks {
             .next()
             .expect("a path condition's node has a conjunct");
         let parts = self.parts(terms, conjunct);
-        let mut kept = parent.clone();
-        kept.other |= parts.iter().any(|p| matches!(p, Part::Other(_)));
+        let mut kept = Kept {
+            case: None,
+            other: parent.other || parts.iter().any(|p| matches!(p, Part::Other(_))),
+            forced: parent.forced.clone(),
+            contradicted: parent.contradicted,
+        };
         let search = self.search(terms, 0);
         let mut literals = Vec::new();
         for p in parts.iter() {
@@ -259,6 +263,12 @@ impl UnaryChecks {
                 (self.extend(terms, case, conjunct)).or_else(|| self.anew(terms, &pc))
             }
         };
+        // What holds already only spares the greedy pass repeated work: a
+        // formula it meets again holds again on ranges that only narrow.
+        // Forgotten, the case is cheap to copy at each check.
+        if let Some(case) = &mut kept.case {
+            case.holding = HashSet::default();
+        }
         kept
     }
 
