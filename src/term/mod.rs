@@ -178,6 +178,10 @@ pub struct Terms {
     /// Basic symbols by name, so that a symbol means the same slot in every
     /// store that imports a term (see `symbol`).
     symbol_index: HashMap<String, Var>,
+    /// Each comparison built, by its operands: an executor compares the
+    /// same terms in state after state (HWM's witness search spent an
+    /// eighth of its time normalising the same differences again).
+    compared: HashMap<(bool, TermId, TermId), TermId>,
 }
 
 impl Terms {
@@ -488,6 +492,18 @@ impl Terms {
     /// A difference that is one `ite` with constant branches is decided per
     /// branch: `ite(c, 2, 0) = 0` becomes `¬c`.
     fn compare(&mut self, is_eq: bool, a: TermId, b: TermId) -> TermId {
+        if let Some(&c) = self.compared.get(&(is_eq, a, b)) {
+            return c;
+        }
+        let c = self.compare_anew(is_eq, a, b);
+        // A fresh Boolean stands for one comparison over ⋆, never two.
+        if !self.contains_star_pred(c) {
+            self.compared.insert((is_eq, a, b), c);
+        }
+        c
+    }
+
+    fn compare_anew(&mut self, is_eq: bool, a: TermId, b: TermId) -> TermId {
         if self.sort(a) != Sort::Int || self.sort(b) != Sort::Int {
             // Only integers are compared; keep other sorts as they are.
             let (a, b) = if a <= b { (a, b) } else { (b, a) };
