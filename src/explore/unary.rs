@@ -185,14 +185,8 @@ impl UnaryChecks {
         }
         let parts = self.parts(terms, extra);
         let search = self.search(terms, 0);
-        let mut literals = Vec::new();
-        for p in parts.iter() {
-            if let Part::Formula(f, _) = p {
-                search.forced_literals((*f, false), &mut literals);
-            }
-        }
-        literals.iter().any(|l| {
-            let (atom, rel) = search.bound(*l);
+        (search.forced_by(&parts).into_iter()).any(|l| {
+            let (atom, rel) = search.bound(l);
             !kept.forced.get(&atom).unwrap_or(&Range::ANY).admits(&rel)
         })
     }
@@ -247,13 +241,7 @@ impl UnaryChecks {
             contradicted: parent.contradicted,
         };
         let search = self.search(terms, 0);
-        let mut literals = Vec::new();
-        for p in parts.iter() {
-            if let Part::Formula(f, _) = p {
-                search.forced_literals((*f, false), &mut literals);
-            }
-        }
-        for l in literals {
+        for l in search.forced_by(&parts) {
             let (atom, rel) = search.bound(l);
             kept.contradicted |= !kept.forced.entry(atom).or_default().narrow(&rel);
         }
@@ -798,16 +786,21 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// The literals `f` forces: itself if it is one, those of each
-    /// conjunct of a conjunction, those that every case of a disjunction
-    /// forces (the path conditions of merged states repeat them), within
-    /// [`FORCED_STEPS`] subformulas (past them, fewer).
-    fn forced_literals(&self, f: Polar, out: &mut Vec<Polar>) {
+    /// The literals the formulas among `parts` force: a literal itself,
+    /// those of each conjunct of a conjunction, those that every case of a
+    /// disjunction forces (the path conditions of merged states repeat
+    /// them), within [`FORCED_STEPS`] subformulas (past them, fewer).
+    fn forced_by(&self, parts: &[Part]) -> Vec<Polar> {
         let mut steps = FORCED_STEPS;
-        out.extend(self.forced(f, &mut steps));
+        (parts.iter())
+            .flat_map(|p| match p {
+                Part::Formula(f, _) => self.forced((*f, false), &mut steps),
+                Part::Other(_) => Vec::new(),
+            })
+            .collect()
     }
 
-    /// [`Search::forced_literals`], sorted and without repeats.
+    /// The literals `f` forces, sorted and without repeats.
     fn forced(&self, f: Polar, steps: &mut u32) -> Vec<Polar> {
         let Some(left) = steps.checked_sub(1) else {
             return Vec::new();
