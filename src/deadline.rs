@@ -601,10 +601,10 @@ pub fn race_detached<T: Send + 'static>(
         let (stop, late) = (stop.clone(), late.clone());
         drop(std::thread::Builder::new().spawn(move || {
             for entrant in later {
-                match entrant.1 {
-                    Some(turn) if !late.wait(turn, &stop) => break,
-                    _ => start(entrant),
+                if entrant.1.is_some_and(|turn| !late.wait(turn, &stop)) {
+                    break;
                 }
+                start(entrant);
             }
         }));
     }
@@ -616,9 +616,14 @@ pub fn race_detached<T: Send + 'static>(
 /// When all are late, none waits.
 fn late_turns<T>(entrants: &[Entrant<'_, T>]) -> Vec<Option<usize>> {
     let all_late = entrants.iter().all(|e| e.late);
-    let mut next = 0..;
+    let mut turns = 0;
     (entrants.iter())
-        .map(|e| (e.late && !all_late).then(|| next.next().unwrap_or_default()))
+        .map(|e| {
+            (e.late && !all_late).then(|| {
+                turns += 1;
+                turns - 1
+            })
+        })
         .collect()
 }
 

@@ -24,7 +24,7 @@
 //! walked the whole path condition, and a file of n asserts cost time
 //! quadratic in n (docs/thesis-executor.md, "Solver session").
 
-use super::state::PathCond;
+use super::state::{PathCond, PcNode};
 use crate::term::{Node, Sort, TermId, Terms, Var};
 use num_bigint::BigInt;
 use num_integer::Integer;
@@ -218,21 +218,18 @@ impl UnaryChecks {
         }
         for node in since.into_iter().rev() {
             let id = node.id;
-            kept = Arc::new(self.with_conjunct(terms, &kept, PathCond(Some(node))));
+            kept = Arc::new(self.with_conjunct(terms, &kept, node));
             self.kept.insert(id, kept.clone());
         }
         kept
     }
 
-    /// `parent`'s, with `pc`'s newest conjunct. Where the conjunct cannot
-    /// extend the parent's case (a choice made for an older disjunction is
-    /// refuted now), the greedy pass starts over on the whole path
-    /// condition, which takes its literals first.
-    fn with_conjunct(&mut self, terms: &Terms, parent: &Kept, pc: PathCond) -> Kept {
-        let conjunct = pc
-            .iter()
-            .next()
-            .expect("a path condition's node has a conjunct");
+    /// `parent`'s, with `node`'s conjunct. Where the conjunct cannot extend
+    /// the parent's case (a choice made for an older disjunction is refuted
+    /// now), the greedy pass starts over on the whole path condition, which
+    /// takes its literals first.
+    fn with_conjunct(&mut self, terms: &Terms, parent: &Kept, node: Arc<PcNode>) -> Kept {
+        let conjunct = node.conjunct;
         let parts = self.parts(terms, conjunct);
         let mut kept = Kept {
             case: None,
@@ -247,9 +244,8 @@ impl UnaryChecks {
         }
         kept.case = match (&parent.case, kept.other) {
             (_, true) | (None, _) => None,
-            (Some(case), false) => {
-                (self.extend(terms, case, conjunct)).or_else(|| self.anew(terms, &pc))
-            }
+            (Some(case), false) => (self.extend(terms, case, conjunct))
+                .or_else(|| self.greedy_case(terms, PathCond(Some(node)).iter())),
         };
         // What holds already only spares the greedy pass repeated work: a
         // formula it meets again holds again on ranges that only narrow.
@@ -260,10 +256,25 @@ impl UnaryChecks {
         kept
     }
 
-    /// The greedy pass's case for the whole of `pc`.
-    fn anew(&mut self, terms: &Terms, pc: &PathCond) -> Option<Case> {
+    /// The greedy pass's case for all of `conjuncts` from scratch.
+    fn greedy_case(
+        &mut self,
+        terms: &Terms,
+        conjuncts: impl Iterator<Item = TermId>,
+    ) -> Option<Case> {
+        let formulas = self.formulas(terms, conjuncts)?;
+        Search::greedy_pass(terms, &self.bounds, formulas)
+    }
+
+    /// The parts of `conjuncts`, if each is a formula of bounds (`None`: a
+    /// part is of another shape).
+    fn formulas(
+        &mut self,
+        terms: &Terms,
+        conjuncts: impl Iterator<Item = TermId>,
+    ) -> Option<Vec<Polar>> {
         let mut formulas = Vec::new();
-        for c in pc.iter() {
+        for c in conjuncts {
             for p in self.parts(terms, c).iter() {
                 match p {
                     Part::Formula(f, _) => formulas.push((*f, false)),
@@ -271,18 +282,13 @@ impl UnaryChecks {
                 }
             }
         }
-        Search::greedy_pass(terms, &self.bounds, formulas)
+        Some(formulas)
     }
 
     /// `case` extended greedily so that `t` holds too (`None`: a part of
     /// `t` is of another shape, or the greedy pass fails).
     fn extend(&mut self, terms: &Terms, case: &Case, t: TermId) -> Option<Case> {
-        let todo = (self.parts(terms, t).iter())
-            .map(|p| match p {
-                Part::Formula(f, _) => Some((*f, false)),
-                Part::Other(_) => None,
-            })
-            .collect::<Option<Vec<Polar>>>()?;
+        let todo = self.formulas(terms, std::iter::once(t))?;
         let steps = GREEDY_STEPS_PER_FORMULA * todo.len() as u32;
         self.search(terms, steps).greedy(todo, case.clone())
     }
@@ -332,16 +338,7 @@ impl UnaryChecks {
         pc: impl Iterator<Item = TermId>,
         extra: TermId,
     ) -> Option<HashMap<TermId, i64>> {
-        let mut formulas = Vec::new();
-        for t in std::iter::once(extra).chain(pc) {
-            for p in self.parts(terms, t).iter() {
-                match p {
-                    Part::Formula(f, _) => formulas.push((*f, false)),
-                    Part::Other(_) => return None,
-                }
-            }
-        }
-        let case = Search::greedy_pass(terms, &self.bounds, formulas)?;
+        let case = self.greedy_case(terms, std::iter::once(extra).chain(pc))?;
         let model = values_of(&case)?;
         self.decided += 1;
         Some(model)

@@ -847,9 +847,9 @@ fn a_traced_run_is_the_run_and_folds_its_loops() {
 /// (on a big one); it never overflows the host stack.
 #[test]
 fn native_recursion_stays_within_the_host_stack() {
-    let src = "down(n) { var r; if (n == 0) { r = 0; } else { r = 1 + down(n - 1); } return r; }\nmain(n) { return down(n); }\n";
-    let (p, errors) = parse(src);
-    assert!(errors.is_empty());
+    let p = program(
+        "down(n) { var r; if (n == 0) { r = 0; } else { r = 1 + down(n - 1); } return r; }\nmain(n) { return down(n); }\n",
+    );
     let limits = Limits {
         max_steps: 10_000_000,
         max_call_depth: 1_000_000,
@@ -884,9 +884,7 @@ fn native_recursion_stays_within_the_host_stack() {
 /// own thread too, though its deadline is far.
 #[test]
 fn a_stopped_token_ends_a_run_in_flight() {
-    let src = "main(n) { var i; i = 0; while (i < n) { i = i + 1; } return i; }\n";
-    let (p, errors) = parse(src);
-    assert!(errors.is_empty());
+    let p = program("main(n) { var i; i = 0; while (i < n) { i = i + 1; } return i; }\n");
     let w = Witness {
         args: vec![("n".into(), ArgValue::Int(BigInt::from(i64::MAX)))],
         input: vec![],
