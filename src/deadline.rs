@@ -781,6 +781,22 @@ impl LateStart {
     }
 }
 
+/// How long a search for all of a file's targets at once may go on: a
+/// head start, and as much again per target found. It stops when finding
+/// them costs more than checking them one by one would.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    pub head_start: Duration,
+    pub per_found: Duration,
+}
+
+impl Pace {
+    /// The time allowed from the start with `found` targets found.
+    pub fn allowed(&self, found: usize) -> Duration {
+        self.head_start + self.per_found * found as u32
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

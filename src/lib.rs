@@ -14,6 +14,7 @@ pub mod db;
 pub mod deadline;
 pub mod engine;
 pub mod explore;
+pub mod fuzz;
 pub mod generator;
 pub mod interp;
 pub mod ir;

@@ -43,6 +43,7 @@ pub static ENGINES: &[&dyn Decider] = &[
     &crate::chc::HornClauses,
     &crate::explore::GuidedExecutor,
     &crate::explore::WitnessSearch,
+    &crate::fuzz::Fuzzer,
     &crate::compositional::Compositional,
     &crate::compact::Compact,
 ];

@@ -160,7 +160,9 @@ pub struct CheckArgs {
     /// run ends with no unknown leaf; programs with only integers, no recursion).
     /// `compact`: compact symbolic execution (loop and recursion templates,
     /// docs/compact-se.md; a replayed witness of an error leaf; `unreachable` when the
-    /// compact tree is complete without one).
+    /// compact tree is complete without one). `fuzz`: random tests made of the
+    /// program's constants for up to 20 ms (docs/fuzzing.md; replayed witnesses
+    /// only, never `unreachable`).
     #[arg(long, default_value = check::PORTFOLIO, value_parser = engine_parser())]
     pub engine: String,
     /// With `--engine all`: start the engines after the first --portfolio-head ones
@@ -172,7 +174,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub portfolio_head: u64,
     /// With `--engine all`: the engines that race, comma-separated, in the order they
-    /// start (default: explore-search,nc,chc,explore,compositional,compact; the
+    /// start (default: fuzz,nc,explore-search,chc,explore,compositional,compact; the
     /// compositional engine only on programs with functions besides main).
     #[arg(long, value_delimiter = ',', value_name = "ENGINES", value_parser = portfolio_parser())]
     pub portfolio: Option<Vec<String>>,

@@ -152,9 +152,10 @@ pub const DEFAULT_PORTFOLIO_HEAD: usize = 2;
 
 /// The portfolio's engines by default, in the order they start (measured:
 /// docs/portfolio.md §3).
-pub const DEFAULT_PORTFOLIO: [&str; 6] = [
-    "explore-search",
+pub const DEFAULT_PORTFOLIO: [&str; 7] = [
+    "fuzz",
     "nc",
+    "explore-search",
     "chc",
     "explore",
     "compositional",
@@ -384,6 +385,8 @@ pub enum How {
     Counterexample,
     /// A path to the target, found by executing the program, replayed.
     PathFound,
+    /// A random test that reached the target, replayed.
+    Tested,
     /// Every path explored (or a compact tree complete) without an error.
     EveryPath,
     /// A compositional run that ended with no unknown leaf.
@@ -440,6 +443,7 @@ impl fmt::Display for Method {
                 other => format!("{other}-every-path"),
             },
             How::Terminated => format!("{}-terminated", self.engine),
+            How::Tested => self.engine.to_string(),
             How::EarlierWitness => "earlier-witness".into(),
         };
         let whole = matches!(self.how, How::EveryPath | How::PathFound)

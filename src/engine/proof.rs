@@ -75,13 +75,15 @@ impl Proof {
             How::ConditionFalse => Proof::ConditionFalse,
             How::Invariant => Proof::Invariants(vec![]),
             How::EveryPath if method.engine == "compact" => Proof::CompactTree,
-            How::EveryPath | How::PathFound | How::Counterexample | How::EarlierWitness => {
-                Proof::EveryPath(PathCounts {
-                    paths: count("paths"),
-                    merged: count("states merged"),
-                    subsumed: count("subsumed"),
-                })
-            }
+            How::EveryPath
+            | How::PathFound
+            | How::Counterexample
+            | How::EarlierWitness
+            | How::Tested => Proof::EveryPath(PathCounts {
+                paths: count("paths"),
+                merged: count("states merged"),
+                subsumed: count("subsumed"),
+            }),
             How::Terminated => Proof::Compositional,
         }
     }

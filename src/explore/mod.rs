@@ -105,22 +105,7 @@ pub enum IndexMode {
 /// A callback that shows the statistics of a run in progress.
 pub type Progress = Box<dyn Fn(&Stats)>;
 
-/// How long a run that keeps every error may go on: a head start, and
-/// as much again per error found (one per target). A run for all of a
-/// file's targets at once stops when finding them costs more than
-/// checking them one by one would.
-#[derive(Clone, Copy, Debug)]
-pub struct Pace {
-    pub head_start: Duration,
-    pub per_error: Duration,
-}
-
-impl Pace {
-    /// The time allowed from the start with `found` errors found.
-    pub fn allowed(&self, found: usize) -> Duration {
-        self.head_start + self.per_error * found as u32
-    }
-}
+pub use crate::deadline::Pace;
 
 pub struct Options {
     pub strategy: Strategy,

@@ -367,6 +367,13 @@ impl InputReads {
     }
 }
 
+/// How deep the lists of each of `main`'s parameters nest, as a witness
+/// gives them (0: an integer), in order; `None` without a `main`.
+pub fn main_depths(program: &Program) -> Option<Vec<u32>> {
+    let main = program.function("main")?;
+    Some(main_args::index_depths(program, main))
+}
+
 /// Host stack for a run: deep microc recursion recurses on the host.
 pub(crate) const STACK_SIZE: usize = 1 << 30;
 

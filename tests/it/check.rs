@@ -948,6 +948,7 @@ fn the_portfolio_decides_with_a_replayed_witness_or_a_proof() {
             "explore",
             "explore-search",
             "compositional",
+            "fuzz",
         ];
         assert!(engines.contains(&t["engine"].as_str().unwrap_or("")), "{t}");
         if t["verdict"] == "reachable" {
@@ -977,6 +978,29 @@ fn the_portfolio_decides_with_a_replayed_witness_or_a_proof() {
     for list in ["all", "nc,nc+explore", ""] {
         let out = apc(&["check", &file, "--portfolio", list]);
         assert_eq!(out.status.code(), Some(2), "--portfolio {list}");
+    }
+}
+
+/// The fuzzer alone: a string the program compares its input with is
+/// drawn from its array literal, and the witness replays; a target no
+/// test reaches is `unknown`, never `unreachable`.
+#[test]
+fn the_fuzzer_reaches_a_target_behind_a_string_and_proves_nothing() {
+    let file = program("hello.mc");
+    let args = [
+        "check", &file, "--format", "json", "--engine", "fuzz", "--target", "28:5",
+    ];
+    let t = &json(&apc(&args))["targets"][0];
+    assert_eq!(t["verdict"], "reachable", "{t}");
+    assert_eq!(t["method"], "fuzz", "{t}");
+    let run = replay(&file, &t["witness"]);
+    assert_eq!(run["error"]["line"], 28, "{run}");
+    let safe = program("oneloop.mc");
+    let out = apc(&["check", &safe, "--format", "json", "--engine", "fuzz"]);
+    for t in json(&out)["targets"].as_array().unwrap() {
+        assert_eq!(t["verdict"], "unknown", "{t}");
+        let why = t["reason"].as_str().unwrap_or("");
+        assert!(why.contains("random tests reached it"), "{t}");
     }
 }
 
@@ -1150,11 +1174,12 @@ fn every_registered_engine_answers_through_the_contract() {
     }
 }
 
-/// A file of many reachable asserts is decided by one exploration of the
-/// whole program (the sweep): every assert reachable, each witness
-/// replaying to its own assert, decided by the executor's witness search
-/// for all targets at once; and a file whose exploration ends every path
-/// without an error is proved the same way.
+/// A file of many reachable asserts is decided by one campaign of tests
+/// and one exploration of the whole program (the sweep): every assert
+/// reachable, each witness replaying to its own assert, decided by the
+/// fuzzer or the executor's witness search for all targets at once; and
+/// a file whose exploration ends every path without an error is proved
+/// the same way.
 #[test]
 fn one_sweep_decides_a_file_of_many_asserts() {
     let dir = std::env::temp_dir().join(format!("apc-sweep-{}", std::process::id()));
@@ -1163,7 +1188,7 @@ fn one_sweep_decides_a_file_of_many_asserts() {
     assert_eq!(targets.len(), 30, "{report}");
     for t in targets {
         assert_eq!(t["verdict"], "reachable", "{t}");
-        assert_eq!(t["method"], "explore-sweep", "{t}");
+        assert!(SWEPT.contains(&t["method"].as_str().unwrap_or("")), "{t}");
         let run = replay(&file, &t["witness"]);
         assert_eq!(run["error"]["line"], t["line"], "{t}\n{run}");
     }
@@ -1188,6 +1213,9 @@ fn one_sweep_decides_a_file_of_many_asserts() {
 
 /// `apc check` (JSON) of a file of `n` reachable asserts of one shape,
 /// `assert(x != i || y != 3i)`, written in `dir`: the file and the report.
+/// The methods of the sweep, which decides targets for all of them at once.
+const SWEPT: [&str; 2] = ["fuzz-every-target", "explore-sweep"];
+
 fn check_asserts(dir: &Path, n: usize) -> (String, Value) {
     check_asserts_of(dir, n, |i| format!("x != {i} || y != {}", 3 * i))
 }
@@ -1222,7 +1250,8 @@ fn solver_work_grows_linearly_in_the_number_of_asserts() {
         // compares runs that took the same path: a run whose sweep did not
         // decide every target is run again (at most three times).
         let swept = |r: &Value| {
-            (r["targets"].as_array().into_iter().flatten()).all(|t| t["method"] == "explore-sweep")
+            (r["targets"].as_array().into_iter().flatten())
+                .all(|t| SWEPT.contains(&t["method"].as_str().unwrap_or("")))
         };
         let condition = |i: usize| format!("x + y != {i} || x - y != {i}");
         let mut report = check_asserts_of(&dir, n, condition).1;

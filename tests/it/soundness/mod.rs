@@ -685,7 +685,16 @@ fn check_verdicts(
                     );
                     findings.add(true, "unsound", p, what, &src);
                 }
-                Verdict::Reachable(_) => st.verdicts[1] += 1,
+                Verdict::Reachable(witness) => {
+                    st.verdicts[1] += 1;
+                    if let Err(missed) = replays_to(&parsed.program, &lines, &src, witness, &t) {
+                        let what = format!(
+                            "{where_}: the witness of {:?} does not replay to it: {missed}",
+                            report.method
+                        );
+                        findings.add(true, "unreplayed", p, what, &src);
+                    }
+                }
                 Verdict::Unknown(why) => {
                     st.verdicts[2] += 1;
                     let short: String = why.split([':', '(']).next().unwrap_or(why).into();
@@ -703,6 +712,46 @@ fn check_verdicts(
         }
     }
     (st, findings)
+}
+
+/// Whether the reference interpreter's run of `w` fails at `t` (else what
+/// it did): every engine's witness is checked again here, apart from the
+/// fast engine that some engines test with.
+fn replays_to(
+    program: &apc::syntax::ast::Program,
+    lines: &apc::syntax::LineIndex,
+    src: &str,
+    w: &Witness,
+    t: &db::Target,
+) -> Result<(), String> {
+    let r = interp::run_reference(program, w, Limits::default()).map_err(|e| e.to_string())?;
+    match r.outcome {
+        Outcome::Error { kind, span } => {
+            let (line, col) = lines.line_col(src, span.start);
+            if (kind, line, col) == (t.kind, t.line, t.col) {
+                Ok(())
+            } else {
+                Err(format!("it fails with {kind} at {line}:{col}"))
+            }
+        }
+        other => Err(format!("it ends with {other:?}")),
+    }
+}
+
+/// The fuzzer as an engine never says `unreachable`, and every witness it
+/// gives replays on the reference interpreter (it tests with the fast
+/// engine). The long run is `SOUNDNESS_FUZZ_PROGRAMS=2000`.
+#[test]
+fn fuzz_verdicts_never_contradict_runs() {
+    let n: usize = env_or("SOUNDNESS_FUZZ_PROGRAMS", 25);
+    let seed = seed_or(0x5eed_c4ec_0000_f022);
+    let (st, findings) = check_verdicts(seed, n, &Knobs::from_env(), "fuzz");
+    eprintln!(
+        "fuzz: {n} programs, {} targets hit: {} unreachable, {} reachable, {} unknown",
+        st.hit_targets, st.verdicts[0], st.verdicts[1], st.verdicts[2]
+    );
+    findings.assert_none_fatal();
+    assert!(st.verdicts[1] > 0, "the fuzzer found no witness: {st:?}");
 }
 
 /// CI runs 100 programs (about 50 s in release mode on two cores); the

@@ -1,0 +1,197 @@
+//! Tests drawn from the dictionary (docs/fuzzing.md §2): values for
+//! main's parameters, by their depth (an integer, a list, a list of
+//! lists), and for its input stream when it reads one.
+
+use super::dictionary::Dictionary;
+use crate::interp::{ArgValue, Witness};
+use num_bigint::BigInt;
+use rand_chacha::ChaCha8Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
+/// The longest list a test gives (a read past it gives 0).
+const MAX_LENGTH: usize = 64;
+
+/// What main takes: each parameter's name and how deep its lists nest
+/// (0: an integer), and whether it reads the input stream.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    pub params: Vec<(String, u32)>,
+    pub reads_stream: bool,
+}
+
+/// An endless, reproducible sequence of tests of one shape.
+pub struct Tests<'d> {
+    dictionary: &'d Dictionary,
+    shape: Shape,
+    /// The dictionary's integers that make a list's length.
+    lengths: Vec<usize>,
+    rng: ChaCha8Rng,
+}
+
+impl<'d> Tests<'d> {
+    pub fn new(dictionary: &'d Dictionary, shape: Shape, seed: u64) -> Tests<'d> {
+        let lengths = (dictionary.integers.iter())
+            .filter_map(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= MAX_LENGTH)
+            .collect();
+        Tests {
+            dictionary,
+            shape,
+            lengths,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// The next test.
+    pub fn next_test(&mut self) -> Witness {
+        let params = self.shape.params.clone();
+        let args = (params.into_iter())
+            .map(|(name, depth)| (name, self.value(depth)))
+            .collect();
+        let input = if self.shape.reads_stream {
+            let n = self.length();
+            (0..n).map(|_| self.integer()).collect()
+        } else {
+            vec![]
+        };
+        Witness { args, input }
+    }
+
+    /// A value for a parameter whose lists nest `depth` deep.
+    fn value(&mut self, depth: u32) -> ArgValue {
+        match depth {
+            0 => ArgValue::Int(self.integer()),
+            1 => ArgValue::List(self.row().into_iter().map(ArgValue::Int).collect()),
+            _ => self.rows(depth),
+        }
+    }
+
+    /// A list of lists: all alike half the time (a matrix filled with one
+    /// pattern), else each its own.
+    fn rows(&mut self, depth: u32) -> ArgValue {
+        let n = self.length();
+        if self.chance(2) {
+            let row = self.value(depth - 1);
+            ArgValue::List(vec![row; n])
+        } else {
+            ArgValue::List((0..n).map(|_| self.value(depth - 1)).collect())
+        }
+    }
+
+    /// A list of integers: tokens one after another, one value repeated,
+    /// or values each drawn alone.
+    fn row(&mut self) -> Vec<BigInt> {
+        match self.below(3) {
+            0 if !self.dictionary.tokens.is_empty() => self.tokens(),
+            1 => {
+                let v = self.integer();
+                vec![v; self.length()]
+            }
+            _ => (0..self.length()).map(|_| self.integer()).collect(),
+        }
+    }
+
+    /// One to four tokens, one after another (sometimes a value between).
+    fn tokens(&mut self) -> Vec<BigInt> {
+        let count = 1 + self.below(4);
+        let mut row = Vec::new();
+        for _ in 0..count {
+            let t = self.below(self.dictionary.tokens.len());
+            row.extend(self.dictionary.tokens[t].iter().cloned());
+            if self.chance(4) {
+                row.push(self.integer());
+            }
+        }
+        row.truncate(MAX_LENGTH);
+        row
+    }
+
+    /// An integer: the dictionary's mostly, else a small one.
+    fn integer(&mut self) -> BigInt {
+        if self.chance(8) {
+            BigInt::from(self.below(201) as i64 - 100)
+        } else {
+            let i = self.below(self.dictionary.integers.len());
+            self.dictionary.integers[i].clone()
+        }
+    }
+
+    /// A list's length: small half the time, else one of the dictionary's.
+    fn length(&mut self) -> usize {
+        if self.chance(2) || self.lengths.is_empty() {
+            self.below(9)
+        } else {
+            let i = self.below(self.lengths.len());
+            self.lengths[i]
+        }
+    }
+
+    /// Uniform in `0..n` (`n` > 0).
+    fn below(&mut self, n: usize) -> usize {
+        (self.rng.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// True once in `n`.
+    fn chance(&mut self, n: usize) -> bool {
+        self.below(n) == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape() -> Shape {
+        Shape {
+            params: vec![("n".into(), 0), ("a".into(), 1), ("m".into(), 2)],
+            reads_stream: true,
+        }
+    }
+
+    fn depth(v: &ArgValue) -> Option<u32> {
+        match v {
+            ArgValue::Int(_) => Some(0),
+            ArgValue::List(xs) => {
+                let ds: Option<Vec<u32>> = xs.iter().map(depth).collect();
+                let ds = ds?;
+                match ds.first() {
+                    None => Some(1),
+                    Some(&d) => ds.iter().all(|&e| e == d).then_some(d + 1),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tests_have_the_shape_and_repeat_with_the_seed() {
+        let (program, _) =
+            crate::syntax::parse("main(n, a, m) { var s; s = [3, 4]; return n + 7; }");
+        let d = Dictionary::of(&program);
+        let made = |seed| {
+            let mut t = Tests::new(&d, shape(), seed);
+            (0..200).map(|_| t.next_test()).collect::<Vec<_>>()
+        };
+        let tests = made(7);
+        assert_eq!(tests, made(7));
+        assert_ne!(tests, made(8));
+        for w in &tests {
+            let names: Vec<&str> = w.args.iter().map(|(n, _)| n.as_str()).collect();
+            assert_eq!(names, ["n", "a", "m"]);
+            assert_eq!(depth(&w.args[0].1), Some(0));
+            assert_eq!(depth(&w.args[1].1), Some(1));
+            // An empty matrix has depth 1 as written; any other, 2.
+            let d = depth(&w.args[2].1).expect("rows of one depth");
+            assert!(
+                d == 2
+                    || matches!(&w.args[2].1, ArgValue::List(r) if r.is_empty() || d == 1 && r.iter().all(|x| matches!(x, ArgValue::List(c) if c.is_empty()))),
+                "{:?}",
+                w.args[2]
+            );
+        }
+        let sevens = tests
+            .iter()
+            .filter(|w| w.args[0].1 == ArgValue::Int(7.into()));
+        assert!(sevens.count() > 0, "the literal 7 is drawn");
+        assert!(tests.iter().any(|w| !w.input.is_empty()));
+    }
+}
