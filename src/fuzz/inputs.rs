@@ -148,17 +148,12 @@ mod tests {
         }
     }
 
-    fn depth(v: &ArgValue) -> Option<u32> {
+    /// Whether `v` is a value of depth `d` (an empty list fits any list
+    /// depth).
+    fn fits(v: &ArgValue, d: u32) -> bool {
         match v {
-            ArgValue::Int(_) => Some(0),
-            ArgValue::List(xs) => {
-                let ds: Option<Vec<u32>> = xs.iter().map(depth).collect();
-                let ds = ds?;
-                match ds.first() {
-                    None => Some(1),
-                    Some(&d) => ds.iter().all(|&e| e == d).then_some(d + 1),
-                }
-            }
+            ArgValue::Int(_) => d == 0,
+            ArgValue::List(xs) => d > 0 && xs.iter().all(|x| fits(x, d - 1)),
         }
     }
 
@@ -177,21 +172,21 @@ mod tests {
         for w in &tests {
             let names: Vec<&str> = w.args.iter().map(|(n, _)| n.as_str()).collect();
             assert_eq!(names, ["n", "a", "m"]);
-            assert_eq!(depth(&w.args[0].1), Some(0));
-            assert_eq!(depth(&w.args[1].1), Some(1));
-            // An empty matrix has depth 1 as written; any other, 2.
-            let d = depth(&w.args[2].1).expect("rows of one depth");
-            assert!(
-                d == 2
-                    || matches!(&w.args[2].1, ArgValue::List(r) if r.is_empty() || d == 1 && r.iter().all(|x| matches!(x, ArgValue::List(c) if c.is_empty()))),
-                "{:?}",
-                w.args[2]
-            );
+            for ((_, v), (_, d)) in w.args.iter().zip(&shape().params) {
+                assert!(fits(v, *d), "{v:?} is no value of depth {d}");
+            }
         }
         let sevens = tests
             .iter()
             .filter(|w| w.args[0].1 == ArgValue::Int(7.into()));
         assert!(sevens.count() > 0, "the literal 7 is drawn");
         assert!(tests.iter().any(|w| !w.input.is_empty()));
+        let token = [ArgValue::Int(3.into()), ArgValue::Int(4.into())];
+        let starts_with_token =
+            |w: &Witness| matches!(&w.args[1].1, ArgValue::List(xs) if xs.starts_with(&token));
+        assert!(
+            tests.iter().any(starts_with_token),
+            "the token [3, 4] is drawn"
+        );
     }
 }

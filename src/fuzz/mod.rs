@@ -7,6 +7,7 @@
 //! - [`dictionary`]: the constants (integers and their neighbours, array
 //!   literals as tokens);
 //! - [`inputs`]: tests drawn from them, by the shape of main's inputs;
+//! - [`smaller`]: a test that reached its target, with smaller values;
 //! - here: the engine, and a campaign for several targets at once.
 //!
 //! Knows the front end (through `db`), the interpreter, witnesses and the
@@ -14,6 +15,7 @@
 
 mod dictionary;
 mod inputs;
+mod smaller;
 
 pub use dictionary::Dictionary;
 pub use inputs::{Shape, Tests};
@@ -135,7 +137,7 @@ pub fn campaign(
         else {
             continue;
         };
-        if let Some(w) = runner.confirmed(w, target) {
+        if let Some(w) = runner.confirmed(w, target, &dictionary) {
             c.found.push((target.clone(), w));
             if first_only {
                 break;
@@ -204,12 +206,13 @@ impl<'a> Runner<'a> {
         (self.targets.iter()).find(|t| t.kind == kind && (t.line, t.col) == (line, col))
     }
 
-    /// `w`, which reached `target`, shrunk and replayed to it as every
-    /// engine's witness is.
-    fn confirmed(&self, w: Witness, target: &Target) -> Option<Witness> {
+    /// `w`, which reached `target`, shrunk, its values made smaller, and
+    /// replayed to it as every engine's witness is.
+    fn confirmed(&self, w: Witness, target: &Target, dictionary: &Dictionary) -> Option<Witness> {
         let replay = Replayer::new(self.program, self.text, std::slice::from_ref(target));
         replay.hit(&w).ok()?;
         let w = crate::witness::shrunk(w, &replay);
+        let w = smaller::smaller(w, dictionary, &replay);
         replay.hit(&w).ok().map(|_| w)
     }
 }
