@@ -8,6 +8,9 @@ use std::time::Duration;
 /// What an engine lacked, ranked: the higher, the further it got.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Lack {
+    /// Random tests, none of which reached the target (the least: tests
+    /// show nothing of why).
+    NoTestReached,
     /// It ran out of time, or its solver gave up.
     Time,
     /// It stopped at one of its limits.
@@ -42,6 +45,9 @@ pub fn one_line(d: &Decision, opts: &CheckOptions) -> String {
     };
     let mut line = match furthest {
         Some((Lack::Witness(what), engine)) => format!("{}: {what}", who(engine)),
+        Some((Lack::NoTestReached, engine)) => {
+            format!("{engine}: none of its random tests reached the target")
+        }
         Some((Lack::Recursion, engine)) => {
             format!("{}, and lacked a summary of the recursion", who(engine))
         }
@@ -73,7 +79,11 @@ pub fn one_line(d: &Decision, opts: &CheckOptions) -> String {
 /// What an engine's reason says it lacked.
 fn lack(why: &str) -> Lack {
     let w = why.to_lowercase();
-    if w.contains("products and quotients") || w.contains("invariants from runs: the invariant") {
+    if w.contains("random tests reached it") {
+        Lack::NoTestReached
+    } else if w.contains("products and quotients")
+        || w.contains("invariants from runs: the invariant")
+    {
         Lack::NonlinearInvariant
     } else if w.contains("recursion") {
         Lack::Recursion
@@ -167,6 +177,17 @@ mod tests {
             rec.starts_with("compositional got furthest, and lacked a summary of the recursion"),
             "{rec}"
         );
+        let tested = undecided(&[("fuzz", "none of 812 random tests reached it")], 30);
+        let expected = "fuzz: none of its random tests reached the target";
+        assert!(tested.starts_with(expected), "{tested}");
+        let beside = undecided(
+            &[
+                ("fuzz", "none of 812 random tests reached it"),
+                ("nc", "nc-sat-no-witness: the replay returned 1"),
+            ],
+            30,
+        );
+        assert!(beside.starts_with("nc got furthest"), "{beside}");
         let alone = undecided(&[("nc", "nc-sat-no-witness: the replay returned 0")], 30);
         assert!(alone.starts_with("nc: its condition has models"), "{alone}");
     }

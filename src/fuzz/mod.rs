@@ -72,6 +72,7 @@ impl Decider for Fuzzer {
                 d.reached = Some(target);
                 d
             }
+            None if stop.is_stopped() => Decision::unknown("timeout"),
             None => Decision::unknown(format!("none of {} random tests reached it", c.tests)),
         };
         d.stats.counts = vec![("tests", c.tests)];
