@@ -11,7 +11,7 @@ use crate::db;
 use crate::deadline::Stop;
 use crate::engine::{Decider, Decision, How, Question};
 use crate::witness::Replayer;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Compact symbolic execution.
 pub struct Compact;
@@ -44,9 +44,7 @@ impl Decider for Compact {
         let Some(profile) = q.options.solvers.first() else {
             return Decision::unknown("no solver");
         };
-        let left = (stop.deadline()).map_or(q.options.timeout, |d| {
-            d.saturating_duration_since(Instant::now())
-        });
+        let left = stop.remaining().unwrap_or(q.options.timeout);
         let opts = Options {
             compact: true,
             one_parameter: false,

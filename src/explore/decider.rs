@@ -12,7 +12,7 @@
 use super::{AtChecks, End, Guide, Merging, Options, Strategy};
 use crate::deadline::{self, Stop};
 use crate::engine::{Decider, Decision, How, Question};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The guided executor (`explore`).
 pub struct GuidedExecutor;
@@ -86,9 +86,7 @@ impl Decider for WitnessSearch {
 /// The executor's options for the time left (`None`: no solver, or too
 /// little time).
 fn options(q: &Question, stop: &Stop) -> Option<Options> {
-    let left = (stop.deadline()).map_or(q.options.timeout, |d| {
-        d.saturating_duration_since(Instant::now())
-    });
+    let left = stop.remaining().unwrap_or(q.options.timeout);
     let solver = q.options.solvers.first()?;
     if left < LEAST_TO_EXPLORE {
         return None;

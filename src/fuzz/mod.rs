@@ -58,9 +58,7 @@ impl Decider for Fuzzer {
     }
 
     fn decide(&self, q: &Question, stop: &Stop) -> Decision {
-        let left = (stop.deadline()).map_or(q.options.timeout, |d| {
-            d.saturating_duration_since(Instant::now())
-        });
+        let left = stop.remaining().unwrap_or(q.options.timeout);
         let c = match campaign(q.db, q.file, q.targets, Until::First(BUDGET.min(left))) {
             Ok(c) => c,
             Err(why) => return Decision::unknown(why),
