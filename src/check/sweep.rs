@@ -53,26 +53,7 @@ pub fn sweep(
     }
     let start = Instant::now();
     let targets: Vec<Target> = open.iter().map(|&i| s.targets[i].clone()).collect();
-    let wants = |engine| opts.portfolio.contains(&engine);
-    let (db, file) = (s.db.clone(), s.file);
-    let budget = crate::fuzz::BUDGET.min(opts.timeout);
-    let testing = opts.cancel.child(Some(start + budget * 2));
-    let (tests, exploration) = std::thread::scope(|scope| {
-        let tests = wants("fuzz").then(|| {
-            let (targets, testing) = (&targets, testing.clone());
-            let run = move || tested(&db, file, targets, opts, &testing);
-            crate::deadline::analysis_thread().spawn_scoped(scope, run)
-        });
-        // The tests stop when the exploration ends: the targets left go
-        // one by one, where the fuzzer runs the same tests again.
-        let exploration = wants("explore-search").then(|| {
-            let found = explored(s, &targets, opts);
-            testing.stop();
-            found
-        });
-        let tests = tests.and_then(|t| t.ok()?.join().ok());
-        (tests.flatten(), exploration.flatten())
-    });
+    let (tests, exploration) = side_by_side(s, &targets, opts);
     let solver = (exploration.as_ref()).map_or_else(Default::default, |e| e.solver);
     let whole = Cost {
         time: start.elapsed(),
@@ -102,6 +83,35 @@ pub fn sweep(
             }
         }
     }
+}
+
+/// The campaign of tests on a thread of its own and the exploration on
+/// this one, each when the portfolio has its engine: what each found.
+fn side_by_side(
+    s: &Subject,
+    targets: &[Target],
+    opts: &CheckOptions,
+) -> (Option<Found>, Option<Found>) {
+    let wants = |engine| opts.portfolio.contains(&engine);
+    let (db, file) = (s.db.clone(), s.file);
+    let budget = crate::fuzz::BUDGET.min(opts.timeout);
+    let testing = opts.cancel.child(Some(Instant::now() + budget * 2));
+    std::thread::scope(|scope| {
+        let tests = wants("fuzz").then(|| {
+            let testing = testing.clone();
+            let run = move || tested(&db, file, targets, opts, &testing);
+            crate::deadline::analysis_thread().spawn_scoped(scope, run)
+        });
+        // The tests stop when the exploration ends: the targets left go
+        // one by one, where the fuzzer runs the same tests again.
+        let exploration = wants("explore-search").then(|| {
+            let found = explored(s, targets, opts);
+            testing.stop();
+            found
+        });
+        let tests = tests.and_then(|t| t.ok()?.join().ok());
+        (tests.flatten(), exploration.flatten())
+    })
 }
 
 /// What one search of the sweep found: a decision for each target it
