@@ -11,6 +11,10 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 /// The longest list a test gives (a read past it gives 0).
 const MAX_LENGTH: usize = 64;
 
+/// The most rows a list of lists of lists (or deeper) has at each outer
+/// level: a test's cells stay in the thousands however deep the lists.
+const MAX_OUTER_ROWS: usize = 4;
+
 /// What main takes: each parameter's name and how deep its lists nest
 /// (0: an integer), and whether it reads the input stream.
 #[derive(Clone, Debug)]
@@ -25,6 +29,8 @@ pub struct Tests<'d> {
     shape: Shape,
     /// The dictionary's integers that make a list's length.
     lengths: Vec<usize>,
+    /// The value being drawn nests three or more lists deep.
+    deep: bool,
     rng: ChaCha8Rng,
 }
 
@@ -38,6 +44,7 @@ impl<'d> Tests<'d> {
             dictionary,
             shape,
             lengths,
+            deep: false,
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -46,7 +53,10 @@ impl<'d> Tests<'d> {
     pub fn next_test(&mut self) -> Witness {
         let params = self.shape.params.clone();
         let args = (params.into_iter())
-            .map(|(name, depth)| (name, self.value(depth)))
+            .map(|(name, depth)| {
+                self.deep = depth >= 3;
+                (name, self.value(depth))
+            })
             .collect();
         let input = if self.shape.reads_stream {
             let n = self.length();
@@ -67,9 +77,14 @@ impl<'d> Tests<'d> {
     }
 
     /// A list of lists: all alike half the time (a matrix filled with one
-    /// pattern), else each its own.
+    /// pattern), else each its own. Only a matrix's rows come in any
+    /// number; lists three or more deep have a few at each level above
+    /// their rows of integers.
     fn rows(&mut self, depth: u32) -> ArgValue {
-        let n = self.length();
+        let n = match depth {
+            2 if !self.deep => self.length(),
+            _ => self.below(MAX_OUTER_ROWS + 1),
+        };
         if self.chance(2) {
             let row = self.value(depth - 1);
             ArgValue::List(vec![row; n])
@@ -143,7 +158,12 @@ mod tests {
 
     fn shape() -> Shape {
         Shape {
-            params: vec![("n".into(), 0), ("a".into(), 1), ("m".into(), 2)],
+            params: vec![
+                ("n".into(), 0),
+                ("a".into(), 1),
+                ("m".into(), 2),
+                ("deep".into(), 5),
+            ],
             reads_stream: true,
         }
     }
@@ -154,6 +174,14 @@ mod tests {
         match v {
             ArgValue::Int(_) => d == 0,
             ArgValue::List(xs) => d > 0 && xs.iter().all(|x| fits(x, d - 1)),
+        }
+    }
+
+    /// How many integers `v` holds.
+    fn integers(v: &ArgValue) -> usize {
+        match v {
+            ArgValue::Int(_) => 1,
+            ArgValue::List(xs) => xs.iter().map(integers).sum(),
         }
     }
 
@@ -171,7 +199,9 @@ mod tests {
         assert_ne!(tests, made(8));
         for w in &tests {
             let names: Vec<&str> = w.args.iter().map(|(n, _)| n.as_str()).collect();
-            assert_eq!(names, ["n", "a", "m"]);
+            assert_eq!(names, ["n", "a", "m", "deep"]);
+            let cells = integers(&w.args[3].1);
+            assert!(cells <= MAX_OUTER_ROWS.pow(4) * MAX_LENGTH, "{cells} cells");
             for ((_, v), (_, d)) in w.args.iter().zip(&shape().params) {
                 assert!(fits(v, *d), "{v:?} is no value of depth {d}");
             }
