@@ -7,7 +7,7 @@ use crate::check::{self, CheckOptions, Target, Verdict};
 use crate::db::{self, Database, SourceFile};
 use crate::explore::{self, AtChecks, End, Merging, Strategy};
 use crate::generator::{self, ThesisSet};
-use crate::interp::{self, Limits, Outcome, Witness};
+use crate::interp::{self, Limits, Witness};
 use crate::smt::Profile;
 use crate::syntax::LineIndex;
 use num_bigint::BigInt;
@@ -146,18 +146,12 @@ pub struct ProgramRun {
 /// The source of program `index` of `set` (the set's name joins the seed,
 /// so the sets differ even where their parameters draw alike).
 pub fn program(set: &'static ThesisSet, seed: u64, index: u64) -> Generated {
-    let seed = seed ^ fnv1a(set.name);
+    let seed = seed ^ crate::fuzz::seed(set.name);
     Generated {
         set: set.name,
         index,
         source: generator::generate_source(&set.params(), seed, index),
     }
-}
-
-fn fnv1a(s: &str) -> u64 {
-    (s.bytes()).fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// Runs every program of every set under every technique, `jobs`
@@ -505,7 +499,9 @@ const RANDOM_STREAM: usize = 64;
 fn random_hits(s: &Subject, runs: u32) -> Vec<Target> {
     let program = &db::parse(&s.db, s.file).program;
     let text = &s.generated.source;
-    let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(text));
+    // One replayer: the program compiled once for all the runs.
+    let replay = crate::witness::Replayer::new(program, text, &s.targets);
+    let mut rng = ChaCha8Rng::seed_from_u64(crate::fuzz::seed(text));
     let limits = Limits {
         max_steps: RANDOM_RUN_STEPS,
         ..Limits::default()
@@ -516,15 +512,10 @@ fn random_hits(s: &Subject, runs: u32) -> Vec<Target> {
             args: vec![],
             input: (0..RANDOM_STREAM).map(|_| random_input(&mut rng)).collect(),
         };
-        let Ok(r) = interp::run(program, &w, limits) else {
-            continue;
-        };
-        if let Outcome::Error { kind, span } = r.outcome {
-            let (line, col) = s.lines.line_col(text, span.start);
-            let t = (s.targets.iter()).find(|t| (t.kind, t.line, t.col) == (kind, line, col));
-            if let Some(t) = t.filter(|t| !hit.contains(t)) {
-                hit.push(t.clone());
-            }
+        if let Ok(t) = replay.run_within(&w, limits)
+            && !hit.contains(t)
+        {
+            hit.push(t.clone());
         }
     }
     hit

@@ -8,7 +8,8 @@
 //!   literals as tokens);
 //! - [`inputs`]: tests drawn from them, by the shape of main's inputs;
 //! - [`smaller`]: a test that reached its target, with smaller values;
-//! - here: the engine, and a campaign for several targets at once.
+//! - here: the engine, and a campaign for several targets at once, each
+//!   test run by the replayer (`witness::Replayer::run_within`).
 //!
 //! Knows the front end (through `db`), the interpreter, witnesses and the
 //! engine contract; not the other engines.
@@ -23,8 +24,7 @@ pub use inputs::{Shape, Tests};
 use crate::db::{Database, SourceFile, Target};
 use crate::deadline::{self, Pace, Stop};
 use crate::engine::{Decider, Decision, How, Question};
-use crate::interp::{Limits, Outcome, Prepared, Witness};
-use crate::syntax::LineIndex;
+use crate::interp::{Limits, Witness};
 use crate::syntax::ast::{ExprKind, Program};
 use crate::witness::Replayer;
 use std::time::{Duration, Instant};
@@ -110,7 +110,7 @@ pub fn campaign(
     let shape = shape(program).ok_or("the program has no main")?;
     let dictionary = Dictionary::of(program);
     let mut tests = Tests::new(&dictionary, shape, seed(text));
-    let runner = Runner::new(program, text, targets);
+    let runs = Replayer::new(program, text, targets);
     let start = Instant::now();
     let (budget, pace, first_only) = match until {
         Until::First(budget) => (budget, None, true),
@@ -130,13 +130,11 @@ pub fn campaign(
     while going(&c) && !deadline::passed() {
         let w = tests.next_test();
         c.tests += 1;
-        let Some(target) = runner
-            .target_hit(&w)
-            .filter(|t| !c.found.iter().any(|(f, _)| f == *t))
+        let Some(target) = target_hit(&runs, &w).filter(|t| !c.found.iter().any(|(f, _)| f == *t))
         else {
             continue;
         };
-        if let Some(w) = runner.confirmed(w, target, &dictionary) {
+        if let Some(w) = confirmed(program, text, w, target, &dictionary) {
             c.found.push((target.clone(), w));
             if first_only {
                 break;
@@ -163,55 +161,35 @@ fn shape(program: &Program) -> Option<Shape> {
     })
 }
 
-/// The tests' seed: the program's text, so that a run repeats.
-fn seed(text: &str) -> u64 {
-    // FNV-1a: stable across builds, unlike the standard hasher.
+/// A seed from a text (FNV-1a: stable across builds, unlike the standard
+/// hasher): the tests' seed is the program's, so that a run repeats.
+pub fn seed(text: &str) -> u64 {
     (text.bytes()).fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
-/// Runs tests and tells which target each reaches.
-struct Runner<'a> {
-    program: &'a Program,
-    prepared: Prepared<'a>,
-    text: &'a str,
-    lines: LineIndex,
-    targets: &'a [Target],
+/// The target the run of test `w` fails at, within [`STEPS_PER_TEST`].
+fn target_hit<'a>(replay: &Replayer<'a>, w: &Witness) -> Option<&'a Target> {
+    let limits = Limits {
+        max_steps: STEPS_PER_TEST,
+        ..Limits::default()
+    };
+    replay.run_within(w, limits).ok()
 }
 
-impl<'a> Runner<'a> {
-    fn new(program: &'a Program, text: &'a str, targets: &'a [Target]) -> Runner<'a> {
-        Runner {
-            program,
-            prepared: Prepared::new(program),
-            text,
-            lines: LineIndex::new(text),
-            targets,
-        }
-    }
-
-    /// The target the run of `w` fails at, within [`STEPS_PER_TEST`].
-    fn target_hit(&self, w: &Witness) -> Option<&'a Target> {
-        let limits = Limits {
-            max_steps: STEPS_PER_TEST,
-            ..Limits::default()
-        };
-        let r = self.prepared.run(w, limits).ok()?;
-        let Outcome::Error { kind, span } = r.outcome else {
-            return None;
-        };
-        let (line, col) = self.lines.line_col(self.text, span.start);
-        (self.targets.iter()).find(|t| t.kind == kind && (t.line, t.col) == (line, col))
-    }
-
-    /// `w`, which reached `target`, shrunk, its values made smaller, and
-    /// replayed to it as every engine's witness is.
-    fn confirmed(&self, w: Witness, target: &Target, dictionary: &Dictionary) -> Option<Witness> {
-        let replay = Replayer::new(self.program, self.text, std::slice::from_ref(target));
-        replay.hit(&w).ok()?;
-        let w = crate::witness::shrunk(w, &replay);
-        let w = smaller::smaller(w, dictionary, &replay);
-        replay.hit(&w).ok().map(|_| w)
-    }
+/// `w`, which reached `target`, shrunk, its values made smaller, and
+/// replayed to it as every engine's witness is.
+fn confirmed(
+    program: &Program,
+    text: &str,
+    w: Witness,
+    target: &Target,
+    dictionary: &Dictionary,
+) -> Option<Witness> {
+    let replay = Replayer::new(program, text, std::slice::from_ref(target));
+    replay.hit(&w).ok()?;
+    let w = crate::witness::shrunk(w, &replay);
+    let w = smaller::smaller(w, dictionary, &replay);
+    replay.hit(&w).ok().map(|_| w)
 }

@@ -63,6 +63,14 @@ impl<'a> Replayer<'a> {
         self.target_of(error)
     }
 
+    /// The target a run of `w` within `limits` fails at, or what the run
+    /// did instead: neither remembered nor timed as a replay, for many
+    /// short runs (the fuzzer's tests).
+    pub fn run_within(&self, w: &Witness, limits: Limits) -> Result<&'a Target, String> {
+        let (error, _) = (self.program).replay_within(self.text, &self.lines, w, limits, false);
+        self.target_of(error)
+    }
+
     /// A run of `w` within `limits` (with the cells it read when
     /// `reading`). Work whose token stopped stops here at once.
     fn replay(&self, w: &Witness, limits: Limits, reading: bool) -> (ErrorPlace, InputReads) {
