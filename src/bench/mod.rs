@@ -5,6 +5,7 @@
 
 pub mod compact;
 pub mod compositional;
+pub mod engines;
 pub mod explore;
 pub mod incremental;
 pub mod ksweep;

@@ -17,6 +17,7 @@
 //! about at once ([`together`]).
 
 pub mod anywhere;
+pub mod schedule;
 pub mod sweep;
 pub mod together;
 pub mod traced;
@@ -352,7 +353,7 @@ fn decide(q: &Question, stop: &Stop) -> Decision {
     match q.options.engine {
         PORTFOLIO => match by_value_facts(q) {
             Some(d) => d,
-            None => portfolio(q, &q.options.portfolio),
+            None => portfolio(q, &scheduled(q)),
         },
         NC_THEN_EXPLORE => nc_then_explore(q, stop),
         name => match engine(name) {
@@ -381,6 +382,18 @@ fn by_value_facts(q: &Question) -> Option<Decision> {
         .collect::<Option<Vec<String>>>()?;
     let proof = Proof::ValueFact(facts.join("; "));
     Some(Decision::unreachable(Method::new("facts", How::ValueFacts), None).with_proof(proof))
+}
+
+/// The portfolio's engines in the order they start on this program: by
+/// their expected cost on it (`schedule`), unless `--portfolio` gave the
+/// order.
+fn scheduled(q: &Question) -> Vec<&'static str> {
+    let opts = q.options;
+    if !opts.portfolio_scheduled {
+        return opts.portfolio.clone();
+    }
+    let _p = deadline::phase("choosing the engines");
+    schedule::for_program(q.db, q.file, &opts.portfolio)
 }
 
 /// The conditions, then (on `unknown`) the guided executor for the time

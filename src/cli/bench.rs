@@ -92,6 +92,14 @@ pub enum Which {
     /// on: those come back by their earlier witnesses and by the proofs for any call the
     /// server made while idle (the client waits for those after each step).
     Incremental(IncrementalArgs),
+    /// The experiment behind the portfolio's schedule: every engine alone on every
+    /// target of the programs given (files, or directories of `.mc` files) and of
+    /// --generated programs from the thesis's generator. Per class of programs (no
+    /// loops, loops, nested loops, loops over arrays, loops over the heap, recursion):
+    /// each engine's share of the targets decided, its mean time per target, and its
+    /// expected cost (the mean over the share), in the order the portfolio starts the
+    /// engines, beside the cost built into apc (docs/portfolio.md §5a).
+    Engines(super::bench_engines::EnginesBenchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -273,6 +281,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Which::Compositional(a) => compositional(a),
         Which::Run(a) => run(a),
         Which::Incremental(a) => incremental(a),
+        Which::Engines(a) => super::bench_engines::engines(a),
     }
 }
 

@@ -174,8 +174,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N", default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub portfolio_head: u64,
     /// With `--engine all`: the engines that race, comma-separated, in the order they
-    /// start (default: fuzz,nc,explore-search,chc,explore,compositional,compact; the
-    /// compositional engine only on programs with functions besides main).
+    /// start. By default all seven (the compositional engine only on programs with
+    /// functions besides main), in the order of their expected cost on the program's
+    /// class: no loops, loops, nested loops, loops over arrays, loops over the heap,
+    /// recursion (measured by `apc bench engines`; docs/portfolio.md §5a).
     #[arg(long, value_delimiter = ',', value_name = "ENGINES", value_parser = portfolio_parser())]
     pub portfolio: Option<Vec<String>>,
     /// With `--engine all`: run every engine at the same CPU priority. By default
@@ -318,6 +320,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
             Some(list) => list.iter().map(|e| engine_name(e)).collect(),
             None => check::DEFAULT_PORTFOLIO.to_vec(),
         },
+        portfolio_scheduled: a.portfolio.is_none(),
         portfolio_priorities: !a.portfolio_equal_priority,
         sharing_cores: false,
         all_targets_first: a.all_targets_first,
@@ -330,7 +333,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
 /// The files the arguments name: a file as given, a directory as every
 /// `.mc` file below it, in path order. A missing path or a directory
 /// without programs is an error.
-fn source_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(super) fn source_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for arg in args {
         if arg.is_dir() {

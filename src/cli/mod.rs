@@ -23,6 +23,7 @@ macro_rules! out {
 }
 
 mod bench;
+mod bench_engines;
 mod bench_thesis;
 mod cfg;
 mod check;

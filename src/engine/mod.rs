@@ -119,6 +119,9 @@ pub struct CheckOptions {
     pub portfolio_head: usize,
     /// The engines of the portfolio (registered names), in order.
     pub portfolio: Vec<&'static str>,
+    /// Start the portfolio's engines in the order of their expected cost
+    /// on the program (`check::schedule`) rather than in `portfolio`'s.
+    pub portfolio_scheduled: bool,
     /// Run the portfolio's engines at their CPU priorities
     /// ([`Decider::niceness`]), not all alike.
     pub portfolio_priorities: bool,
@@ -185,6 +188,7 @@ impl CheckOptions {
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
             portfolio_head: DEFAULT_PORTFOLIO_HEAD,
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
+            portfolio_scheduled: true,
             portfolio_priorities: true,
             sharing_cores: false,
             all_targets_first: false,

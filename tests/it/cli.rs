@@ -134,6 +134,16 @@ fn every_subcommand_has_help() {
         vec!["bench", "apc", "--query-timeout", "nan"],
         vec!["bench", "ksweep", "--k-max", "0"],
         vec!["bench", "scale", "--sizes", "0"],
+        vec!["bench", "engines"],
+        vec!["bench", "engines", "--from", "/nonexistent/engines.json"],
+        vec![
+            "bench",
+            "engines",
+            "--generated",
+            "1",
+            "--set",
+            "no-such-set",
+        ],
     ] {
         let out = apc(&bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
@@ -143,6 +153,60 @@ fn every_subcommand_has_help() {
             "{bad:?}"
         );
     }
+}
+
+/// The portfolio's schedule is what its experiment recommends: the
+/// experiment's runs are checked in, and the race simulated on them gives
+/// each class the order built into apc.
+#[test]
+fn the_built_in_schedule_is_the_checked_in_experiments() {
+    let runs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bench/engines.json");
+    let out = apc(&[
+        "bench",
+        "engines",
+        "--from",
+        runs.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let classes = j["classes"].as_array().unwrap();
+    assert_eq!(classes.len(), 7, "all programs and six classes: {j}");
+    for c in classes {
+        assert_eq!(c["recommended_order"], c["built_in_order"], "{c}");
+        let (best, unscheduled) = (&c["best"]["mean_ms"], &c["unscheduled"]["mean_ms"]);
+        assert!(best.as_f64() <= unscheduled.as_f64(), "{c}");
+    }
+    let table = apc(&["bench", "engines", "--from", runs.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains("nested loops:") && text.contains("recommended"),
+        "{text}"
+    );
+}
+
+/// A live run of the experiment on one program: every engine alone on its
+/// target, and the program's class.
+#[test]
+fn bench_engines_measures_every_engine_on_a_program() {
+    let file = write("engines.mc", "main(n) { var x; x = 10 / n; return x; }");
+    let out = apc(&[
+        "bench",
+        "engines",
+        &file,
+        "--timeout",
+        "5",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let target = &j["targets"][0];
+    assert_eq!(target["class"], "no loops", "{j}");
+    let runs = target["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 7, "{j}");
+    assert!(runs.iter().any(|r| r["decided"] == true), "{j}");
 }
 
 /// The rows scripts read: every row names the benchmark, solver, answer,

@@ -1,0 +1,401 @@
+//! The experiment behind the portfolio's schedule (`check::schedule`,
+//! docs/portfolio.md §5a): every engine alone on every target of a set of
+//! programs; then, per class of programs, the portfolio's race simulated
+//! on those times under every order of the engines.
+
+use crate::check::schedule::{self, Class, Features};
+use crate::check::{self, CheckOptions};
+use crate::db::{Database, SourceFile};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// One target, and what each engine did on it alone.
+#[derive(Clone, Debug)]
+pub struct TargetRuns {
+    pub file: String,
+    pub class: Class,
+    pub line: u32,
+    pub col: u32,
+    /// Per engine (in the measured engines' order): whether it decided,
+    /// and its time to its answer.
+    pub runs: Vec<(bool, Duration)>,
+}
+
+/// What one engine did on one class.
+#[derive(Clone, Debug)]
+pub struct EngineRow {
+    pub engine: &'static str,
+    pub decided: usize,
+    /// The median time of its decisions.
+    pub median_decided: Option<Duration>,
+}
+
+/// The least number of targets some engine decided that a class needs
+/// for an order of its own; a class with fewer takes the order of all
+/// the programs together.
+pub const MIN_TARGETS: usize = 20;
+
+/// How much less mean time (a share of the unscheduled order's) the best
+/// order must simulate for a class to be given it: smaller gains are
+/// within what one run of the experiment to the next changes.
+pub const MIN_GAIN: f64 = 0.05;
+
+/// A group of targets: one class, or all of them (`None`). Its engines
+/// alone, and the race simulated under orders.
+#[derive(Clone, Debug)]
+pub struct ClassRow {
+    pub class: Option<Class>,
+    pub targets: usize,
+    /// Targets some engine decided (the race is simulated on these).
+    pub decidable: usize,
+    pub engines: Vec<EngineRow>,
+    /// The order with the least mean simulated time among those whose
+    /// median and geometric mean are no worse than the unscheduled
+    /// order's.
+    pub best: (Vec<&'static str>, Score),
+    /// The order to build into apc: the best one if it gains at least
+    /// [`MIN_GAIN`] on the unscheduled one (else that one), or the
+    /// recommended order of all the programs when the class has fewer than
+    /// [`MIN_TARGETS`].
+    pub recommended: Vec<&'static str>,
+    /// The order built into apc for the class, and its simulated times.
+    pub built_in: (Vec<&'static str>, Score),
+    /// The portfolio's order without a schedule (`--portfolio`'s default
+    /// list), and its simulated times.
+    pub unscheduled: Score,
+}
+
+/// The simulated race's times to a verdict over a group of targets.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Score {
+    pub mean: Duration,
+    pub median: Duration,
+    pub geometric_mean: Duration,
+}
+
+impl Score {
+    fn no_worse_than(&self, o: &Score) -> bool {
+        self.median <= o.median && self.geometric_mean <= o.geometric_mean
+    }
+}
+
+/// How the race is run: as `apc check`'s portfolio by default.
+#[derive(Clone, Copy, Debug)]
+pub struct Race {
+    pub head: usize,
+    pub delay: Duration,
+    pub cores: usize,
+}
+
+/// Every engine of `engines` alone on every target of each program
+/// (name, text), under `opts` (its timeout per target). `tick` is called
+/// after each program.
+pub fn measure(
+    programs: &[(String, String)],
+    engines: &[&'static str],
+    opts: &CheckOptions,
+    tick: &dyn Fn(),
+) -> Vec<TargetRuns> {
+    let mut out = Vec::new();
+    for (name, text) in programs {
+        let db = Database::default();
+        let file = SourceFile::new(&db, name.into(), text.clone());
+        let class = Class::of(&Features::of(&db, file));
+        for t in &check::targets(&db, file) {
+            let runs = (engines.iter())
+                .map(|e| {
+                    let r = check::check_target(&db, file, t, &opts.alone(e));
+                    (r.verdict.is_definite(), r.time)
+                })
+                .collect();
+            out.push(TargetRuns {
+                file: name.clone(),
+                class,
+                line: t.line,
+                col: t.col,
+                runs,
+            });
+        }
+        tick();
+    }
+    out
+}
+
+/// All the targets together, then each class: each engine's decisions,
+/// and the race under the best order, the built-in one and the
+/// unscheduled one.
+pub fn by_class(targets: &[TargetRuns], engines: &[&'static str], race: Race) -> Vec<ClassRow> {
+    let mut groups: Vec<(Option<Class>, Vec<usize>)> = vec![(None, (0..targets.len()).collect())];
+    let mut classes: BTreeMap<Class, Vec<usize>> = BTreeMap::new();
+    for (i, t) in targets.iter().enumerate() {
+        classes.entry(t.class).or_default().push(i);
+    }
+    groups.extend(classes.into_iter().map(|(c, ts)| (Some(c), ts)));
+    let secs: Vec<Vec<(bool, f64)>> = (targets.iter())
+        .map(|t| t.runs.iter().map(|(d, t)| (*d, t.as_secs_f64())).collect())
+        .collect();
+    // The race is simulated on the targets some engine decided.
+    let decidable: Vec<Vec<usize>> = (groups.iter())
+        .map(|(_, ts)| {
+            ts.iter()
+                .copied()
+                .filter(|&t| secs[t].iter().any(|r| r.0))
+                .collect()
+        })
+        .collect();
+    let searched = search(&secs, &decidable, engines.len(), race);
+    let mut rows: Vec<ClassRow> = Vec::new();
+    for (((class, ts), decidable), (unscheduled, best)) in
+        groups.iter().zip(&decidable).zip(searched)
+    {
+        let names =
+            |order: &[usize]| -> Vec<&'static str> { order.iter().map(|&i| engines[i]).collect() };
+        let built_in = match class {
+            Some(c) => schedule::order(*c, engines),
+            None => engines.to_vec(),
+        };
+        let built_in_indices: Vec<usize> = (built_in.iter())
+            .filter_map(|n| engines.iter().position(|e| e == n))
+            .collect();
+        let mut times = Vec::new();
+        let gains = best.1.mean.as_secs_f64() <= unscheduled.mean.as_secs_f64() * (1.0 - MIN_GAIN);
+        let mut recommended = if gains {
+            names(&best.0)
+        } else {
+            engines.to_vec()
+        };
+        if class.is_some() && decidable.len() < MIN_TARGETS {
+            recommended = rows[0].recommended.clone();
+        }
+        rows.push(ClassRow {
+            class: *class,
+            targets: ts.len(),
+            decidable: decidable.len(),
+            engines: (0..engines.len())
+                .map(|e| engine_row(engines[e], ts.iter().map(|&t| targets[t].runs[e])))
+                .collect(),
+            recommended,
+            best: (names(&best.0), best.1),
+            built_in: (
+                built_in,
+                group_score(&secs, decidable, &built_in_indices, race, &mut times),
+            ),
+            unscheduled,
+        });
+    }
+    rows
+}
+
+/// For each group of targets: the score of the unscheduled order (the
+/// engines as given), and the order with the least mean time among those
+/// no worse than it in median and geometric mean (ties: the first in
+/// lexicographic order). Every order of the `n` engines is simulated
+/// once on every target.
+fn search(
+    targets: &[Vec<(bool, f64)>],
+    groups: &[Vec<usize>],
+    n: usize,
+    race: Race,
+) -> Vec<(Score, (Vec<usize>, Score))> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let (mut times, mut buffer) = (vec![0.0; targets.len()], Vec::new());
+    let mut found: Vec<(Score, (Vec<usize>, Score))> = Vec::new();
+    loop {
+        for (t, runs) in targets.iter().enumerate() {
+            times[t] = simulate(runs, &order, race);
+        }
+        for (g, group) in groups.iter().enumerate() {
+            buffer.clear();
+            buffer.extend(group.iter().map(|&t| times[t]));
+            let s = score(&mut buffer);
+            match found.get_mut(g) {
+                None => found.push((s, (order.clone(), s))),
+                Some((baseline, best)) => {
+                    if s.no_worse_than(baseline) && s.mean < best.1.mean {
+                        *best = (order.clone(), s);
+                    }
+                }
+            }
+        }
+        if !next_permutation(&mut order) {
+            return found;
+        }
+    }
+}
+
+/// The score of one order on a group of targets.
+fn group_score(
+    targets: &[Vec<(bool, f64)>],
+    group: &[usize],
+    order: &[usize],
+    race: Race,
+    buffer: &mut Vec<f64>,
+) -> Score {
+    buffer.clear();
+    buffer.extend(group.iter().map(|&t| simulate(&targets[t], order, race)));
+    score(buffer)
+}
+
+fn engine_row(engine: &'static str, runs: impl Iterator<Item = (bool, Duration)>) -> EngineRow {
+    let mut times: Vec<Duration> = runs.filter(|(d, _)| *d).map(|(_, t)| t).collect();
+    times.sort();
+    EngineRow {
+        engine,
+        decided: times.len(),
+        median_decided: times.get(times.len() / 2).copied(),
+    }
+}
+
+/// The next order in lexicographic order; false after the last.
+fn next_permutation(p: &mut [usize]) -> bool {
+    let Some(i) = (1..p.len()).rev().find(|&i| p[i - 1] < p[i]) else {
+        return false;
+    };
+    let j = (i..p.len())
+        .rev()
+        .find(|&j| p[j] > p[i - 1])
+        .expect("a larger one");
+    p.swap(i - 1, j);
+    p[i..].reverse();
+    true
+}
+
+/// The mean, median and geometric mean of simulated times (seconds; the
+/// slice is reordered).
+fn score(times: &mut [f64]) -> Score {
+    if times.is_empty() {
+        return Score::default();
+    }
+    let n = times.len() as f64;
+    // Times under 0.1 ms count as 0.1 ms in the geometric mean.
+    let log_sum: f64 = times.iter().map(|t| t.max(1e-4).ln()).sum();
+    let mean = times.iter().sum::<f64>() / n;
+    let mid = times.len() / 2;
+    let median = *times.select_nth_unstable_by(mid, f64::total_cmp).1;
+    Score {
+        mean: Duration::from_secs_f64(mean),
+        median: Duration::from_secs_f64(median),
+        geometric_mean: Duration::from_secs_f64((log_sum / n).exp()),
+    }
+}
+
+/// Most engines a race is simulated with.
+const MAX_ENGINES: usize = 8;
+
+/// The portfolio's race on one target, each engine taking its measured
+/// time (seconds) to its answer: the head starts at once, each undecided
+/// end lets the next waiting engine start, and every engine left starts
+/// at the delay; the running engines share the cores equally. The time
+/// of the first decision (or of the last end, if none decides).
+pub fn simulate(runs: &[(bool, f64)], order: &[usize], race: Race) -> f64 {
+    assert!(order.len() <= MAX_ENGINES, "at most {MAX_ENGINES} engines");
+    let delay = race.delay.as_secs_f64();
+    let mut left = [0.0; MAX_ENGINES];
+    for (l, r) in left.iter_mut().zip(runs) {
+        *l = r.1;
+    }
+    let mut running = [0usize; MAX_ENGINES];
+    let mut count = race.head.min(order.len());
+    running[..count].copy_from_slice(&order[..count]);
+    let mut next = count;
+    let mut now = 0.0;
+    while count > 0 {
+        let rate = (race.cores as f64 / count as f64).min(1.0);
+        let (mut k, mut first) = (0, f64::INFINITY);
+        for (i, &e) in running[..count].iter().enumerate() {
+            if left[e] / rate < first {
+                (k, first) = (i, left[e] / rate);
+            }
+        }
+        let (step, to_delay) = match now < delay && next < order.len() && now + first > delay {
+            true => (delay - now, true),
+            false => (first, false),
+        };
+        now += step;
+        for &e in &running[..count] {
+            left[e] = (left[e] - step * rate).max(0.0);
+        }
+        if to_delay {
+            for &e in &order[next..] {
+                running[count] = e;
+                count += 1;
+            }
+            next = order.len();
+            continue;
+        }
+        let e = running[k];
+        running[k] = running[count - 1];
+        count -= 1;
+        if runs[e].0 {
+            return now;
+        }
+        if next < order.len() {
+            running[count] = order[next];
+            count += 1;
+            next += 1;
+        }
+    }
+    now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RACE: Race = Race {
+        head: 2,
+        delay: Duration::from_millis(100),
+        cores: 2,
+    };
+
+    fn at(runs: &[(bool, f64)], order: &[usize]) -> f64 {
+        (simulate(runs, order, RACE) * 1e4).round() / 10.0
+    }
+
+    #[test]
+    fn the_simulated_race_follows_the_portfolio() {
+        // Engine 2 decides in 5 ms alone: in the head it wins at 5 ms.
+        let runs = [(false, 0.020), (false, 1.0), (true, 0.005)];
+        assert_eq!(at(&runs, &[2, 0, 1]), 5.0);
+        // Third, it waits for engine 0's undecided end at 20 ms.
+        assert_eq!(at(&runs, &[0, 1, 2]), 25.0);
+        // Behind two engines that never end early, it starts at the delay
+        // and shares two cores with them: 5 ms of work take 7.5 ms.
+        let slow = [(false, 1.0), (false, 1.0), (true, 0.005)];
+        assert_eq!(at(&slow, &[0, 1, 2]), 107.5);
+        // No engine decides: the last end.
+        let none = [(false, 0.020), (false, 0.030)];
+        assert_eq!(at(&none, &[0, 1]), 30.0);
+    }
+
+    #[test]
+    fn the_search_keeps_the_least_mean_no_worse_in_median() {
+        // Two targets. Engine 1 is fast on the first, engine 2 on the
+        // second; engine 0 decides nothing and gives up at 20 ms.
+        let targets = vec![
+            vec![(false, 0.020), (true, 0.001), (true, 0.5)],
+            vec![(false, 0.020), (true, 0.9), (true, 0.002)],
+        ];
+        let found = search(&targets, &[vec![0, 1]], 3, RACE);
+        let (unscheduled, (best, score)) = &found[0];
+        // Unscheduled (0, 1, 2): engines 0 and 1 start; the first target is
+        // decided at 1 ms, the second when engine 2 starts at 20 ms.
+        assert!(
+            (unscheduled.mean.as_secs_f64() - 0.0115).abs() < 1e-9,
+            "{unscheduled:?}"
+        );
+        // With engines 1 and 2 first, both are decided at once.
+        assert_eq!(best[..2], [1, 2]);
+        assert!(score.mean < unscheduled.mean && score.no_worse_than(unscheduled));
+    }
+
+    #[test]
+    fn every_order_is_visited_once() {
+        let mut p = vec![0, 1, 2, 3];
+        let mut seen = std::collections::BTreeSet::from([p.clone()]);
+        while next_permutation(&mut p) {
+            assert!(seen.insert(p.clone()));
+        }
+        assert_eq!(seen.len(), 24);
+    }
+}

@@ -1,0 +1,248 @@
+//! The portfolio's schedule: the order in which its engines start on a
+//! program, from a cost model measured per engine on program features
+//! (docs/portfolio.md §5a).
+//!
+//! A program falls in one [`Class`] of its [`Features`]: no loops, loops,
+//! nested loops, loops over arrays, loops over the heap, recursion. For
+//! each class, `apc bench engines` ran every engine alone on every target
+//! of the corpus and of generated programs, and kept each one's time to
+//! its answer. On those times it simulated the portfolio's race (the
+//! head at once, each undecided end passing its turn, the rest after the
+//! delay, the cores shared) under every order of the engines, and the
+//! order with the least mean time to a verdict is the class's schedule
+//! ([`ORDERS`]).
+//!
+//! The order changes how soon a verdict comes, never which: every engine
+//! of the portfolio still runs, and every answer is checked as before.
+
+use crate::db::{self, Database, SourceFile};
+use crate::ir::{Body, CallGraph, INPUT_STREAM, Instr};
+use crate::types::Type;
+use std::collections::BTreeSet;
+
+/// What the model reads off a program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    /// Loops in all functions.
+    pub loops: usize,
+    /// The deepest nesting of loops (1: loops, none inside another).
+    pub nesting: usize,
+    /// A function that calls itself, directly or through others.
+    pub recursion: bool,
+    /// Arrays: local ones, or main's input arrays.
+    pub arrays: bool,
+    /// Pointers or records (`alloc`, `&x`).
+    pub heap: bool,
+    /// Calls between functions.
+    pub calls: bool,
+}
+
+/// The classes of programs the model tells apart, first match wins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    Recursion,
+    NoLoops,
+    NestedLoops,
+    LoopsOverArrays,
+    LoopsOverHeap,
+    Loops,
+}
+
+impl Class {
+    pub const ALL: [Class; 6] = [
+        Class::NoLoops,
+        Class::Loops,
+        Class::NestedLoops,
+        Class::LoopsOverArrays,
+        Class::LoopsOverHeap,
+        Class::Recursion,
+    ];
+
+    pub fn of(f: &Features) -> Class {
+        if f.recursion {
+            Class::Recursion
+        } else if f.loops == 0 {
+            Class::NoLoops
+        } else if f.nesting >= 2 {
+            Class::NestedLoops
+        } else if f.arrays {
+            Class::LoopsOverArrays
+        } else if f.heap {
+            Class::LoopsOverHeap
+        } else {
+            Class::Loops
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Recursion => "recursion",
+            Class::NoLoops => "no loops",
+            Class::NestedLoops => "nested loops",
+            Class::LoopsOverArrays => "loops over arrays",
+            Class::LoopsOverHeap => "loops over the heap",
+            Class::Loops => "loops",
+        }
+    }
+}
+
+impl Features {
+    /// The features of the program in `file` (an empty program's are all
+    /// zero).
+    pub fn of(db: &Database, file: SourceFile) -> Features {
+        let functions = db::functions(db, file);
+        let bodies: Vec<&Body> = (functions.iter())
+            .map(|f| db::function_body(db, *f))
+            .collect();
+        let vars = || bodies.iter().flat_map(|b| b.vars.iter());
+        let graph = db::call_graph(db, file);
+        Features {
+            loops: bodies.iter().map(|b| b.loops.len()).sum(),
+            nesting: bodies.iter().map(|b| nesting(b)).max().unwrap_or(0),
+            recursion: has_cycle(graph),
+            arrays: vars().any(|v| matches!(v.ty, Type::Array(_)) && v.name != INPUT_STREAM),
+            heap: vars().any(|v| matches!(v.ty, Type::Ptr(_) | Type::Record(_))),
+            calls: (bodies.iter().flat_map(|b| b.edges.iter()))
+                .any(|e| matches!(e.instr, Instr::Call { .. })),
+        }
+    }
+}
+
+/// The deepest chain of loops inside loops in one function.
+fn nesting(body: &Body) -> usize {
+    let depth = |mut l: Option<u32>| {
+        let mut d = 0;
+        while let Some(id) = l {
+            d += 1;
+            l = body.loops[id as usize].parent;
+        }
+        d
+    };
+    (body.loops.iter())
+        .map(|l| depth(Some(l.id)))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether the call graph has a cycle (a depth-first search for a back
+/// edge).
+fn has_cycle(graph: &CallGraph) -> bool {
+    fn visit<'g>(
+        f: &'g str,
+        graph: &'g CallGraph,
+        on_path: &mut BTreeSet<&'g str>,
+        done: &mut BTreeSet<&'g str>,
+    ) -> bool {
+        if on_path.contains(f) {
+            return true;
+        }
+        if !done.insert(f) {
+            return false;
+        }
+        on_path.insert(f);
+        let callees = graph.get(f).into_iter().flatten();
+        let cycle = callees.into_iter().any(|g| visit(g, graph, on_path, done));
+        on_path.remove(f);
+        cycle
+    }
+    let (mut on_path, mut done) = (BTreeSet::new(), BTreeSet::new());
+    graph
+        .keys()
+        .any(|f| visit(f, graph, &mut on_path, &mut done))
+}
+
+/// The portfolio's engines in the class's order; engines the order does
+/// not name keep theirs, after the named ones.
+pub fn order(class: Class, engines: &[&'static str]) -> Vec<&'static str> {
+    let schedule = order_of(class);
+    let rank = |e: &str| schedule.iter().position(|s| *s == e).unwrap_or(usize::MAX);
+    let mut ordered = engines.to_vec();
+    // A stable sort: the engines the schedule does not name keep the given
+    // order.
+    ordered.sort_by_key(|e| rank(e));
+    ordered
+}
+
+/// The schedule for the program in `file`.
+pub fn for_program(db: &Database, file: SourceFile, engines: &[&'static str]) -> Vec<&'static str> {
+    order(Class::of(&Features::of(db, file)), engines)
+}
+
+/// The class's measured order (empty if none was measured).
+pub fn order_of(class: Class) -> &'static [&'static str] {
+    ORDERS
+        .iter()
+        .find(|(c, _)| *c == class)
+        .map_or(&[], |(_, o)| o)
+}
+
+/// Per class, the order whose simulated race was fastest in `apc bench
+/// engines` (docs/portfolio.md §5a gives the run and its table).
+pub static ORDERS: &[(Class, &[&str])] = &[
+    (Class::NoLoops, &UNSCHEDULED),
+    (Class::Loops, &UNSCHEDULED),
+    (Class::NestedLoops, &CHC_BEFORE_SEARCH),
+    (Class::LoopsOverArrays, &CHC_BEFORE_SEARCH),
+    // Too few targets to measure: the order of all programs.
+    (Class::LoopsOverHeap, &UNSCHEDULED),
+    (Class::Recursion, &UNSCHEDULED),
+];
+
+const UNSCHEDULED: [&str; 7] = crate::engine::DEFAULT_PORTFOLIO;
+
+/// Where loops nest or read arrays, the Horn clauses decide more targets
+/// sooner than the witness search once the fuzzer has given up.
+const CHC_BEFORE_SEARCH: [&str; 7] = [
+    "fuzz",
+    "nc",
+    "chc",
+    "explore-search",
+    "explore",
+    "compositional",
+    "compact",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn features(src: &str) -> Features {
+        let db = Database::default();
+        let file = SourceFile::new(&db, "t.mc".into(), src.to_string());
+        Features::of(&db, file)
+    }
+
+    #[test]
+    fn features_are_read_off_the_program() {
+        let f = features(
+            "f(n) { var r; if (n < 1) { r = 0; } else { r = f(n - 1); } return r; }
+             main(a, n) { var i, j, p; i = 0; p = alloc 1;
+               while (i < n) { j = 0; while (j < i) { j = j + a[j]; } i = i + 1; }
+               return f(input); }",
+        );
+        assert_eq!(f.loops, 2);
+        assert_eq!(f.nesting, 2);
+        assert!(f.recursion && f.arrays && f.heap && f.calls);
+        assert_eq!(Class::of(&f), Class::Recursion);
+        let g = features("main(n) { var x; x = 1 / n; return x; }");
+        assert_eq!(g, Features::default());
+        assert_eq!(Class::of(&g), Class::NoLoops);
+    }
+
+    #[test]
+    fn every_class_orders_every_engine_of_the_portfolio() {
+        for class in Class::ALL {
+            let mut ordered = order(class, &crate::engine::DEFAULT_PORTFOLIO);
+            assert_eq!(ordered[..order_of(class).len()], *order_of(class));
+            ordered.sort();
+            let mut all = crate::engine::DEFAULT_PORTFOLIO.to_vec();
+            all.sort();
+            assert_eq!(ordered, all, "{class:?}");
+            assert_eq!(
+                order_of(class).len(),
+                all.len(),
+                "{class:?} has no full order"
+            );
+        }
+    }
+}
