@@ -9,8 +9,10 @@
 //! does not `exec` left the real solver running before.
 //!
 //! Sessions are started by rsmt2, which keeps the `Child` private: their
-//! watchdog is reached through a launcher script that records its PID in
-//! a file and becomes the group (`setsid`) before it `exec`s the watchdog.
+//! watchdog is a launcher script that becomes the group (`setsid`) and
+//! `exec`s the watchdog, keeping its PID; apc finds it among the children
+//! of the thread that started it ([`children_of_this_thread`]), or, on a
+//! kernel without that list, in a file the launcher writes it to.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -48,6 +50,18 @@ fn launcher() -> &'static str {
         // Without util-linux: the solver in apc's group, killed alone.
         _ => format!("{SOLVER_ENV}echo $$ > \"$0\"; shift; exec \"$@\""),
     })
+}
+
+/// The PIDs of the processes this thread started that are still its
+/// children (`/proc/thread-self/children`, Linux 3.5 and later with
+/// `CONFIG_PROC_CHILDREN`); `None` where the kernel does not list them.
+pub(super) fn children_of_this_thread() -> Option<Vec<i32>> {
+    let text = std::fs::read_to_string("/proc/thread-self/children").ok()?;
+    Some(
+        text.split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .collect(),
+    )
 }
 
 /// The launcher script and the arguments that follow it, before the

@@ -12,6 +12,7 @@
 //! and the blocked reader sees end of file.
 
 use super::Answer;
+use super::process;
 use super::profile::Profile;
 use super::reply::{self, one_line};
 use crate::deadline::{SolverUse, Stop};
@@ -111,14 +112,28 @@ static NEXT_PID_FILE: AtomicU64 = AtomicU64::new(0);
 
 /// Starts `profile`'s solver under its watchdog (see `process`), from this
 /// thread: the solver ends when this thread does.
+///
+/// The watchdog's PID is that of the launcher, a child of this thread:
+/// the one new in this thread's list of children (`/proc/thread-self/
+/// children`). Where the kernel has no such list, the launcher writes its
+/// PID into a file, which is left behind if apc ends before reading it.
 pub(super) fn launch(profile: &Profile) -> Result<Started, String> {
-    let n = NEXT_PID_FILE.fetch_add(1, Ordering::Relaxed);
-    let pid_file: PathBuf =
-        std::env::temp_dir().join(format!("apc-{}-{n}.pid", std::process::id()));
+    let before = process::children_of_this_thread();
+    let pid_file = match before {
+        Some(_) => None,
+        None => {
+            let n = NEXT_PID_FILE.fetch_add(1, Ordering::Relaxed);
+            let name = format!("apc-{}-{n}.pid", std::process::id());
+            Some(std::env::temp_dir().join(name))
+        }
+    };
     // The Yices-2 style has no default arguments: the profile gives all.
     let mut conf: SmtConf = SmtStyle::Yices2.new("/bin/sh");
     conf.option("-c");
-    for a in super::process::session_prefix(&pid_file) {
+    let written_to = pid_file
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/dev/null"));
+    for a in process::session_prefix(&written_to) {
         conf.option(a);
     }
     conf.option(profile.command.clone());
@@ -127,24 +142,42 @@ pub(super) fn launch(profile: &Profile) -> Result<Started, String> {
     }
     let solver =
         Solver::new(conf, TextParser).map_err(|e| format!("cannot start {}: {e}", profile.name))?;
-    // The wrapper writes its PID before exec'ing the solver.
+    let pid = match (before, pid_file) {
+        (Some(before), _) => new_child(&before),
+        (None, Some(file)) => pid_from_file(&file),
+        (None, None) => None,
+    };
+    match pid {
+        Some(pid) => Ok(Started { solver, pid }),
+        None => Err(format!("{} did not start", profile.name)),
+    }
+}
+
+/// The child of this thread that is not among `before`.
+fn new_child(before: &[i32]) -> Option<i32> {
+    let now = process::children_of_this_thread()?;
+    now.into_iter().find(|pid| !before.contains(pid))
+}
+
+/// The PID the launcher writes into `file` before it execs the watchdog
+/// (waited for up to 5 s); the file is removed.
+fn pid_from_file(file: &std::path::Path) -> Option<i32> {
     let deadline = Instant::now() + Duration::from_secs(5);
     let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
+        if let Some(pid) = std::fs::read_to_string(file)
             .ok()
             .filter(|s| s.ends_with('\n'))
             .and_then(|s| s.trim().parse::<i32>().ok())
         {
-            break pid;
+            break Some(pid);
         }
         if Instant::now() > deadline {
-            let _ = std::fs::remove_file(&pid_file);
-            return Err(format!("{} did not start", profile.name));
+            break None;
         }
         std::thread::sleep(Duration::from_millis(1));
     };
-    let _ = std::fs::remove_file(&pid_file);
-    Ok(Started { solver, pid })
+    let _ = std::fs::remove_file(file);
+    pid
 }
 
 /// A running solver.
@@ -389,5 +422,36 @@ mod tests {
             Answer::Unsat,
             "a satisfiable question read as unsat"
         );
+    }
+
+    /// The launcher's PID is found among this thread's children: the
+    /// session's process group is the solver's, and no PID file is
+    /// written (one was left in the temporary directory whenever apc ended
+    /// while a solver was starting).
+    #[test]
+    fn a_session_knows_its_solver_without_a_pid_file() {
+        let z3 = super::super::profile::default_z3().expect("z3 (solvers/install.sh)");
+        let pid_files = || -> Vec<String> {
+            let prefix = format!("apc-{}-", std::process::id());
+            (std::fs::read_dir(std::env::temp_dir()).unwrap().flatten())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix) && n.ends_with(".pid"))
+                .collect()
+        };
+        assert!(
+            process::children_of_this_thread().is_some(),
+            "no /proc/thread-self/children"
+        );
+        let started = launch(&z3).expect("z3 starts");
+        assert!(pid_files().is_empty(), "{:?}", pid_files());
+        // The PID leads the solver's group: killing the group ends z3.
+        let children = process::children_of_this_thread().unwrap();
+        assert!(
+            children.contains(&started.pid),
+            "{children:?} {}",
+            started.pid
+        );
+        process::kill_group(started.pid);
+        process::await_exit(started.pid);
     }
 }
