@@ -96,9 +96,9 @@ pub enum Which {
     /// target of the programs given (files, or directories of `.mc` files) and of
     /// --generated programs from the thesis's generator. Per class of programs (no
     /// loops, loops, nested loops, loops over arrays, loops over the heap, recursion):
-    /// each engine's share of the targets decided, its mean time per target, and its
-    /// expected cost (the mean over the share), in the order the portfolio starts the
-    /// engines, beside the cost built into apc (docs/portfolio.md §5a).
+    /// each engine's decisions and median time; then the portfolio's race simulated on
+    /// those times under every order of the engines: the unscheduled order, the best,
+    /// the one built into apc and the one the run recommends (docs/portfolio.md §5a).
     Engines(super::bench_engines::EnginesBenchArgs),
 }
 

@@ -23,12 +23,13 @@ pub struct EnginesBenchArgs {
     /// Programs to measure on: files, or directories searched for `.mc` files (the
     /// experiment behind apc's figures: `tests/programs`).
     pub paths: Vec<PathBuf>,
-    /// Also this many programs from the thesis's generator (`apc gen --set`).
+    /// Also this many programs from each --set of the thesis's generator (`apc gen
+    /// --set`).
     #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub generated: u64,
-    /// The generator's set for --generated.
+    /// The generator's sets for --generated (repeatable; `all`: the 18 of Table 6.16).
     #[arg(long, default_value = "15-10-3-t-t", value_name = "NAME")]
-    pub set: String,
+    pub set: Vec<String>,
     /// The generator's seed for --generated.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -98,22 +99,22 @@ pub fn engines(a: EnginesBenchArgs) -> ExitCode {
 }
 
 /// The programs: each file's text, then the generated ones.
-fn programs(a: &EnginesBenchArgs) -> Result<Vec<(String, String)>, String> {
+fn programs(a: &EnginesBenchArgs) -> Result<Vec<(String, String, &'static str)>, String> {
     let mut out = Vec::new();
     if !a.paths.is_empty() {
         for path in source_files(&a.paths)? {
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            out.push((path.display().to_string(), text));
+            out.push((path.display().to_string(), text, "files"));
         }
     }
     if a.generated > 0 {
-        let set =
-            ThesisSet::named(&a.set).ok_or_else(|| format!("--set: no set named {}", a.set))?;
-        let params = set.params();
-        for i in 0..a.generated {
-            let text = crate::generator::generate_source(&params, a.seed, i);
-            out.push((format!("{}-{i}.mc", set.name), text));
+        for set in sets(&a.set)? {
+            let params = set.params();
+            for i in 0..a.generated {
+                let text = crate::generator::generate_source(&params, a.seed, i);
+                out.push((format!("{}-{i}.mc", set.name), text, "generated"));
+            }
         }
     }
     Ok(out)
@@ -217,6 +218,16 @@ fn row_json(r: &ClassRow) -> Value {
     })
 }
 
+/// The sets `names` names (`all`: every one).
+fn sets(names: &[String]) -> Result<Vec<&'static ThesisSet>, String> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(crate::generator::THESIS_SETS.iter().collect());
+    }
+    (names.iter())
+        .map(|n| ThesisSet::named(n).ok_or_else(|| format!("--set: no set named {n}")))
+        .collect()
+}
+
 /// The runs of an earlier `--format json`, in the order of `engines`.
 fn read_runs(path: &std::path::Path, engines: &[&'static str]) -> Result<Vec<TargetRuns>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -247,8 +258,18 @@ fn read_runs(path: &std::path::Path, engines: &[&'static str]) -> Result<Vec<Tar
                     Ok((r["decided"] == true, Duration::from_secs_f64(ms / 1e3)))
                 })
                 .collect::<Result<_, String>>()?;
+            let population = match t["population"].as_str() {
+                Some("files") => "files",
+                Some("generated") => "generated",
+                _ => {
+                    return Err(bad_file(
+                        "a target without its population, files or generated",
+                    ));
+                }
+            };
             Ok(TargetRuns {
                 file: t["file"].as_str().unwrap_or_default().to_string(),
+                population,
                 class: *class,
                 line: t["line"].as_u64().unwrap_or(0) as u32,
                 col: t["col"].as_u64().unwrap_or(0) as u32,
@@ -261,6 +282,7 @@ fn read_runs(path: &std::path::Path, engines: &[&'static str]) -> Result<Vec<Tar
 fn target_json(t: &TargetRuns, engines: &[&'static str]) -> Value {
     json!({
         "file": t.file,
+        "population": t.population,
         "class": t.class.name(),
         "line": t.line,
         "col": t.col,

@@ -175,9 +175,11 @@ pub struct CheckArgs {
     pub portfolio_head: u64,
     /// With `--engine all`: the engines that race, comma-separated, in the order they
     /// start. By default all seven (the compositional engine only on programs with
-    /// functions besides main), in the order of their expected cost on the program's
-    /// class: no loops, loops, nested loops, loops over arrays, loops over the heap,
-    /// recursion (measured by `apc bench engines`; docs/portfolio.md §5a).
+    /// functions besides main), in the order the schedule gives the program's class
+    /// (no loops, loops, nested loops, loops over arrays, loops over the heap,
+    /// recursion), measured by `apc bench engines`: today
+    /// fuzz,nc,explore-search,chc,explore,compositional,compact for every class
+    /// (docs/portfolio.md §5a).
     #[arg(long, value_delimiter = ',', value_name = "ENGINES", value_parser = portfolio_parser())]
     pub portfolio: Option<Vec<String>>,
     /// With `--engine all`: run every engine at the same CPU priority. By default
