@@ -57,9 +57,10 @@ pub struct ClassRow {
     /// order's.
     pub best: (Vec<&'static str>, Score),
     /// The order to build into apc: the best one if it gains at least
-    /// [`MIN_GAIN`] on the unscheduled one (else that one), or the
-    /// recommended order of all the programs when the class has fewer than
-    /// [`MIN_TARGETS`].
+    /// [`MIN_GAIN`] on the unscheduled one in the whole group and in each
+    /// family of programs with [`MIN_TARGETS`] of its targets (else the
+    /// unscheduled one), or the recommended order of all the programs when
+    /// the class has fewer than [`MIN_TARGETS`].
     pub recommended: Vec<&'static str>,
     /// The order built into apc for the class, and its simulated times.
     pub built_in: (Vec<&'static str>, Score),

@@ -384,9 +384,8 @@ fn by_value_facts(q: &Question) -> Option<Decision> {
     Some(Decision::unreachable(Method::new("facts", How::ValueFacts), None).with_proof(proof))
 }
 
-/// The portfolio's engines in the order they start on this program: by
-/// their expected cost on it (`schedule`), unless `--portfolio` gave the
-/// order.
+/// The portfolio's engines in the order they start on this program: the
+/// order `schedule` gives its class, unless `--portfolio` gave one.
 fn scheduled(q: &Question) -> Vec<&'static str> {
     let opts = q.options;
     if !opts.portfolio_scheduled {

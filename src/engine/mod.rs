@@ -119,8 +119,8 @@ pub struct CheckOptions {
     pub portfolio_head: usize,
     /// The engines of the portfolio (registered names), in order.
     pub portfolio: Vec<&'static str>,
-    /// Start the portfolio's engines in the order of their expected cost
-    /// on the program (`check::schedule`) rather than in `portfolio`'s.
+    /// Start the portfolio's engines in the order `check::schedule` gives
+    /// the program's class rather than in `portfolio`'s.
     pub portfolio_scheduled: bool,
     /// Run the portfolio's engines at their CPU priorities
     /// ([`Decider::niceness`]), not all alike.
