@@ -26,7 +26,7 @@ mod undecided;
 pub use crate::db::{Target, targets};
 pub use crate::engine::{
     CheckOptions, DEFAULT_K, DEFAULT_MAX_MODELS, DEFAULT_PORTFOLIO, DEFAULT_PORTFOLIO_DELAY,
-    DEFAULT_PORTFOLIO_HEAD, Decision, Method, Mode, PORTFOLIO, Verdict,
+    DEFAULT_PORTFOLIO_HEAD, Decision, Method, Mode, PORTFOLIO, Verdict, default_portfolio_head,
 };
 
 use crate::db::{self, Database, SourceFile};

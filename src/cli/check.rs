@@ -170,8 +170,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub portfolio_delay: u64,
     /// With `--engine all`: how many of the --portfolio engines start at once (the
-    /// others wait --portfolio-delay).
-    #[arg(long, value_name = "N", default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_parser = clap::value_parser!(u64).range(1..=16))]
+    /// others wait --portfolio-delay). By default 2, or the number of cores where that
+    /// is fewer: no more engines start at once than there are cores to run them.
+    #[arg(long, value_name = "N", default_value_t = check::default_portfolio_head() as u64, value_parser = clap::value_parser!(u64).range(1..=16))]
     pub portfolio_head: u64,
     /// With `--engine all`: the engines that race, comma-separated, in the order they
     /// start. By default all seven (the compositional engine only on programs with

@@ -153,6 +153,14 @@ pub const DEFAULT_PORTFOLIO_DELAY: Duration = Duration::from_millis(100);
 /// conditions (measured: docs/portfolio.md §3).
 pub const DEFAULT_PORTFOLIO_HEAD: usize = 2;
 
+/// The head on this machine: [`DEFAULT_PORTFOLIO_HEAD`], or fewer on a
+/// machine with fewer cores, so that no more engines start at once than
+/// there are cores to run them.
+pub fn default_portfolio_head() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(DEFAULT_PORTFOLIO_HEAD)
+}
+
 /// The portfolio's engines by default, in the order they start (measured:
 /// docs/portfolio.md §3).
 pub const DEFAULT_PORTFOLIO: [&str; 7] = [
@@ -186,7 +194,7 @@ impl CheckOptions {
             simplify: true,
             engine: PORTFOLIO,
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
-            portfolio_head: DEFAULT_PORTFOLIO_HEAD,
+            portfolio_head: default_portfolio_head(),
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_scheduled: true,
             portfolio_priorities: true,
