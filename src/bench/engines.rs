@@ -9,13 +9,33 @@ use crate::db::{Database, SourceFile};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+/// The families of programs the experiment measures on: an order is
+/// given to a class only if it gains in each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Population {
+    /// The files (and directories) given.
+    Files,
+    /// The thesis's generator's programs.
+    Generated,
+}
+
+impl Population {
+    pub const ALL: [Population; 2] = [Population::Files, Population::Generated];
+
+    /// Its name in the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Population::Files => "files",
+            Population::Generated => "generated",
+        }
+    }
+}
+
 /// One target, and what each engine did on it alone.
 #[derive(Clone, Debug)]
 pub struct TargetRuns {
     pub file: String,
-    /// Which family of programs it comes from: `files` (given) or
-    /// `generated`.
-    pub population: &'static str,
+    pub population: Population,
     pub class: Class,
     pub line: u32,
     pub col: u32,
@@ -95,7 +115,7 @@ pub struct Race {
 /// (name, text, population), under `opts` (its timeout per target). `tick` is called
 /// after each program.
 pub fn measure(
-    programs: &[(String, String, &'static str)],
+    programs: &[(String, String, Population)],
     engines: &[&'static str],
     opts: &CheckOptions,
     tick: &dyn Fn(),
@@ -114,7 +134,7 @@ pub fn measure(
                 .collect();
             out.push(TargetRuns {
                 file: name.clone(),
-                population,
+                population: *population,
                 class,
                 line: t.line,
                 col: t.col,
@@ -213,7 +233,7 @@ fn holds_in_each_population(
 ) -> bool {
     let unscheduled: Vec<usize> = (0..order.len()).collect();
     let mut buffer = Vec::new();
-    ["files", "generated"].iter().all(|p| {
+    Population::ALL.iter().all(|p| {
         let part: Vec<usize> = (group.iter().copied())
             .filter(|&t| targets[t].population == *p)
             .collect();

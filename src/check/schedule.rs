@@ -19,9 +19,8 @@
 //! of the portfolio still runs, and every answer is checked as before.
 
 use crate::db::{self, Database, SourceFile};
-use crate::ir::{Body, CallGraph, INPUT_STREAM, Instr};
+use crate::ir::{Body, INPUT_STREAM};
 use crate::types::Type;
-use std::collections::BTreeSet;
 
 /// What the model reads off a program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,14 +29,13 @@ pub struct Features {
     pub loops: usize,
     /// The deepest nesting of loops (1: loops, none inside another).
     pub nesting: usize,
-    /// A function that calls itself, directly or through others.
+    /// A call from `main` that recurses: one the whole-program flowgraph
+    /// cuts (`ir::InlinedProgram::recurses`).
     pub recursion: bool,
     /// Arrays: local ones, or main's input arrays.
     pub arrays: bool,
     /// Pointers or records (`alloc`, `&x`).
     pub heap: bool,
-    /// Calls between functions.
-    pub calls: bool,
 }
 
 /// The classes of programs the model tells apart, first match wins.
@@ -93,20 +91,15 @@ impl Features {
     /// The features of the program in `file` (an empty program's are all
     /// zero).
     pub fn of(db: &Database, file: SourceFile) -> Features {
-        let functions = db::functions(db, file);
-        let bodies: Vec<&Body> = (functions.iter())
-            .map(|f| db::function_body(db, *f))
-            .collect();
-        let vars = || bodies.iter().flat_map(|b| b.vars.iter());
-        let graph = db::call_graph(db, file);
+        let bodies = db::bodies(db, file);
+        let vars = || bodies.values().flat_map(|b| b.vars.iter());
+        let program = db::program(db, file).as_ref();
         Features {
-            loops: bodies.iter().map(|b| b.loops.len()).sum(),
-            nesting: bodies.iter().map(|b| nesting(b)).max().unwrap_or(0),
-            recursion: has_cycle(graph),
+            loops: bodies.values().map(|b| b.loops.len()).sum(),
+            nesting: bodies.values().map(|b| nesting(b)).max().unwrap_or(0),
+            recursion: program.is_some_and(|p| p.recurses()),
             arrays: vars().any(|v| matches!(v.ty, Type::Array(_)) && v.name != INPUT_STREAM),
             heap: vars().any(|v| matches!(v.ty, Type::Ptr(_) | Type::Record(_))),
-            calls: (bodies.iter().flat_map(|b| b.edges.iter()))
-                .any(|e| matches!(e.instr, Instr::Call { .. })),
         }
     }
 }
@@ -125,33 +118,6 @@ fn nesting(body: &Body) -> usize {
         .map(|l| depth(Some(l.id)))
         .max()
         .unwrap_or(0)
-}
-
-/// Whether the call graph has a cycle (a depth-first search for a back
-/// edge).
-fn has_cycle(graph: &CallGraph) -> bool {
-    fn visit<'g>(
-        f: &'g str,
-        graph: &'g CallGraph,
-        on_path: &mut BTreeSet<&'g str>,
-        done: &mut BTreeSet<&'g str>,
-    ) -> bool {
-        if on_path.contains(f) {
-            return true;
-        }
-        if !done.insert(f) {
-            return false;
-        }
-        on_path.insert(f);
-        let callees = graph.get(f).into_iter().flatten();
-        let cycle = callees.into_iter().any(|g| visit(g, graph, on_path, done));
-        on_path.remove(f);
-        cycle
-    }
-    let (mut on_path, mut done) = (BTreeSet::new(), BTreeSet::new());
-    graph
-        .keys()
-        .any(|f| visit(f, graph, &mut on_path, &mut done))
 }
 
 /// The portfolio's engines in the class's order; engines the order does
@@ -214,7 +180,7 @@ mod tests {
         );
         assert_eq!(f.loops, 2);
         assert_eq!(f.nesting, 2);
-        assert!(f.recursion && f.arrays && f.heap && f.calls);
+        assert!(f.recursion && f.arrays && f.heap);
         assert_eq!(Class::of(&f), Class::Recursion);
         let g = features("main(n) { var x; x = 1 / n; return x; }");
         assert_eq!(g, Features::default());

@@ -5,7 +5,7 @@ use super::bench::{BenchFormat, print_rows, print_table, progress};
 use super::check::{SolverArgs, source_files};
 use super::{ExitStatus, bad};
 use crate::bench::engines::{
-    ClassRow, MIN_GAIN, MIN_TARGETS, Race, Score, TargetRuns, by_class, measure,
+    ClassRow, MIN_GAIN, MIN_TARGETS, Population, Race, Score, TargetRuns, by_class, measure,
 };
 use crate::check::schedule::Class;
 use crate::check::{self, CheckOptions};
@@ -99,13 +99,13 @@ pub fn engines(a: EnginesBenchArgs) -> ExitCode {
 }
 
 /// The programs: each file's text, then the generated ones.
-fn programs(a: &EnginesBenchArgs) -> Result<Vec<(String, String, &'static str)>, String> {
+fn programs(a: &EnginesBenchArgs) -> Result<Vec<(String, String, Population)>, String> {
     let mut out = Vec::new();
     if !a.paths.is_empty() {
         for path in source_files(&a.paths)? {
             let text =
                 std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            out.push((path.display().to_string(), text, "files"));
+            out.push((path.display().to_string(), text, Population::Files));
         }
     }
     if a.generated > 0 {
@@ -113,7 +113,7 @@ fn programs(a: &EnginesBenchArgs) -> Result<Vec<(String, String, &'static str)>,
             let params = set.params();
             for i in 0..a.generated {
                 let text = crate::generator::generate_source(&params, a.seed, i);
-                out.push((format!("{}-{i}.mc", set.name), text, "generated"));
+                out.push((format!("{}-{i}.mc", set.name), text, Population::Generated));
             }
         }
     }
@@ -258,15 +258,10 @@ fn read_runs(path: &std::path::Path, engines: &[&'static str]) -> Result<Vec<Tar
                     Ok((r["decided"] == true, Duration::from_secs_f64(ms / 1e3)))
                 })
                 .collect::<Result<_, String>>()?;
-            let population = match t["population"].as_str() {
-                Some("files") => "files",
-                Some("generated") => "generated",
-                _ => {
-                    return Err(bad_file(
-                        "a target without its population, files or generated",
-                    ));
-                }
-            };
+            let population = (Population::ALL.iter())
+                .find(|p| Some(p.name()) == t["population"].as_str())
+                .copied()
+                .ok_or_else(|| bad_file("a target without its population, files or generated"))?;
             Ok(TargetRuns {
                 file: t["file"].as_str().unwrap_or_default().to_string(),
                 population,
@@ -282,7 +277,7 @@ fn read_runs(path: &std::path::Path, engines: &[&'static str]) -> Result<Vec<Tar
 fn target_json(t: &TargetRuns, engines: &[&'static str]) -> Value {
     json!({
         "file": t.file,
-        "population": t.population,
+        "population": t.population.name(),
         "class": t.class.name(),
         "line": t.line,
         "col": t.col,

@@ -195,7 +195,11 @@ pub fn call_graph(db: &dyn salsa::Database, file: SourceFile) -> ir::CallGraph {
     ir::call_graph(&bodies(db, file))
 }
 
-fn bodies(db: &dyn salsa::Database, file: SourceFile) -> std::collections::BTreeMap<String, &Body> {
+/// Each function's flowgraph, by name.
+pub fn bodies(
+    db: &dyn salsa::Database,
+    file: SourceFile,
+) -> std::collections::BTreeMap<String, &Body> {
     functions(db, file)
         .iter()
         .map(|f| (f.name(db).clone(), function_body(db, *f)))

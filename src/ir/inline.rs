@@ -34,6 +34,12 @@ pub struct Program {
 }
 
 impl Program {
+    /// Whether a call was cut because it recurses.
+    pub fn recurses(&self) -> bool {
+        let suffix = format!("({RECURSIVE})");
+        self.cut_calls.iter().any(|c| c.ends_with(&suffix))
+    }
+
     /// The error vertices of every copy of a function's target.
     pub fn copies_of(&self, function: &str, target: TargetId) -> Vec<NodeId> {
         self.origins
@@ -44,6 +50,9 @@ impl Program {
             .collect()
     }
 }
+
+/// Why a call that recurses was cut, as [`Program::cut_calls`] says it.
+const RECURSIVE: &str = "recursive";
 
 /// Vertices beyond which calls are no longer inlined.
 const MAX_NODES: u32 = 200_000;
@@ -239,7 +248,7 @@ impl Builder<'_> {
         let why = if callee.is_none() {
             Some("undefined")
         } else if stack.iter().any(|s| s == func) {
-            Some("recursive")
+            Some(RECURSIVE)
         } else if self.out.node_count > MAX_NODES {
             Some("program too large to inline")
         } else {

@@ -118,22 +118,11 @@ static NEXT_PID_FILE: AtomicU64 = AtomicU64::new(0);
 /// children`). Where the kernel has no such list, the launcher writes its
 /// PID into a file, which is left behind if apc ends before reading it.
 pub(super) fn launch(profile: &Profile) -> Result<Started, String> {
-    let before = process::children_of_this_thread();
-    let pid_file = match before {
-        Some(_) => None,
-        None => {
-            let n = NEXT_PID_FILE.fetch_add(1, Ordering::Relaxed);
-            let name = format!("apc-{}-{n}.pid", std::process::id());
-            Some(std::env::temp_dir().join(name))
-        }
-    };
+    let found_by = PidSource::here();
     // The Yices-2 style has no default arguments: the profile gives all.
     let mut conf: SmtConf = SmtStyle::Yices2.new("/bin/sh");
     conf.option("-c");
-    let written_to = pid_file
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/dev/null"));
-    for a in process::session_prefix(&written_to) {
+    for a in process::session_prefix(found_by.file()) {
         conf.option(a);
     }
     conf.option(profile.command.clone());
@@ -142,21 +131,52 @@ pub(super) fn launch(profile: &Profile) -> Result<Started, String> {
     }
     let solver =
         Solver::new(conf, TextParser).map_err(|e| format!("cannot start {}: {e}", profile.name))?;
-    let pid = match (before, pid_file) {
-        (Some(before), _) => new_child(&before),
-        (None, Some(file)) => pid_from_file(&file),
-        (None, None) => None,
-    };
-    match pid {
+    match found_by.pid() {
         Some(pid) => Ok(Started { solver, pid }),
         None => Err(format!("{} did not start", profile.name)),
     }
 }
 
-/// The child of this thread that is not among `before`.
-fn new_child(before: &[i32]) -> Option<i32> {
-    let now = process::children_of_this_thread()?;
-    now.into_iter().find(|pid| !before.contains(pid))
+/// Where the launcher's PID is found.
+enum PidSource {
+    /// The child of this thread not among these.
+    NewChild(Vec<i32>),
+    /// The file the launcher writes it to.
+    File(PathBuf),
+}
+
+impl PidSource {
+    /// This thread's children if the kernel lists them, else a fresh file.
+    fn here() -> PidSource {
+        match process::children_of_this_thread() {
+            Some(before) => PidSource::NewChild(before),
+            None => {
+                let n = NEXT_PID_FILE.fetch_add(1, Ordering::Relaxed);
+                let name = format!("apc-{}-{n}.pid", std::process::id());
+                PidSource::File(std::env::temp_dir().join(name))
+            }
+        }
+    }
+
+    /// Where the launcher writes its PID (nowhere, when it is found among
+    /// the children).
+    fn file(&self) -> &std::path::Path {
+        match self {
+            PidSource::NewChild(_) => std::path::Path::new("/dev/null"),
+            PidSource::File(f) => f,
+        }
+    }
+
+    /// The launcher's PID, once it has started.
+    fn pid(&self) -> Option<i32> {
+        match self {
+            PidSource::NewChild(before) => {
+                let now = process::children_of_this_thread()?;
+                now.into_iter().find(|pid| !before.contains(pid))
+            }
+            PidSource::File(f) => pid_from_file(f),
+        }
+    }
 }
 
 /// The PID the launcher writes into `file` before it execs the watchdog
