@@ -6,7 +6,7 @@
 use super::{CheckOptions, Report, Verdict};
 use crate::db::{self, Database, SourceFile, Target};
 use crate::interp::trace::{self, Step};
-use crate::interp::{Limits, Outcome, Witness};
+use crate::interp::{Limits, Witness};
 use crate::syntax::LineIndex;
 
 /// With `opts.trace`, the trace of a reachable report's witness.
@@ -25,15 +25,14 @@ pub fn trace(
 ) -> Result<Vec<Step>, String> {
     let program = &db::parse(db, file).program;
     let text = file.text(db);
-    let (result, trace) =
-        trace::run_traced(program, w, Limits::for_replay()).map_err(|e| e.to_string())?;
-    let Outcome::Error { kind, span } = result.outcome else {
-        return Err(format!(
-            "the traced run ended otherwise: {:?}",
-            result.outcome
-        ));
+    // The witness replayed to the target already, so its run ends: no
+    // step limit (a block schedule's witness runs millions of steps).
+    let limits = Limits {
+        max_steps: u64::MAX,
+        ..Limits::default()
     };
-    let at = LineIndex::new(text).line_col(text, span.start);
+    let (result, trace) = trace::run_traced(program, w, limits).map_err(|e| e.to_string())?;
+    let (kind, at) = crate::interp::error_place(result, text, &LineIndex::new(text))?;
     if (kind, at) != (t.kind, (t.line, t.col)) {
         return Err(crate::interp::hit_elsewhere(kind, at));
     }

@@ -362,11 +362,10 @@ fn run_json(r: &ProgramRun) -> Value {
 /// The `apc run` command that replays the error (with the program saved by
 /// --save-programs).
 fn replay_command(r: &ProgramRun, w: &crate::interp::Witness) -> String {
-    let input: Vec<String> = w.input.iter().map(|v| v.to_string()).collect();
     format!(
         "apc run {}-{:03}.mc --input '{}'",
         r.set,
         r.index,
-        input.join(",")
+        crate::interp::input_runs(&w.input).replace(' ', "")
     )
 }

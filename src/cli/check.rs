@@ -731,13 +731,26 @@ fn arg_json(v: &ArgValue) -> Value {
     }
 }
 
-/// `{"args": {...}, "input": [...]}`.
+/// Longest input stream a witness's JSON lists value by value; a longer
+/// one (a block schedule's, millions of values) is given as runs.
+const LONGEST_LISTED_INPUT: usize = 100_000;
+
+/// `{"args": {...}, "input": [...]}`, or for a stream longer than
+/// [`LONGEST_LISTED_INPUT`], `"input": null, "input_runs": [[value,
+/// count], ...]`.
 pub(super) fn witness_json(w: &Witness) -> Value {
     let args: Map<String, Value> = w
         .args
         .iter()
         .map(|(n, v)| (n.clone(), arg_json(v)))
         .collect();
+    if w.input.len() > LONGEST_LISTED_INPUT {
+        let runs = crate::interp::runs_of(&w.input);
+        let runs: Vec<Value> = (runs.into_iter())
+            .map(|(v, n)| json!([big(v), n]))
+            .collect();
+        return json!({"args": args, "input": null, "input_runs": runs});
+    }
     let input: Vec<Value> = w.input.iter().map(big).collect();
     json!({"args": args, "input": input})
 }

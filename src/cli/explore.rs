@@ -121,6 +121,13 @@ pub struct ExploreArgs {
     /// run as usual; the report says why.
     #[arg(long)]
     pub summarization: bool,
+    /// Witnesses through loops with no summary: a state entering such a loop also
+    /// leaves it as blocks, each one path repeated a symbolic number of times, reading
+    /// one input value per read in the block (a run such as `0*1999994` in the
+    /// witness). The states go beside the loop's own iterations, so proofs are
+    /// unchanged.
+    #[arg(long)]
+    pub block_schedules: bool,
     /// Report every target an error path reaches (once each) and go on;
     /// by default exploration stops at the first error, as the thesis's does.
     #[arg(long)]
@@ -282,6 +289,7 @@ fn options(a: &ExploreArgs, solver: crate::smt::Profile) -> Options {
     o.seed = a.seed;
     o.stop_at_first_error = !a.all_errors;
     o.summarization = a.summarization;
+    o.block_schedules = a.block_schedules;
     o.tree = a.tree.is_some().then_some(a.tree_nodes as usize);
     o
 }
@@ -371,6 +379,12 @@ fn print_text(path: &str, a: &ExploreArgs, r: &Report) {
             outln!("  not summarisable: {why}");
         }
     }
+    if a.block_schedules {
+        outln!(
+            "block schedules: {} states left a loop by one",
+            s.schedules_applied
+        );
+    }
     outln!(
         "{}; strategy {}, merging {} ({:.1} ms)",
         end_text(r),
@@ -412,6 +426,7 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
         "strategy": value_name(a.strategy.to_possible_value()),
         "merging": value_name(a.merging.to_possible_value()),
         "summarization": a.summarization,
+        "block_schedules": a.block_schedules,
         "end": end,
         "reason": reason,
         "errors": errors,
@@ -443,6 +458,7 @@ fn print_json(path: &str, a: &ExploreArgs, r: &Report) {
             "loops_not_summarisable": s.loops_not_summarisable,
             "not_summarisable_reasons": s.not_summarisable_reasons,
             "summaries_applied": s.summaries_applied,
+            "schedules_applied": s.schedules_applied,
         },
         "tree": r.tree.as_ref().map(|t| json!({"nodes": t.nodes.len(), "cut": t.cut})),
         "guided": a.guided,

@@ -1,7 +1,7 @@
 //! Parsing witnesses from the command line: `--args n=3,s=[1,2]` and
 //! `--input 5,-2`.
 
-use crate::interp::ArgValue;
+use crate::interp::{ArgValue, MAX_INPUT_VALUES};
 use num_bigint::BigInt;
 
 /// Parses `name=value,…` where a value is an integer or a (nested) list.
@@ -49,18 +49,35 @@ pub fn parse_args(s: &str) -> Result<Vec<(String, ArgValue)>, String> {
     }
 }
 
-/// Parses `5,-2` (spaces allowed; empty means no input).
+/// Parses `5,-2` (spaces allowed; empty means no input). A run `0*1999994`
+/// stands for its value repeated that many times, so that a witness of a
+/// long loop fits on a command line.
 pub fn parse_input(s: &str) -> Result<Vec<BigInt>, String> {
+    let mut out: Vec<BigInt> = Vec::new();
     if s.trim().is_empty() {
-        return Ok(vec![]);
+        return Ok(out);
     }
-    s.split(',')
-        .map(|x| {
-            x.trim()
-                .parse::<BigInt>()
-                .map_err(|_| format!("`{}` in --input is not an integer", x.trim()))
-        })
-        .collect()
+    for item in s.split(',') {
+        let (value, count) = match item.split_once('*') {
+            Some((v, n)) => (v.trim(), run_length(n.trim())?),
+            None => (item.trim(), 1),
+        };
+        let value = (value.parse::<BigInt>())
+            .map_err(|_| format!("`{value}` in --input is not an integer"))?;
+        if out.len() + count > MAX_INPUT_VALUES {
+            return Err(format!(
+                "the input stream is longer than {MAX_INPUT_VALUES} values"
+            ));
+        }
+        out.extend(std::iter::repeat_n(value, count));
+    }
+    Ok(out)
+}
+
+/// The count of a run `v*count`.
+fn run_length(n: &str) -> Result<usize, String> {
+    n.parse::<usize>()
+        .map_err(|_| format!("`{n}` in --input is not a count (write VALUE*COUNT, e.g. 0*1000)"))
 }
 
 struct P<'a> {
@@ -130,6 +147,21 @@ impl P<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_runs_stand_for_repeated_values() {
+        let v = parse_input("5, 0*3 ,-1*2").unwrap();
+        let want: Vec<BigInt> = [5, 0, 0, 0, -1, -1].into_iter().map(BigInt::from).collect();
+        assert_eq!(v, want);
+        assert_eq!(parse_input("7*0").unwrap(), Vec::<BigInt>::new());
+        assert!(parse_input("1*x").unwrap_err().contains("not a count"));
+        assert!(parse_input("1*-2").unwrap_err().contains("not a count"));
+        assert!(
+            parse_input("0*99999999999")
+                .unwrap_err()
+                .contains("longer than")
+        );
+    }
 
     #[test]
     fn nested_lists_and_negatives() {

@@ -22,8 +22,8 @@ pub struct RunArgs {
     /// 2-D (`M=[[1,2],[3]]`). A parameter not given is 0 (an empty list for an array).
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub args: String,
-    /// The input stream read by `input`: `5,-2`. Reads past its end give 0 and are
-    /// reported (`input_exhausted`).
+    /// The input stream read by `input`: `5,-2`; `0*1000` is 0 a thousand times. Reads
+    /// past its end give 0 and are reported (`input_exhausted`).
     #[arg(long, default_value = "", allow_hyphen_values = true)]
     pub input: String,
     /// Stop a run that has not ended after this many steps (statements, loop tests and

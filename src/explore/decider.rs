@@ -46,6 +46,7 @@ impl Decider for GuidedExecutor {
         };
         o.subsumption = Some(AtChecks::Conjoin);
         o.summarization = true;
+        o.block_schedules = true;
         if q.every_target() {
             o.strategy = Strategy::Tree;
             o.invariants_from_true = true;

@@ -111,6 +111,7 @@ impl<'p> Executor<'p> {
             trail: Default::default(),
             laps: Arc::new(vec![0; prog.bodies[prog.main].loops.len()]),
             deferred: false,
+            runs: Arc::default(),
         };
         let input = self.machine.declare_input_stream();
         let zero = Value::Int(self.machine.terms_mut().int(0));
@@ -238,10 +239,24 @@ impl<'p> Executor<'p> {
 
     /// `arrive`, except that with `--summarization` a state entering a
     /// summarisable loop leaves it at once, as its summary's states.
+    /// With `--block-schedules`, a state entering a loop with no summary
+    /// also leaves it by the loop's schedules, the states waiting beside
+    /// the state that runs the loop.
     fn arrive_or_summarise(&mut self, st: State, func: usize, e: EdgeId) -> Next {
-        match self.summaries.leave_loop(&mut self.machine, &st, func, e) {
-            Some(left) => self.past_the_loop(func, e, left),
-            None => self.arrive(st, func, e),
+        if let Some(left) = self.summaries.leave_loop(&mut self.machine, &st, func, e) {
+            return self.past_the_loop(func, e, left);
+        }
+        let scheduled = (self.summaries).scheduled(&mut self.machine, &st, func, e);
+        match self.arrive(st, func, e) {
+            Next::Continue(st) if !scheduled.is_empty() => {
+                let mut states = Vec::with_capacity(scheduled.len());
+                for (s, exit) in scheduled {
+                    self.coverage.cover(func, exit);
+                    states.push(s);
+                }
+                Next::Split(st, states)
+            }
+            next => next,
         }
     }
 
@@ -483,7 +498,7 @@ impl<'p> Executor<'p> {
             }
             Answer::Sat => {
                 let conjuncts: Vec<TermId> = st.pc.conjuncts().into_iter().chain([g]).collect();
-                let witness = witness::from_model(&mut self.machine, &conjuncts);
+                let witness = witness::from_model(&mut self.machine, &conjuncts, &st.runs);
                 self.machine.close_check();
                 let mark = self.record_error(target.clone(), witness);
                 self.machine.note_error(func, e, mark);

@@ -18,6 +18,10 @@ use std::sync::Arc;
 
 /// The merge of two mergeable states, or `None` when their sharing differs.
 pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Option<State> {
+    // The stream's runs belong to one path's witness.
+    if a.runs != b.runs {
+        return None;
+    }
     let (common, rest_a, rest_b) = PathCond::split_common(&a.pc, &b.pc);
     let ca = terms.and(rest_a);
     let cb = terms.and(rest_b);
@@ -63,6 +67,7 @@ pub(crate) fn merge(terms: &mut Terms, a: &State, b: &State, pc_id: u64) -> Opti
         trail: Trail::join(&a.trail, &b.trail, a.frame().node),
         laps: a.laps.clone(),
         deferred: a.deferred && b.deferred,
+        runs: a.runs.clone(),
     })
 }
 

@@ -151,6 +151,10 @@ pub struct Options {
     /// A state entering a loop leaves it at once, one state per trace of
     /// the loop's summary, when the loop is summarisable (thesis §4.4).
     pub summarization: bool,
+    /// A state entering a loop with no summary also leaves it as the
+    /// loop's block schedules make it (witnesses only, beside the loop's
+    /// own iterations; `summary::blocks`).
+    pub block_schedules: bool,
     /// With subsumption: also try loop invariants from `true` downwards
     /// (a greatest-fixpoint iteration; beyond the thesis, whose candidates
     /// are the annotations after the loop).
@@ -186,6 +190,7 @@ impl Options {
             solver,
             progress: None,
             summarization: false,
+            block_schedules: false,
             invariants_from_true: true,
             second_opinion: None,
             tree: None,
@@ -249,6 +254,8 @@ pub struct Stats {
     pub not_summarisable_reasons: Vec<String>,
     /// States that entered a loop and left it by its summary.
     pub summaries_applied: u64,
+    /// States that left a loop by a block schedule.
+    pub schedules_applied: u64,
 }
 
 impl Default for Stats {
@@ -285,6 +292,7 @@ impl Default for Stats {
             loops_not_summarisable: 0,
             not_summarisable_reasons: Vec::new(),
             summaries_applied: 0,
+            schedules_applied: 0,
         }
     }
 }

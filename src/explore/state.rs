@@ -7,6 +7,7 @@
 //! `Uninit` (a cell never written) and `Ite` (a value that depends on which
 //! of two merged paths ran).
 
+use super::summary::StreamRun;
 use crate::ir::{NodeId, VarId};
 use crate::term::{TermId, Terms, Var};
 use std::sync::Arc;
@@ -218,6 +219,9 @@ pub(crate) struct State {
     pub laps: Arc<Vec<u32>>,
     /// Runs only when no other state waits (a loop iteration past `_t`).
     pub deferred: bool,
+    /// The stretches of the input stream that block schedules read: the
+    /// witness writes them out (`summary::blocks`).
+    pub runs: Arc<Vec<StreamRun>>,
 }
 
 /// The vertices a path ran through, newest first; persistent, shared

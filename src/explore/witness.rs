@@ -7,6 +7,7 @@
 //! errors were found and when a run stops are the stepping's (`exec`).
 
 use super::machine::Machine;
+use super::summary::StreamRun;
 use crate::db::Target;
 use crate::interp::{ArgValue, Witness};
 use crate::term::{Node, TermId, Terms, Var};
@@ -15,15 +16,19 @@ use num_traits::ToPrimitive;
 use std::collections::BTreeMap;
 
 /// Longest input list a witness may need (an index past it is no witness
-/// anyone can replay).
-const MAX_WITNESS_INDEX: usize = 100_000;
+/// anyone can replay); a block schedule's runs may make it long.
+const MAX_WITNESS_INDEX: usize = crate::interp::MAX_INPUT_VALUES;
 
 /// The elements of one input array the path reads: index tuple → value.
 type Elements = BTreeMap<Vec<usize>, BigInt>;
 
 /// The witness of the model the solver holds for `conjuncts` (a check
-/// kept open for values).
-pub(crate) fn from_model(m: &mut Machine, conjuncts: &[TermId]) -> Result<Witness, String> {
+/// kept open for values), with the stream's `runs` written out.
+pub(crate) fn from_model(
+    m: &mut Machine,
+    conjuncts: &[TermId],
+    runs: &[StreamRun],
+) -> Result<Witness, String> {
     let reads = input_reads(m, conjuncts);
     let scalars: Vec<Var> = (m.inputs().iter())
         .filter(|i| i.dims == 0)
@@ -34,12 +39,48 @@ pub(crate) fn from_model(m: &mut Machine, conjuncts: &[TermId]) -> Result<Witnes
         asked.extend(idx.iter().copied());
     }
     asked.extend(reads.iter().map(|(sel, _)| *sel));
+    for r in runs {
+        asked.extend([r.start, r.count]);
+        asked.extend(&r.values);
+    }
     let values = m.values(&asked)?;
     let (scalar_values, rest) = values.split_at(scalars.len());
     let index_count: usize = reads.iter().map(|(_, i)| i.len()).sum();
-    let (index_values, read_values) = rest.split_at(index_count);
+    let (index_values, rest) = rest.split_at(index_count);
+    let (read_values, run_values) = rest.split_at(reads.len());
     let arrays = elements(m.terms(), &reads, index_values, read_values)?;
-    assemble(m, scalar_values, &arrays)
+    let mut w = assemble(m, scalar_values, &arrays)?;
+    written_out(runs, run_values, &mut w.input)?;
+    Ok(w)
+}
+
+/// The stream's elements that the runs stand for, from the values of
+/// their terms (start, count, then the values, run by run).
+fn written_out(
+    runs: &[StreamRun],
+    mut values: &[BigInt],
+    stream: &mut Vec<BigInt>,
+) -> Result<(), String> {
+    for r in runs {
+        let (head, rest) = values.split_at(2 + r.values.len());
+        values = rest;
+        let start = head[0]
+            .to_usize()
+            .ok_or("a run of the stream starts before it")?;
+        let count = head[1].to_usize().unwrap_or(usize::MAX);
+        let width = r.values.len();
+        let end = (count.checked_mul(width))
+            .and_then(|n| n.checked_add(start))
+            .filter(|end| *end <= MAX_WITNESS_INDEX)
+            .ok_or_else(|| format!("the witness needs more than {MAX_WITNESS_INDEX} inputs"))?;
+        if stream.len() < end {
+            stream.resize(end, BigInt::from(0));
+        }
+        for (cell, value) in stream[start..end].iter_mut().zip(head[2..].iter().cycle()) {
+            cell.clone_from(value);
+        }
+    }
+    Ok(())
 }
 
 /// Every `A(i…)` over an input array in the conjuncts, with its indices.

@@ -90,10 +90,42 @@ impl std::fmt::Display for Witness {
         for (n, v) in &self.args {
             write!(f, "{n}={v} ")?;
         }
-        let input: Vec<String> = self.input.iter().map(BigInt::to_string).collect();
-        write!(f, "input=[{}]", input.join(", "))
+        write!(f, "input=[{}]", input_runs(&self.input))
     }
 }
+
+/// Runs at least this long print as `value*count`, as `--input` takes
+/// them: a witness of a long loop may read millions of inputs.
+const SHORTEST_PRINTED_RUN: usize = 16;
+
+/// `5, -2, 0*1999994`: the input stream, long runs of one value shortened.
+pub fn input_runs(input: &[BigInt]) -> String {
+    let mut items: Vec<String> = Vec::new();
+    for (value, run) in runs_of(input) {
+        if run >= SHORTEST_PRINTED_RUN {
+            items.push(format!("{value}*{run}"));
+        } else {
+            items.extend(std::iter::repeat_n(value.to_string(), run));
+        }
+    }
+    items.join(", ")
+}
+
+/// The stream as runs of one value: (value, how many times).
+pub fn runs_of(input: &[BigInt]) -> Vec<(&BigInt, usize)> {
+    let mut out = Vec::new();
+    let mut rest = input;
+    while let Some(first) = rest.first() {
+        let run = rest.iter().take_while(|v| *v == first).count();
+        out.push((first, run));
+        rest = &rest[run..];
+    }
+    out
+}
+
+/// Most values an input stream may hold (runs `v*count` included): a
+/// stream is held in memory, 32 bytes a value.
+pub const MAX_INPUT_VALUES: usize = 20_000_000;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -309,7 +341,7 @@ impl<'p> Prepared<'p> {
     }
 }
 
-fn error_place(r: RunResult, text: &str, lines: &crate::syntax::LineIndex) -> ErrorPlace {
+pub fn error_place(r: RunResult, text: &str, lines: &crate::syntax::LineIndex) -> ErrorPlace {
     match r.outcome {
         Outcome::Error { kind, span } => Ok((kind, lines.line_col(text, span.start))),
         Outcome::Returned(v) => Err(format!("the replay returned {v}")),

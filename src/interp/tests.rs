@@ -325,6 +325,19 @@ fn address_of_uninitialized_variable_is_not_a_read() {
 // ---- inputs ---------------------------------------------------------------------
 
 #[test]
+fn long_runs_of_one_input_print_as_value_times_count() {
+    let mut input: Vec<BigInt> = vec![BigInt::from(5)];
+    input.extend(std::iter::repeat_n(BigInt::from(0), 20));
+    input.extend(std::iter::repeat_n(BigInt::from(-1), 3));
+    assert_eq!(crate::interp::input_runs(&input), "5, 0*20, -1, -1, -1");
+    let w = Witness {
+        args: vec![],
+        input: input[..3].to_vec(),
+    };
+    assert_eq!(w.to_string(), "input=[5, 0, 0]");
+}
+
+#[test]
 fn input_stream_and_exhaustion() {
     let src = "main() { var a, b; a = input; b = input; return a - b; }";
     let r = run_w(src, &witness(&[], &[10, 3]));

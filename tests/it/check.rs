@@ -1347,7 +1347,7 @@ fn explain_prints_the_invariant_that_proved_a_target() {
     assert_eq!(proof["invariants"][0]["line"], 6, "{proof}");
     assert_eq!(proof["invariants"][0]["microc"], true, "{proof}");
 
-    let slow = program("replay_past_timeout.mc");
+    let slow = undecided_program().display().to_string();
     let out = apc(&["check", &slow, "--timeout", "1", "--explain"]);
     let text = String::from_utf8_lossy(&out.stdout);
     let first = text.lines().next().unwrap_or_default();

@@ -8,6 +8,12 @@ pub fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")
 }
 
+/// A program no engine decides, for the tests of deadlines and
+/// cancellation (`tests/fixtures/`, outside the corpus).
+pub fn undecided_program() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/undecided_doubling.mc")
+}
+
 /// Every `.mc` file of `tests/programs/`, sorted.
 pub fn programs() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(programs_dir())

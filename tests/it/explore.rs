@@ -712,6 +712,65 @@ fn summarization_on_the_command_line() {
     );
 }
 
+/// Block schedules reach a target two million iterations into a loop
+/// that has no summary: the witness's stream is runs of one value, as
+/// the text prints it and `apc run --input` takes it back, and the
+/// interpreter replays it to the assert. Without the flag, a run of the
+/// same time does not get there.
+#[test]
+fn block_schedules_find_a_witness_millions_of_iterations_deep() {
+    let file = programs_dir().join("replay_past_timeout.mc");
+    let file = file.display().to_string();
+    let run = |timeout: &str, extra: &[&str]| {
+        let args = [
+            &["explore", &file, "--summarization", "--timeout", timeout],
+            extra,
+        ]
+        .concat();
+        let o = apc(&[&args[..], &["--format", "json"]].concat());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        v
+    };
+    let v = run("20", &["--block-schedules"]);
+    assert_eq!(v["end"], "error-found", "{}", v["stats"]);
+    assert_eq!(v["block_schedules"], true);
+    assert!(v["stats"]["schedules_applied"].as_u64() >= Some(1));
+    assert_eq!(v["stats"]["replay_failures"], 0);
+    let w = &v["first_error"]["witness"];
+    let n = w["args"]["n"].as_i64().expect("n");
+    // Two million values: given as runs in the JSON.
+    assert_eq!(w["input"], serde_json::Value::Null);
+    let runs = w["input_runs"].as_array().expect("runs");
+    let values: i64 = (runs.iter()).map(|r| r[1].as_i64().expect("a count")).sum();
+    assert!(n > 2_000_000 && values >= n - 7, "n = {n}, {runs:?}");
+    let took = v["time_ms"].as_f64().expect("time_ms") / 1000.0;
+    let plain = run(&format!("{:.3}", took.max(0.5)), &[]);
+    assert_eq!(plain["end"], "incomplete", "{}", plain["stats"]);
+
+    let text = apc(&["explore", &file, "--summarization", "--block-schedules"]);
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    let runs = (text.split("input=[").nth(1))
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("no witness in {text}"));
+    assert!(runs.contains('*'), "{runs}");
+    let n = (text.split(" n=").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no n in {text}"));
+    let replay = apc(&[
+        "run",
+        &file,
+        "--args",
+        &format!("n={n}"),
+        "--input",
+        runs,
+        "--max-steps",
+        "100000000",
+    ]);
+    let out = String::from_utf8_lossy(&replay.stdout);
+    assert_eq!(replay.status.code(), Some(1), "{out}");
+    assert!(out.contains("assert at") && out.contains(":9:22"), "{out}");
+}
+
 // ---- the generated programs' loops (docs/generator.md, "Why programs timed out") ----
 
 /// A loop whose exit can no longer be taken after the first lap (its

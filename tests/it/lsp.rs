@@ -5,7 +5,7 @@
 //! back at once and cancels the check in flight; the original text again
 //! is answered from the memo, with no target checked anew.
 
-use crate::common::programs_dir;
+use crate::common::{programs_dir, undecided_program};
 use lsp_server::{Message, Notification, Request, RequestId};
 use serde_json::{Value, json};
 use std::io::BufReader;
@@ -294,8 +294,8 @@ fn thousand_lines_with_a_syntax_error() -> String {
 /// the new text's diagnostics come well before the target's deadline.
 #[test]
 fn an_edit_cancels_the_check_in_flight() {
-    let text = std::fs::read_to_string(programs_dir().join("replay_past_timeout.mc")).unwrap();
-    let uri = "file:///work/replay_past_timeout.mc";
+    let text = std::fs::read_to_string(undecided_program()).unwrap();
+    let uri = "file:///work/undecided_doubling.mc";
     let mut c = Client::start(&[], json!({"timeout": 30}));
     open(&mut c, uri, &text);
     let front = c.wait_for("textDocument/publishDiagnostics", Duration::from_secs(60));

@@ -13,12 +13,14 @@
 //! What becomes of the states (their coverage, the worklist) is the
 //! stepping's: this only makes them.
 
-use super::{Memo, Summary, Trace};
+use super::blocks::Schedule;
+use super::{Memo, Summary, Symbols, Trace};
 use crate::explore::machine::Machine;
 use crate::explore::state::{State, Value};
 use crate::ir::{EdgeId, LoopId, NodeKind};
 use crate::smt::Answer;
-use crate::term::{Subst, Var};
+use crate::term::{Subst, TermId, Var};
+use std::sync::Arc;
 
 /// The states a loop's summary made of a state entering it.
 pub(crate) struct Left {
@@ -47,7 +49,7 @@ impl Memo {
         let Ok(summary) = &*self.summary_of(m, func, l) else {
             return None;
         };
-        let entry = entry_values(m, st, summary)?;
+        let entry = entry_values(m, st, &summary.symbols, traces_read(&summary.traces))?;
         m.stats_mut().summaries_applied += 1;
         let mut left = Left {
             states: Vec::new(),
@@ -68,6 +70,95 @@ impl Memo {
             }
         }
         Some(left)
+    }
+
+    /// With `--block-schedules`, the states the block schedules of a loop
+    /// make of `st` entering it by `e`: witnesses only, to go beside the
+    /// state's own iterations. None if the loop has no schedule, or a
+    /// value they read is not an integer, or with `--summarization` if the
+    /// loop has a summary (which is exact).
+    pub(crate) fn scheduled(
+        &mut self,
+        m: &mut Machine,
+        st: &State,
+        func: usize,
+        e: EdgeId,
+    ) -> Vec<(State, EdgeId)> {
+        if !m.options().block_schedules {
+            return Vec::new();
+        }
+        let Some(l) = entered_loop(m, func, e) else {
+            return Vec::new();
+        };
+        if m.options().summarization && self.summary_of(m, func, l).is_ok() {
+            return Vec::new();
+        }
+        let outcome = self.schedules_for(m, func, l);
+        let Ok(s) = &*outcome else {
+            return Vec::new();
+        };
+        let read = (s.schedules.iter())
+            .flat_map(|x| std::iter::once(x.cond).chain(x.effect.iter().flatten().copied()));
+        let Some(entry) = entry_values(m, st, &s.symbols, read.collect()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for x in &s.schedules {
+            if let Some(state) = self.run_schedule(m, st, func, &s.symbols, x, &entry) {
+                if let Some(note) = m.note() {
+                    note.taken.push(x.shape.clone());
+                }
+                out.push((state, x.exit));
+            }
+        }
+        m.stats_mut().schedules_applied += out.len() as u64;
+        out
+    }
+
+    /// The state schedule `x` makes of `st`, if the solver finds it
+    /// feasible.
+    fn run_schedule(
+        &mut self,
+        m: &mut Machine,
+        st: &State,
+        func: usize,
+        sy: &Symbols,
+        x: &Schedule,
+        entry: &Subst,
+    ) -> Option<State> {
+        let mut subst = entry.clone();
+        for c in &x.counters {
+            let fresh = self.new_counter(m, "κ");
+            let ft = m.terms_mut().var(fresh);
+            subst.bind(*c, ft);
+        }
+        for i in &x.inputs {
+            let t = m.terms_mut();
+            let fresh = t.new_var(crate::term::VarKind::Symbol, "ι");
+            let ft = t.var(fresh);
+            subst.bind(*i, ft);
+        }
+        let cond = subst.apply(m.terms_mut(), x.cond);
+        if m.feasible(st, cond) != Answer::Sat {
+            return None;
+        }
+        let mut out = st.clone();
+        m.add_to_pc(&mut out, cond);
+        for (i, e) in x.effect.iter().enumerate() {
+            if let Some(e) = e {
+                let value = subst.apply(m.terms_mut(), *e);
+                out.write(out.cell_of(sy.vars[i]), Value::Int(value));
+            }
+        }
+        let t = m.terms_mut();
+        let runs = (x.runs.iter()).map(|r| super::StreamRun {
+            start: subst.apply(t, r.start),
+            count: subst.apply(t, r.count),
+            values: r.values.iter().map(|v| subst.apply(t, *v)).collect(),
+        });
+        Arc::make_mut(&mut out.runs).extend(runs.collect::<Vec<_>>());
+        out.frame_mut().node = m.program().bodies[func].edges[x.exit as usize].to;
+        Some(out)
     }
 
     /// The state trace `t` makes of `st`: `Some(None)` if the trace cannot
@@ -127,10 +218,19 @@ fn entered_loop(m: &Machine, func: usize, e: EdgeId) -> Option<LoopId> {
     (!lp.back_edges.contains(&e)).then_some(l)
 }
 
-/// The substitution of the summary's entry symbols by the state's
-/// values; `None` if a symbol some trace reads has no integer value.
-fn entry_values(m: &mut Machine, st: &State, s: &Summary) -> Option<Subst> {
-    let sy = &s.symbols;
+/// The terms the traces read: conditions and effects.
+fn traces_read(traces: &[Trace]) -> Vec<TermId> {
+    let mut out = Vec::new();
+    for t in traces {
+        out.push(t.cond);
+        out.extend(t.effect.iter().flatten());
+    }
+    out
+}
+
+/// The substitution of the entry symbols by the state's values; `None` if
+/// a symbol that a term of `read` reads has no integer value.
+fn entry_values(m: &mut Machine, st: &State, sy: &Symbols, read: Vec<TermId>) -> Option<Subst> {
     let t = m.terms_mut();
     let mut subst = Subst::new();
     let mut missing: Vec<Var> = Vec::new();
@@ -153,9 +253,6 @@ fn entry_values(m: &mut Machine, st: &State, s: &Summary) -> Option<Subst> {
             _ => missing.push(*a),
         }
     }
-    let reads_missing = s.traces.iter().any(|tr| {
-        t.mentions_any(tr.cond, &missing)
-            || (tr.effect.iter().flatten()).any(|e| t.mentions_any(*e, &missing))
-    });
+    let reads_missing = read.iter().any(|r| t.mentions_any(*r, &missing));
     (!reads_missing).then_some(subst)
 }

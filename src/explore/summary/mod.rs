@@ -14,7 +14,9 @@
 //!   Init decided by the solver, periodic cycles and their periods;
 //! - [`traces`]: the traces, by a depth-first search from Init to the
 //!   exits, with fresh path counters;
-//! - [`apply`]: a state entering a loop forks one state per trace.
+//! - [`apply`]: a state entering a loop forks one state per trace;
+//! - [`blocks`]: block schedules, a witness-only under-approximation of a
+//!   loop that has no summary (`--block-schedules`).
 //!
 //! A summary is computed once per (function, loop) in a run, on first use,
 //! and remembered, failures with their reason ([`Memo`]). The stages work
@@ -23,6 +25,7 @@
 //! worklist) is the stepping's (`exec`), which this does not know.
 
 mod apply;
+mod blocks;
 mod classify;
 mod paths;
 mod pda;
@@ -35,6 +38,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
 pub(crate) use apply::Left;
+pub(crate) use blocks::StreamRun;
 pub(crate) use pda::Pda;
 
 /// Most paths through one loop body (after splitting `!=`), and most
@@ -94,6 +98,7 @@ pub(crate) type Outcome = Arc<Result<Summary, String>>;
 #[derive(Default)]
 pub(crate) struct Memo {
     loops: HashMap<(usize, LoopId), Outcome>,
+    schedules: HashMap<(usize, LoopId), Arc<Result<blocks::Schedules, String>>>,
     symbols: HashMap<usize, Arc<Symbols>>,
     counters: u32,
 }
@@ -102,6 +107,17 @@ impl Memo {
     /// The summary of loop `l` of function `func`, computed on first use.
     pub(crate) fn summary_of(&mut self, m: &mut Machine, func: usize, l: LoopId) -> Outcome {
         Summariser { m, memo: self }.summary_of(func, l)
+    }
+
+    /// The block schedules of loop `l` of function `func`, computed on
+    /// first use.
+    pub(crate) fn schedules_for(
+        &mut self,
+        m: &mut Machine,
+        func: usize,
+        l: LoopId,
+    ) -> Arc<Result<blocks::Schedules, String>> {
+        Summariser { m, memo: self }.schedules_of(func, l)
     }
 
     /// A fresh path counter `κn` (`kn` while the automaton is built).
@@ -148,6 +164,17 @@ impl Summariser<'_, '_> {
         if stats.not_summarisable_reasons.len() < 5 {
             stats.not_summarisable_reasons.push(why);
         }
+    }
+
+    /// The block schedules of loop `l`, computed on first use.
+    fn schedules_of(&mut self, func: usize, l: LoopId) -> Arc<Result<blocks::Schedules, String>> {
+        if let Some(s) = self.memo.schedules.get(&(func, l)) {
+            return s.clone();
+        }
+        let _phase = crate::deadline::phase("block schedules");
+        let outcome = Arc::new(self.schedules(func, l));
+        self.memo.schedules.insert((func, l), outcome.clone());
+        outcome
     }
 
     fn summarise(&mut self, func: usize, l: LoopId) -> Result<Summary, String> {

@@ -109,7 +109,10 @@ fn campaign(seed: u64, programs: usize, variant: Variant) -> (Tally, Findings) {
         let targets = check::targets(&db, file);
         let hit = hit_by_runs(&db, file, &src, &targets, || witness(&mut r));
         let o = options(p, variant);
-        let how = format!("{:?}/{:?}/{:?}", o.strategy, o.merging, o.subsumption);
+        let how = format!(
+            "{:?}/{:?}/{:?}/schedules {}",
+            o.strategy, o.merging, o.subsumption, o.block_schedules
+        );
         let report = match explore::explore(&db, file, &o) {
             Ok(r) => r,
             Err(e) => {
@@ -305,6 +308,7 @@ struct SummaryTally {
     summaries_applied: u64,
     complete_plain: usize,
     complete_summarised: usize,
+    schedules_applied: u64,
     errors_plain: usize,
     errors_summarised: usize,
 }
@@ -349,6 +353,10 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
         if p % 3 == 2 {
             o.merging = Merging::Lattice;
         }
+        // Block schedules on half the runs: their states go beside the
+        // loop's iterations, so every claim below holds with them too, and
+        // a witness of theirs that does not replay is a finding.
+        o.block_schedules = p % 4 < 2;
         let summarised = explore::explore(&db, file, &o);
         let (plain, summarised) = match (plain, summarised) {
             (Ok(a), Ok(b)) => (a, b),
@@ -368,9 +376,13 @@ fn summarisation_campaign(seed: u64, programs: usize) -> (SummaryTally, Findings
         tally.loops_summarised += s.loops_summarised;
         tally.loops_not_summarisable += s.loops_not_summarisable;
         tally.summaries_applied += s.summaries_applied;
+        tally.schedules_applied += s.schedules_applied;
         tally.errors_plain += plain.errors.len();
         tally.errors_summarised += summarised.errors.len();
-        let how = format!("{:?}/{:?}/{:?}", o.strategy, o.merging, o.subsumption);
+        let how = format!(
+            "{:?}/{:?}/{:?}/schedules {}",
+            o.strategy, o.merging, o.subsumption, o.block_schedules
+        );
         for (r, which) in [(&plain, "plain"), (&summarised, "summarised")] {
             if r.stats.replay_failures > 0 {
                 let what = format!(
@@ -504,7 +516,8 @@ fn loop_stmt(g: &mut Small, vars: &[&'static str], depth: u32) -> String {
         },
         6 => format!("{v} = {v} - {};", g.int(1, 2)),
         7 | 8 => format!(
-            "if ({v} {} {w} + {k}) {{ {} }} else {{ {} }}",
+            "if ({} {} {w} + {k}) {{ {} }} else {{ {} }}",
+            if g.chance(25) { "input" } else { v },
             g.pick(&["<", "<=", ">", "==", "!="]),
             loop_stmt(g, vars, depth - 1),
             loop_stmt(g, vars, depth - 1)
