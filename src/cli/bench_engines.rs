@@ -41,6 +41,14 @@ pub struct EnginesBenchArgs {
     /// change to the simulation).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["paths", "generated"])]
     pub from: Option<PathBuf>,
+    /// The race simulated: how long in milliseconds the engines after the first ones
+    /// wait before they all start (as `apc check --portfolio-delay`).
+    #[arg(long, default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub portfolio_delay: u64,
+    /// The race simulated: how many engines start at once (as `apc check
+    /// --portfolio-head`).
+    #[arg(long, default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=7))]
+    pub portfolio_head: u64,
     /// Output: the table per class, or JSON (a row per class and engine) or CSV.
     #[arg(long, value_enum, default_value_t = BenchFormat::Table)]
     pub format: BenchFormat,
@@ -78,8 +86,8 @@ pub fn engines(a: EnginesBenchArgs) -> ExitCode {
         }
     };
     let race = Race {
-        head: check::DEFAULT_PORTFOLIO_HEAD,
-        delay: check::DEFAULT_PORTFOLIO_DELAY,
+        head: a.portfolio_head as usize,
+        delay: Duration::from_millis(a.portfolio_delay),
         cores: 2,
     };
     let rows = by_class(&runs, &engines, race);

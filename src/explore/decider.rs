@@ -76,6 +76,7 @@ impl Decider for WitnessSearch {
             return Decision::unknown("too little time");
         };
         as_witness_search(&mut o);
+        o.block_schedules = true;
         o.stop_at = Some(q.target().clone());
         // Its verdicts speak for the question's targets only, so the
         // states no path leads to them from are not explored.

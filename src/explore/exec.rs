@@ -248,7 +248,8 @@ impl<'p> Executor<'p> {
         }
         let scheduled = (self.summaries).scheduled(&mut self.machine, &st, func, e);
         match self.arrive(st, func, e) {
-            Next::Continue(st) if !scheduled.is_empty() => {
+            // As at a branch, the first goes on (even at a join).
+            Next::Continue(st) | Next::Park(st) if !scheduled.is_empty() => {
                 let mut states = Vec::with_capacity(scheduled.len());
                 for (s, exit) in scheduled {
                     self.coverage.cover(func, exit);

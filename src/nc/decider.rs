@@ -57,8 +57,7 @@ pub fn engine_options(opts: &CheckOptions) -> super::Options {
 
 /// Starts the conditions' helper solver while the programs are read
 /// (docs/portfolio.md §3, "Solver starts and stops").
-pub fn start_helper_ahead(opts: &CheckOptions) {
-    let nc = engine_options(opts);
+pub fn start_helper_ahead(nc: &crate::nc::Options) {
     if let Some(profile) = &nc.helper {
         smt::Helper::start_ahead(profile, nc.solver_timeout);
     }
