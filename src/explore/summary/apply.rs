@@ -127,11 +127,7 @@ impl Memo {
         entry: &Subst,
     ) -> Option<State> {
         let mut subst = entry.clone();
-        for c in &x.counters {
-            let fresh = self.new_counter(m, "κ");
-            let ft = m.terms_mut().var(fresh);
-            subst.bind(*c, ft);
-        }
+        self.bind_fresh_counters(m, &x.counters, &mut subst);
         for i in &x.inputs {
             let t = m.terms_mut();
             let fresh = t.new_var(crate::term::VarKind::Symbol, "ι");
@@ -142,14 +138,12 @@ impl Memo {
         if m.feasible(st, cond) != Answer::Sat {
             return None;
         }
-        let mut out = st.clone();
-        m.add_to_pc(&mut out, cond);
-        for (i, e) in x.effect.iter().enumerate() {
-            if let Some(e) = e {
-                let value = subst.apply(m.terms_mut(), *e);
-                out.write(out.cell_of(sy.vars[i]), Value::Int(value));
-            }
-        }
+        let left = Leaving {
+            cond,
+            effect: &x.effect,
+            exit: x.exit,
+        };
+        let mut out = left.state(m, st, func, sy, &subst);
         let t = m.terms_mut();
         let runs = (x.runs.iter()).map(|r| super::StreamRun {
             start: subst.apply(t, r.start),
@@ -157,7 +151,6 @@ impl Memo {
             values: r.values.iter().map(|v| subst.apply(t, *v)).collect(),
         });
         Arc::make_mut(&mut out.runs).extend(runs.collect::<Vec<_>>());
-        out.frame_mut().node = m.program().bodies[func].edges[x.exit as usize].to;
         Some(out)
     }
 
@@ -173,11 +166,7 @@ impl Memo {
         entry: &Subst,
     ) -> Option<Option<State>> {
         let mut subst = entry.clone();
-        for c in &t.counters {
-            let fresh = self.new_counter(m, "κ");
-            let ft = m.terms_mut().var(fresh);
-            subst.bind(*c, ft);
-        }
+        self.bind_fresh_counters(m, &t.counters, &mut subst);
         let cond = subst.apply(m.terms_mut(), t.cond);
         match m.feasible(st, cond) {
             Answer::Sat => {}
@@ -195,16 +184,53 @@ impl Memo {
                 return None;
             }
         }
+        let left = Leaving {
+            cond,
+            effect: &t.effect,
+            exit: t.exit,
+        };
+        Some(Some(left.state(m, st, func, &s.symbols, &subst)))
+    }
+
+    /// Binds each of `counters` to a fresh counter in `subst`.
+    fn bind_fresh_counters(&mut self, m: &mut Machine, counters: &[Var], subst: &mut Subst) {
+        for c in counters {
+            let fresh = self.new_counter(m, "κ");
+            let ft = m.terms_mut().var(fresh);
+            subst.bind(*c, ft);
+        }
+    }
+}
+
+/// How a state leaves a loop by a trace or a schedule: under a condition,
+/// with each variable's value after the loop, by a loop-exit edge.
+struct Leaving<'a> {
+    cond: TermId,
+    effect: &'a [Option<TermId>],
+    exit: EdgeId,
+}
+
+impl Leaving<'_> {
+    /// `st` with the condition added, the effect (instantiated by `subst`)
+    /// written, and placed after the exit edge.
+    fn state(
+        &self,
+        m: &mut Machine,
+        st: &State,
+        func: usize,
+        sy: &Symbols,
+        subst: &Subst,
+    ) -> State {
         let mut out = st.clone();
-        m.add_to_pc(&mut out, cond);
-        for (i, e) in t.effect.iter().enumerate() {
+        m.add_to_pc(&mut out, self.cond);
+        for (i, e) in self.effect.iter().enumerate() {
             if let Some(e) = e {
                 let value = subst.apply(m.terms_mut(), *e);
-                out.write(out.cell_of(s.symbols.vars[i]), Value::Int(value));
+                out.write(out.cell_of(sy.vars[i]), Value::Int(value));
             }
         }
-        out.frame_mut().node = m.program().bodies[func].edges[t.exit as usize].to;
-        Some(Some(out))
+        out.frame_mut().node = m.program().bodies[func].edges[self.exit as usize].to;
+        out
     }
 }
 
