@@ -59,11 +59,13 @@ pub fn parse_input(s: &str) -> Result<Vec<BigInt>, String> {
     }
     for item in s.split(',') {
         let (value, count) = match item.split_once('*') {
-            Some((v, n)) => (v.trim(), run_length(n.trim())?),
+            Some((v, n)) => (v.trim(), run_length(item.trim(), n.trim())?),
             None => (item.trim(), 1),
         };
-        let value = (value.parse::<BigInt>())
-            .map_err(|_| format!("`{value}` in --input is not an integer"))?;
+        let value = (value.parse::<BigInt>()).map_err(|_| match value {
+            "" => format!("`{}` in --input has no value", item.trim()),
+            _ => format!("`{value}` in --input is not an integer"),
+        })?;
         if out.len() + count > MAX_INPUT_VALUES {
             return Err(format!(
                 "the input stream is longer than {MAX_INPUT_VALUES} values"
@@ -74,10 +76,10 @@ pub fn parse_input(s: &str) -> Result<Vec<BigInt>, String> {
     Ok(out)
 }
 
-/// The count of a run `v*count`.
-fn run_length(n: &str) -> Result<usize, String> {
+/// The count `n` of a run `item` (`v*n`).
+fn run_length(item: &str, n: &str) -> Result<usize, String> {
     n.parse::<usize>()
-        .map_err(|_| format!("`{n}` in --input is not a count (write VALUE*COUNT, e.g. 0*1000)"))
+        .map_err(|_| format!("`{item}` in --input has no count (write VALUE*COUNT, e.g. 0*1000)"))
 }
 
 struct P<'a> {
@@ -154,8 +156,23 @@ mod tests {
         let want: Vec<BigInt> = [5, 0, 0, 0, -1, -1].into_iter().map(BigInt::from).collect();
         assert_eq!(v, want);
         assert_eq!(parse_input("7*0").unwrap(), Vec::<BigInt>::new());
-        assert!(parse_input("1*x").unwrap_err().contains("not a count"));
-        assert!(parse_input("1*-2").unwrap_err().contains("not a count"));
+        assert!(
+            parse_input("1*x")
+                .unwrap_err()
+                .contains("`1*x` in --input has no count")
+        );
+        assert!(parse_input("1*-2").unwrap_err().contains("has no count"));
+        assert!(
+            parse_input("5*")
+                .unwrap_err()
+                .contains("`5*` in --input has no count")
+        );
+        assert!(
+            parse_input("*3")
+                .unwrap_err()
+                .contains("`*3` in --input has no value")
+        );
+        assert!(parse_input("1,,2").unwrap_err().contains("has no value"));
         assert!(
             parse_input("0*99999999999")
                 .unwrap_err()
