@@ -301,6 +301,11 @@ impl Summariser<'_, '_> {
         q.atoms.push(classify::positive(t, k));
         (q.atoms).extend(classify::holds_throughout(t, sy, &step, &q.state, kt));
         if let Some(s) = stream.filter(|_| !inputs.is_empty()) {
+            // A witness holds at most so many inputs: a model past it
+            // would be no witness.
+            let most = crate::interp::MAX_INPUT_VALUES / inputs.len();
+            let bound = t.int(most);
+            q.atoms.push(t.le(kt, bound));
             q.runs.push(StreamRun {
                 start: q.state[s.counter],
                 count: kt,
