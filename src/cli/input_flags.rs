@@ -156,28 +156,18 @@ mod tests {
         let want: Vec<BigInt> = [5, 0, 0, 0, -1, -1].into_iter().map(BigInt::from).collect();
         assert_eq!(v, want);
         assert_eq!(parse_input("7*0").unwrap(), Vec::<BigInt>::new());
-        assert!(
-            parse_input("1*x")
-                .unwrap_err()
-                .contains("`1*x` in --input has no count")
-        );
-        assert!(parse_input("1*-2").unwrap_err().contains("has no count"));
-        assert!(
-            parse_input("5*")
-                .unwrap_err()
-                .contains("`5*` in --input has no count")
-        );
-        assert!(
-            parse_input("*3")
-                .unwrap_err()
-                .contains("`*3` in --input has no value")
-        );
-        assert!(parse_input("1,,2").unwrap_err().contains("has no value"));
-        assert!(
-            parse_input("0*99999999999")
-                .unwrap_err()
-                .contains("longer than")
-        );
+        let refused = [
+            ("1*x", "`1*x` in --input has no count"),
+            ("1*-2", "has no count"),
+            ("5*", "`5*` in --input has no count"),
+            ("*3", "`*3` in --input has no value"),
+            ("1,,2", "has no value"),
+            ("0*99999999999", "longer than"),
+        ];
+        for (input, why) in refused {
+            let error = parse_input(input).unwrap_err();
+            assert!(error.contains(why), "{input}: {error}");
+        }
     }
 
     #[test]
