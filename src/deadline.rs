@@ -530,16 +530,16 @@ pub enum Finish<T> {
 /// stack), under a child of this thread's token; the first answer that
 /// `definite` accepts wins, and the child token is thrown, which stops the
 /// others (their phases unwind, their solver processes are killed). Late
-/// entrants wait `head_start`, or their turn: each entrant that ends
-/// undecided lets the next late one start. Returns when every thread has
-/// ended.
+/// entrants wait their start (`starts`), or their turn: each entrant that
+/// ends undecided lets the next late one start. Returns when every thread
+/// has ended.
 pub fn race<'a, T: Send>(
     entrants: Vec<Entrant<'a, T>>,
     definite: impl Fn(&T) -> bool + Sync,
-    head_start: Duration,
+    starts: impl Into<LateStarts>,
 ) -> Finish<T> {
     let stop = Stop::nested();
-    let late = LateStart::new(head_start);
+    let late = LateStart::new(starts.into());
     let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
     let engine = ENGINE.with(Cell::get);
     let turns = late_turns(&entrants);
@@ -565,10 +565,10 @@ pub fn race<'a, T: Send>(
 pub fn race_detached<T: Send + 'static>(
     entrants: Vec<Entrant<'static, T>>,
     definite: impl Fn(&T) -> bool + Send + Sync + 'static,
-    head_start: Duration,
+    starts: impl Into<LateStarts>,
 ) -> Finish<T> {
     let stop = Stop::nested();
-    let late = Arc::new(LateStart::new(head_start));
+    let late = Arc::new(LateStart::new(starts.into()));
     let definite = Arc::new(definite);
     let (tx, rx) = mpsc::channel::<(usize, Result<T, Ended>)>();
     let engine = ENGINE.with(Cell::get);
@@ -723,8 +723,28 @@ fn collect<T>(
 /// When the late entrants of a race may start: all of them once the head
 /// start has passed or the race has ended, and before that one per turn
 /// passed by an entrant that ended undecided (its core is free).
+/// When a race's late entrants start: the first `after` the race began,
+/// each next one `each` later (unless an undecided end gave it its turn
+/// sooner).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LateStarts {
+    pub after: Duration,
+    pub each: Duration,
+}
+
+impl From<Duration> for LateStarts {
+    /// Every late entrant at once, `after` the race began.
+    fn from(after: Duration) -> LateStarts {
+        LateStarts {
+            after,
+            each: Duration::ZERO,
+        }
+    }
+}
+
 struct LateStart {
     at: Instant,
+    each: Duration,
     turns: Mutex<Turns>,
     changed: Condvar,
 }
@@ -738,9 +758,10 @@ struct Turns {
 }
 
 impl LateStart {
-    fn new(head_start: Duration) -> LateStart {
+    fn new(starts: LateStarts) -> LateStart {
         LateStart {
-            at: Instant::now() + head_start,
+            at: Instant::now() + starts.after,
+            each: starts.each,
             turns: Mutex::default(),
             changed: Condvar::new(),
         }
@@ -769,11 +790,11 @@ impl LateStart {
             if stop.is_stopped() {
                 return false;
             }
-            let now = Instant::now();
-            if turns.open || turn < turns.given || now >= self.at {
+            let (now, at) = (Instant::now(), self.at + self.each * turn as u32);
+            if turns.open || turn < turns.given || now >= at {
                 return true;
             }
-            let poll = (self.at - now).min(POLL);
+            let poll = (at - now).min(POLL);
             turns = (self.changed.wait_timeout(turns, poll))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
@@ -1013,6 +1034,47 @@ mod tests {
             for pair in spans.windows(2) {
                 assert!(pair[1].1 >= pair[0].2, "overlap: {spans:?}");
             }
+        }
+    }
+
+    /// Late entrants start one `each` after another, from `after`, while
+    /// no entrant has ended undecided: the third late one waits for its
+    /// own time, not the first's.
+    #[test]
+    fn late_entrants_start_one_stagger_apart() {
+        let starts = LateStarts {
+            after: Duration::from_millis(20),
+            each: Duration::from_millis(60),
+        };
+        let began = Instant::now();
+        let entrant = |i: usize, late: bool| {
+            let run = move || {
+                let at = began.elapsed();
+                // Every entrant runs past the last start: none passes its
+                // turn early by ending undecided.
+                std::thread::sleep(Duration::from_millis(250));
+                (i, at)
+            };
+            if late {
+                Entrant::late(run)
+            } else {
+                Entrant::now(run)
+            }
+        };
+        let entrants: Vec<Entrant<'static, (usize, Duration)>> =
+            (0..4).map(|i| entrant(i, i >= 1)).collect();
+        let (answers, _) = undecided(race_detached(entrants, |_| false, starts));
+        let at = |i: usize| {
+            let found = answers.iter().find(|(k, _)| *k == i);
+            found.and_then(|(_, a)| a.as_ref().ok()).map(|(_, at)| *at)
+        };
+        for (turn, i) in (1..4).enumerate() {
+            let due = starts.after + starts.each * turn as u32;
+            let started = at(i).expect("every entrant answers");
+            assert!(
+                started >= due,
+                "entrant {i} started at {started:?}, before {due:?}"
+            );
         }
     }
 

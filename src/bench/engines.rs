@@ -87,7 +87,18 @@ pub struct ClassRow {
     /// The portfolio's order without a schedule (`--portfolio`'s default
     /// list), and its simulated times.
     pub unscheduled: Score,
+    /// The stagger to build into apc for the class, and its simulated times
+    /// with the built-in order: the one of [`STAGGERS`] with the least mean
+    /// that gains [`MIN_GAIN`] on none in the group and in each family (else
+    /// none), or that of all the programs when the class has fewer than
+    /// [`MIN_TARGETS`].
+    pub recommended_stagger: (Duration, Score),
+    /// The stagger built into apc for the class.
+    pub built_in_stagger: Duration,
 }
+
+/// The staggers the experiment tries (ms).
+pub const STAGGERS: [u64; 5] = [0, 100, 200, 300, 500];
 
 /// The simulated race's times to a verdict over a group of targets.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -108,6 +119,8 @@ impl Score {
 pub struct Race {
     pub head: usize,
     pub delay: Duration,
+    /// Each next late engine starts this much after the one before it.
+    pub stagger: Duration,
     pub cores: usize,
 }
 
@@ -183,8 +196,14 @@ pub fn by_class(targets: &[TargetRuns], engines: &[&'static str], race: Race) ->
             .filter_map(|n| engines.iter().position(|e| e == n))
             .collect();
         let mut times = Vec::new();
+        let all_engines: Vec<usize> = (0..engines.len()).collect();
         let takes_best = gains(&best.1, &unscheduled)
-            && holds_in_each_population(targets, &secs, decidable, &best.0, race);
+            && holds_in_each_population(
+                (targets, &secs, decidable),
+                (&best.0, race),
+                (&all_engines, race),
+            );
+        let mut stagger = recommended_stagger((targets, &secs, decidable), &built_in_indices, race);
         let mut recommended = if takes_best {
             names(&best.0)
         } else {
@@ -192,6 +211,12 @@ pub fn by_class(targets: &[TargetRuns], engines: &[&'static str], race: Race) ->
         };
         if class.is_some() && decidable.len() < MIN_TARGETS {
             recommended = rows[0].recommended.clone();
+            let staggered = Race {
+                stagger: rows[0].recommended_stagger.0,
+                ..race
+            };
+            let score = group_score(&secs, decidable, &built_in_indices, staggered, &mut times);
+            stagger = (staggered.stagger, score);
         }
         rows.push(ClassRow {
             class: *class,
@@ -207,6 +232,8 @@ pub fn by_class(targets: &[TargetRuns], engines: &[&'static str], race: Race) ->
                 group_score(&secs, decidable, &built_in_indices, race, &mut times),
             ),
             unscheduled,
+            recommended_stagger: stagger,
+            built_in_stagger: class.map_or(Duration::ZERO, schedule::stagger_of),
         });
     }
     rows
@@ -219,19 +246,21 @@ fn gains(s: &Score, baseline: &Score) -> bool {
         && s.mean.as_secs_f64() <= baseline.mean.as_secs_f64() * (1.0 - MIN_GAIN)
 }
 
-/// Whether `order` gains on the unscheduled order in every family of
-/// programs (given files, generated) that has [`MIN_TARGETS`] of the
-/// group's targets: an order that only a mixture of families favours is
-/// an artefact of the mixture (it was, for nested loops: the corpus and
-/// the generator each preferred the unscheduled order).
+/// Targets' runs, as `by_class` holds them: each target's, in seconds,
+/// and a group of them.
+type Group<'a> = (&'a [TargetRuns], &'a [Vec<(bool, f64)>], &'a [usize]);
+
+/// Whether the race `candidate` (an order and its starts) gains on
+/// `baseline` in every family of programs (given files, generated) that
+/// has [`MIN_TARGETS`] of the group's targets: an order that only a
+/// mixture of families favours is an artefact of the mixture (it was, for
+/// nested loops: the corpus and the generator each preferred the
+/// unscheduled order).
 fn holds_in_each_population(
-    targets: &[TargetRuns],
-    secs: &[Vec<(bool, f64)>],
-    group: &[usize],
-    order: &[usize],
-    race: Race,
+    (targets, secs, group): Group,
+    candidate: (&[usize], Race),
+    baseline: (&[usize], Race),
 ) -> bool {
-    let unscheduled: Vec<usize> = (0..order.len()).collect();
     let mut buffer = Vec::new();
     Population::ALL.iter().all(|p| {
         let part: Vec<usize> = (group.iter().copied())
@@ -239,10 +268,34 @@ fn holds_in_each_population(
             .collect();
         part.len() < MIN_TARGETS
             || gains(
-                &group_score(secs, &part, order, race, &mut buffer),
-                &group_score(secs, &part, &unscheduled, race, &mut buffer),
+                &group_score(secs, &part, candidate.0, candidate.1, &mut buffer),
+                &group_score(secs, &part, baseline.0, baseline.1, &mut buffer),
             )
     })
+}
+
+/// The stagger of [`STAGGERS`] with the least mean simulated time under
+/// `order` that gains on none in the group and in each family; none if no
+/// stagger does. With its score.
+fn recommended_stagger(group: Group, order: &[usize], race: Race) -> (Duration, Score) {
+    let (_, secs, members) = group;
+    let with = |ms: u64| Race {
+        stagger: Duration::from_millis(ms),
+        ..race
+    };
+    let mut buffer = Vec::new();
+    let none = group_score(secs, members, order, with(0), &mut buffer);
+    let mut chosen = (Duration::ZERO, none);
+    for ms in STAGGERS {
+        let score = group_score(secs, members, order, with(ms), &mut buffer);
+        if score.mean < chosen.1.mean
+            && gains(&score, &none)
+            && holds_in_each_population(group, (order, with(ms)), (order, with(0)))
+        {
+            chosen = (with(ms).stagger, score);
+        }
+    }
+    chosen
 }
 
 /// For each group of targets: the score of the unscheduled order (the
@@ -343,58 +396,61 @@ const MAX_ENGINES: usize = 8;
 
 /// The portfolio's race on one target, each engine taking its measured
 /// time (seconds) to its answer: the head starts at once, each undecided
-/// end lets the next waiting engine start, and every engine left starts
-/// at the delay; the running engines share the cores equally. The time
-/// of the first decision (or of the last end, if none decides).
+/// end lets the next waiting engine start, and the waiting engines start
+/// at the delay, one each stagger after the first; the running engines
+/// share the cores equally. The time of the first decision (or of the last
+/// end, if none decides).
 pub fn simulate(runs: &[(bool, f64)], order: &[usize], race: Race) -> f64 {
     assert!(order.len() <= MAX_ENGINES, "at most {MAX_ENGINES} engines");
-    let delay = race.delay.as_secs_f64();
     let mut left = [0.0; MAX_ENGINES];
     for (l, r) in left.iter_mut().zip(runs) {
         *l = r.1;
     }
-    let mut running = [0usize; MAX_ENGINES];
-    let mut count = race.head.min(order.len());
-    running[..count].copy_from_slice(&order[..count]);
-    let mut next = count;
+    let head = race.head.min(order.len());
+    let (mut running, mut waiting) = (order[..head].to_vec(), &order[head..]);
+    // Turns given by undecided ends, and the next waiting engine's turn.
+    let (mut given, mut turn) = (0, 0);
     let mut now = 0.0;
-    while count > 0 {
-        let rate = (race.cores as f64 / count as f64).min(1.0);
-        let (mut k, mut first) = (0, f64::INFINITY);
-        for (i, &e) in running[..count].iter().enumerate() {
-            if left[e] / rate < first {
-                (k, first) = (i, left[e] / rate);
-            }
+    loop {
+        while let Some((&e, rest)) = waiting.split_first()
+            && (turn < given || now >= late_start(race, turn))
+        {
+            running.push(e);
+            (waiting, turn) = (rest, turn + 1);
         }
-        let (step, to_delay) = match now < delay && next < order.len() && now + first > delay {
-            true => (delay - now, true),
-            false => (first, false),
+        let rate = (race.cores as f64 / running.len().max(1) as f64).min(1.0);
+        let first = (running.iter().enumerate())
+            .map(|(i, &e)| (i, left[e] / rate))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let until_start = match waiting.is_empty() {
+            true => f64::INFINITY,
+            false => late_start(race, turn) - now,
         };
+        let Some((k, end)) = first else {
+            if waiting.is_empty() {
+                return now;
+            }
+            now += until_start;
+            continue;
+        };
+        let step = end.min(until_start);
         now += step;
-        for &e in &running[..count] {
+        for &e in &running {
             left[e] = (left[e] - step * rate).max(0.0);
         }
-        if to_delay {
-            for &e in &order[next..] {
-                running[count] = e;
-                count += 1;
+        if step == end {
+            let e = running.swap_remove(k);
+            if runs[e].0 {
+                return now;
             }
-            next = order.len();
-            continue;
-        }
-        let e = running[k];
-        running[k] = running[count - 1];
-        count -= 1;
-        if runs[e].0 {
-            return now;
-        }
-        if next < order.len() {
-            running[count] = order[next];
-            count += 1;
-            next += 1;
+            given += 1;
         }
     }
-    now
+}
+
+/// When the `turn`-th engine after the head starts, in seconds.
+fn late_start(race: Race, turn: usize) -> f64 {
+    (race.delay + race.stagger * turn as u32).as_secs_f64()
 }
 
 #[cfg(test)]
@@ -404,6 +460,7 @@ mod tests {
     const RACE: Race = Race {
         head: 2,
         delay: Duration::from_millis(100),
+        stagger: Duration::ZERO,
         cores: 2,
     };
 
@@ -425,6 +482,23 @@ mod tests {
         // No engine decides: the last end.
         let none = [(false, 0.020), (false, 0.030)];
         assert_eq!(at(&none, &[0, 1]), 30.0);
+    }
+
+    #[test]
+    fn a_staggered_race_starts_the_waiting_engines_one_by_one() {
+        let staggered = Race {
+            stagger: Duration::from_millis(100),
+            ..RACE
+        };
+        // Engines 0 and 1 run past 200 ms. Engine 2 joins them at 100 ms,
+        // engine 3 at 200 ms: four engines on two cores do its 5 ms of
+        // work in 10 ms.
+        let runs = [(false, 1.0), (false, 1.0), (false, 1.0), (true, 0.005)];
+        let time = simulate(&runs, &[0, 1, 2, 3], staggered);
+        assert!((time - 0.210).abs() < 1e-9, "{time}");
+        // Unstaggered, all four run from 100 ms: 110 ms.
+        let time = simulate(&runs, &[0, 1, 2, 3], RACE);
+        assert!((time - 0.110).abs() < 1e-9, "{time}");
     }
 
     #[test]

@@ -548,33 +548,59 @@ fn unrolling_head() -> String {
 
 /// Spacer's runs raced on the same clauses: its search depends so much
 /// on its random seed that one seed may take ten times another's time on
-/// the same query, and as much on its options (docs/horn-clauses.md §6).
-/// Each run is `(options, seed)`. The first definite answer wins; the
-/// other processes are stopped. Run i starts i × [`SEED_STAGGER`] late,
-/// so that an easy query costs one process, not three.
-pub const SPACER_RUNS: [(&[SolverOption], u32); 3] = [(FARKAS, 0), (GLOBAL, 0), (FARKAS, 1)];
+/// the same query, and as much on its options (docs/horn-clauses.md, "The
+/// solver"). The first definite answer wins; the other processes are
+/// stopped. Each run starts `after` the race began (or as soon as the
+/// runs before it have ended undecided), so that an easy query costs one
+/// process, not three.
+pub const SPACER_RUNS: [SpacerRun; 3] = [
+    SpacerRun {
+        options: FARKAS,
+        seed: 0,
+        after: Duration::ZERO,
+    },
+    // Global guidance proves in 60–400 ms the sums on which plain Farkas
+    // lemmas run past 4 s; 100 ms lets the many queries that plain
+    // Farkas answers at once end in one process.
+    SpacerRun {
+        options: GLOBAL,
+        seed: 0,
+        after: Duration::from_millis(100),
+    },
+    // Another seed, for the rare query where the first one wanders.
+    SpacerRun {
+        options: FARKAS,
+        seed: 1,
+        after: Duration::from_millis(1100),
+    },
+];
+
+/// One run of Spacer in the race: its options, its seed, and how late it
+/// starts.
+pub struct SpacerRun {
+    pub options: &'static [SolverOption],
+    pub seed: u32,
+    pub after: Duration,
+}
 
 /// A solver option: its keyword (without the colon) and its value.
 type SolverOption = (&'static str, &'static str);
 
 /// Interpolants from plain Farkas lemmas: the fastest on the corpus's
-/// queries and on the generated programs' (§6).
+/// queries and on the generated programs'.
 const FARKAS: &[SolverOption] = &[("fp.spacer.iuc.arith", "0")];
 
 /// Global guidance: finds invariants with large constants the others do
 /// not, and gives up on others.
 const GLOBAL: &[SolverOption] = &[("fp.spacer.global", "true"), ("fp.spacer.iuc", "0")];
 
-/// How much later each next run starts.
-pub const SEED_STAGGER: Duration = Duration::from_millis(500);
-
 /// The scripts of [`SPACER_RUNS`], each with `extra` options too; for an
 /// older Z3, Spacer's defaults with seeds 0, 1, 2.
 fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<String> {
     let option_sets: Vec<Vec<(&str, String)>> = (SPACER_RUNS.iter().enumerate())
-        .map(|(i, &(options, seed))| {
+        .map(|(i, run)| {
             let (options, seed) = if newer {
-                (options, seed)
+                (run.options, run.seed)
             } else {
                 (&[][..], i as u32)
             };
@@ -588,15 +614,16 @@ fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<Strin
     enc.scripts(&option_sets)
 }
 
-/// Spacer's runs raced, each seed after the one before it by
-/// [`SEED_STAGGER`] (or as soon as as many runs have ended undecided): the
-/// first `sat` or `unsat` wins.
+/// Spacer's runs raced, each started as late as [`SPACER_RUNS`] says (or
+/// as soon as as many runs have ended undecided): the first `sat` or
+/// `unsat` wins.
 fn race_runs(solver: &Profile, scripts: Vec<String>, deadline: Instant) -> smt::Reply {
     // Runs that ended undecided: the next one need not wait its turn.
     let ended = &AtomicUsize::new(0);
     let entrants = (scripts.into_iter().enumerate())
         .map(|(i, script)| {
-            let start = Instant::now() + SEED_STAGGER * i as u32;
+            let after = SPACER_RUNS.get(i).map_or(Duration::ZERO, |run| run.after);
+            let start = Instant::now() + after;
             crate::deadline::Entrant::now(move || {
                 let _ended = Ended(ended);
                 while Instant::now() < start && ended.load(Ordering::SeqCst) < i {

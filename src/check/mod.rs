@@ -450,7 +450,8 @@ fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
 
 /// The portfolio: each engine of `names` that takes the question on a
 /// thread of its own (the one race, under this thread's token), the first
-/// `portfolio_head` at once and the others after `portfolio_delay`, each
+/// `portfolio_head` at once and the others after `portfolio_delay`, one
+/// each `portfolio_stagger`, each
 /// at its CPU priority. The first definite answer stops the others.
 /// Undecided: every engine's reason, by name.
 pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
@@ -497,7 +498,11 @@ pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
         })
         .collect();
     let definite = |d: &Decision| d.verdict.is_definite();
-    match deadline::race_detached(entrants, definite, opts.portfolio_delay) {
+    let starts = deadline::LateStarts {
+        after: opts.portfolio_delay,
+        each: (opts.portfolio_stagger).unwrap_or_else(|| schedule::stagger_for(q.db, q.file)),
+    };
+    match deadline::race_detached(entrants, definite, starts) {
         Finish::Definite(_, d) => d,
         Finish::Undecided { answers, timed_out } => {
             let mut answers = answers;

@@ -13,14 +13,17 @@
 //! worse in median and geometric mean and gains at least 5 % in each
 //! family of programs (corpus, generated) with enough of the class's
 //! targets; otherwise it keeps the unscheduled order ([`ORDERS`]). In the
-//! checked-in run, no class's best order passed that test.
+//! checked-in run, no class's best order passed that test. The same rule
+//! chooses how far apart the engines after the first waiting one start
+//! ([`STAGGERS`]): loops get 500 ms.
 //!
-//! The order changes how soon a verdict comes, never which: every engine
+//! The order and the stagger change how soon a verdict comes, never which: every engine
 //! of the portfolio still runs, and every answer is checked as before.
 
 use crate::db::{self, Database, SourceFile};
 use crate::ir::{Body, INPUT_STREAM};
 use crate::types::Type;
+use std::time::Duration;
 
 /// What the model reads off a program.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -136,6 +139,28 @@ pub fn order(class: Class, engines: &[&'static str]) -> Vec<&'static str> {
 pub fn for_program(db: &Database, file: SourceFile, engines: &[&'static str]) -> Vec<&'static str> {
     order(Class::of(&Features::of(db, file)), engines)
 }
+
+/// How much later each engine after the first waiting one starts on the
+/// program in `file`: its class's measured stagger.
+pub fn stagger_for(db: &Database, file: SourceFile) -> Duration {
+    stagger_of(Class::of(&Features::of(db, file)))
+}
+
+/// The class's measured stagger (none if none was measured).
+pub fn stagger_of(class: Class) -> Duration {
+    (STAGGERS.iter())
+        .find(|(c, _)| *c == class)
+        .map_or(Duration::ZERO, |(_, s)| *s)
+}
+
+/// Per class, how much later each engine after the first waiting one
+/// starts: fewer engines share the two cores while the first ones may
+/// still decide. Chosen by the rule that chooses the orders, on the same
+/// checked-in runs (`apc bench engines --portfolio-stagger MS`,
+/// docs/portfolio.md §5a): only loops gain 5 % in each family with enough
+/// targets. Nested loops gain in the corpus and lose in the generator's
+/// programs; loops over arrays and recursion lose.
+pub static STAGGERS: &[(Class, Duration)] = &[(Class::Loops, Duration::from_millis(500))];
 
 /// The class's measured order (empty if none was measured).
 pub fn order_of(class: Class) -> &'static [&'static str] {

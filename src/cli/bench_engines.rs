@@ -45,6 +45,11 @@ pub struct EnginesBenchArgs {
     /// wait before they all start (as `apc check --portfolio-delay`).
     #[arg(long, default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub portfolio_delay: u64,
+    /// The race simulated: how many milliseconds each next engine after the first one
+    /// that waits starts after the one before it (as `apc check --portfolio-stagger`;
+    /// the simulation uses one value for every class).
+    #[arg(long, default_value_t = 0, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub portfolio_stagger: u64,
     /// The race simulated: how many engines start at once (as `apc check
     /// --portfolio-head`).
     #[arg(long, default_value_t = check::DEFAULT_PORTFOLIO_HEAD as u64, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=7))]
@@ -88,6 +93,7 @@ pub fn engines(a: EnginesBenchArgs) -> ExitCode {
     let race = Race {
         head: a.portfolio_head as usize,
         delay: Duration::from_millis(a.portfolio_delay),
+        stagger: Duration::from_millis(a.portfolio_stagger),
         cores: 2,
     };
     let rows = by_class(&runs, &engines, race);
@@ -195,6 +201,13 @@ fn table(rows: &[ClassRow], programs: usize, timeout: Duration) {
             );
             outln!("  recommended  {}", order(&r.recommended));
         }
+        let ms = |d: Duration| d.as_millis();
+        outln!(
+            "  stagger      {}  recommended {} ms, built in {} ms",
+            score_cell(&r.recommended_stagger.1),
+            ms(r.recommended_stagger.0),
+            ms(r.built_in_stagger)
+        );
     }
 }
 
@@ -223,6 +236,9 @@ fn row_json(r: &ClassRow) -> Value {
         "built_in_order": r.built_in.0,
         "built_in": score_json(&r.built_in.1),
         "recommended_order": r.recommended,
+        "recommended_stagger_ms": r.recommended_stagger.0.as_millis() as u64,
+        "recommended_stagger": score_json(&r.recommended_stagger.1),
+        "built_in_stagger_ms": r.built_in_stagger.as_millis() as u64,
     })
 }
 

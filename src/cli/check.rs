@@ -169,6 +169,14 @@ pub struct CheckArgs {
     /// this many milliseconds later, if those have not decided by then.
     #[arg(long, value_name = "MS", default_value_t = check::DEFAULT_PORTFOLIO_DELAY.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub portfolio_delay: u64,
+    /// With `--engine all`: start each engine after the first one that waits
+    /// --portfolio-delay this many milliseconds after the one before it (0: all of them
+    /// at --portfolio-delay), so that fewer engines share the cores while the first
+    /// ones may still decide. By default as the schedule gives the program's class:
+    /// 500 for loops that are not nested and use no arrays, heap or recursion, 0 for
+    /// the others (docs/portfolio.md §5a).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    pub portfolio_stagger: Option<u64>,
     /// With `--engine all`: how many of the --portfolio engines start at once (the
     /// others wait --portfolio-delay). By default 2, or the number of cores where that
     /// is fewer: no more engines start at once than there are cores to run them.
@@ -318,6 +326,7 @@ fn options(a: &CheckArgs, solvers: Vec<smt::Profile>) -> CheckOptions {
         simplify: !a.no_simplify,
         engine: engine_name(&a.engine),
         portfolio_delay: Duration::from_millis(a.portfolio_delay),
+        portfolio_stagger: a.portfolio_stagger.map(Duration::from_millis),
         portfolio_head: a.portfolio_head as usize,
         portfolio: match &a.portfolio {
             Some(list) => list.iter().map(|e| engine_name(e)).collect(),

@@ -115,6 +115,10 @@ pub struct CheckOptions {
     /// The portfolio starts the engines after its head this long after
     /// the head's (if those have not decided by then).
     pub portfolio_delay: Duration,
+    /// Each next engine after the head starts this much later than the one
+    /// before it (0: all of them at `portfolio_delay`); `None`: as the
+    /// schedule gives the program's class.
+    pub portfolio_stagger: Option<Duration>,
     /// How many of the portfolio's first engines start at once.
     pub portfolio_head: usize,
     /// The engines of the portfolio (registered names), in order.
@@ -194,6 +198,7 @@ impl CheckOptions {
             simplify: true,
             engine: PORTFOLIO,
             portfolio_delay: DEFAULT_PORTFOLIO_DELAY,
+            portfolio_stagger: None,
             portfolio_head: default_portfolio_head(),
             portfolio: DEFAULT_PORTFOLIO.to_vec(),
             portfolio_scheduled: true,

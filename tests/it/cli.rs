@@ -175,6 +175,7 @@ fn the_built_in_schedule_is_the_checked_in_experiments() {
     assert_eq!(classes.len(), 7, "all programs and six classes: {j}");
     for c in classes {
         assert_eq!(c["recommended_order"], c["built_in_order"], "{c}");
+        assert_eq!(c["recommended_stagger_ms"], c["built_in_stagger_ms"], "{c}");
         let (best, unscheduled) = (&c["best"]["mean_ms"], &c["unscheduled"]["mean_ms"]);
         assert!(best.as_f64() <= unscheduled.as_f64(), "{c}");
     }
