@@ -182,6 +182,7 @@ pub fn by_class(targets: &[TargetRuns], engines: &[&'static str], race: Race) ->
         })
         .collect();
     let searched = search(&secs, &decidable, engines.len(), race);
+    let all_engines: Vec<usize> = (0..engines.len()).collect();
     let mut rows: Vec<ClassRow> = Vec::new();
     for (((class, ts), decidable), (unscheduled, best)) in
         groups.iter().zip(&decidable).zip(searched)
@@ -196,28 +197,25 @@ pub fn by_class(targets: &[TargetRuns], engines: &[&'static str], race: Race) ->
             .filter_map(|n| engines.iter().position(|e| e == n))
             .collect();
         let mut times = Vec::new();
-        let all_engines: Vec<usize> = (0..engines.len()).collect();
-        let takes_best = gains(&best.1, &unscheduled)
-            && holds_in_each_population(
-                (targets, &secs, decidable),
-                (&best.0, race),
-                (&all_engines, race),
-            );
-        let mut stagger = recommended_stagger((targets, &secs, decidable), &built_in_indices, race);
-        let mut recommended = if takes_best {
-            names(&best.0)
-        } else {
-            engines.to_vec()
-        };
-        if class.is_some() && decidable.len() < MIN_TARGETS {
-            recommended = rows[0].recommended.clone();
+        let group = (targets, &secs[..], &decidable[..]);
+        let (recommended, stagger) = if class.is_some() && decidable.len() < MIN_TARGETS {
+            // Too few targets to say: what all the programs recommend.
             let staggered = Race {
                 stagger: rows[0].recommended_stagger.0,
                 ..race
             };
             let score = group_score(&secs, decidable, &built_in_indices, staggered, &mut times);
-            stagger = (staggered.stagger, score);
-        }
+            (rows[0].recommended.clone(), (staggered.stagger, score))
+        } else {
+            let takes_best = gains(&best.1, &unscheduled)
+                && holds_in_each_population(group, (&best.0, race), (&all_engines, race));
+            let order = if takes_best {
+                names(&best.0)
+            } else {
+                engines.to_vec()
+            };
+            (order, recommended_stagger(group, &built_in_indices, race))
+        };
         rows.push(ClassRow {
             class: *class,
             targets: ts.len(),

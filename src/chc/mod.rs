@@ -319,7 +319,7 @@ fn attempt(
     scripts: &mut Scripts,
 ) -> Outcome {
     let runs = spacer_runs(enc, newer, extra);
-    scripts.horn = Some(runs[0].clone());
+    scripts.horn = Some(runs[0].0.clone());
     // The certificate to check, and why it is not Spacer's (if it is not).
     let (cert, instead_of) = if enc.has_query() {
         let reply = race_runs(solver, runs, deadline);
@@ -594,9 +594,9 @@ const FARKAS: &[SolverOption] = &[("fp.spacer.iuc.arith", "0")];
 /// not, and gives up on others.
 const GLOBAL: &[SolverOption] = &[("fp.spacer.global", "true"), ("fp.spacer.iuc", "0")];
 
-/// The scripts of [`SPACER_RUNS`], each with `extra` options too; for an
-/// older Z3, Spacer's defaults with seeds 0, 1, 2.
-fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<String> {
+/// The scripts of [`SPACER_RUNS`], each with `extra` options too (for an
+/// older Z3, Spacer's defaults with seeds 0, 1, 2), and when each starts.
+fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<(String, Duration)> {
     let option_sets: Vec<Vec<(&str, String)>> = (SPACER_RUNS.iter().enumerate())
         .map(|(i, run)| {
             let (options, seed) = if newer {
@@ -611,18 +611,17 @@ fn spacer_runs(enc: &Encoding, newer: bool, extra: &[SolverOption]) -> Vec<Strin
             run
         })
         .collect();
-    enc.scripts(&option_sets)
+    let starts = SPACER_RUNS.iter().map(|run| run.after);
+    enc.scripts(&option_sets).into_iter().zip(starts).collect()
 }
 
-/// Spacer's runs raced, each started as late as [`SPACER_RUNS`] says (or
-/// as soon as as many runs have ended undecided): the first `sat` or
-/// `unsat` wins.
-fn race_runs(solver: &Profile, scripts: Vec<String>, deadline: Instant) -> smt::Reply {
+/// Spacer's runs raced, each started at its time (or as soon as as many
+/// runs have ended undecided): the first `sat` or `unsat` wins.
+fn race_runs(solver: &Profile, runs: Vec<(String, Duration)>, deadline: Instant) -> smt::Reply {
     // Runs that ended undecided: the next one need not wait its turn.
     let ended = &AtomicUsize::new(0);
-    let entrants = (scripts.into_iter().enumerate())
-        .map(|(i, script)| {
-            let after = SPACER_RUNS.get(i).map_or(Duration::ZERO, |run| run.after);
+    let entrants = (runs.into_iter().enumerate())
+        .map(|(i, (script, after))| {
             let start = Instant::now() + after;
             crate::deadline::Entrant::now(move || {
                 let _ended = Ended(ended);

@@ -18,6 +18,7 @@
 
 pub mod anywhere;
 pub mod schedule;
+use schedule::Schedule;
 pub mod sweep;
 pub mod together;
 pub mod traced;
@@ -411,15 +412,24 @@ fn by_value_facts(q: &Question) -> Option<Decision> {
     Some(Decision::unreachable(Method::new("facts", How::ValueFacts), None).with_proof(proof))
 }
 
-/// The portfolio's engines in the order they start on this program: the
-/// order `schedule` gives its class, unless `--portfolio` gave one.
-fn scheduled(q: &Question) -> Vec<&'static str> {
+/// The portfolio's engines in the order they start on this program, and
+/// their stagger: what `schedule` gives its class, unless `--portfolio`
+/// gave a list (then no stagger); `--portfolio-stagger` overrides either.
+fn scheduled(q: &Question) -> Schedule {
     let opts = q.options;
-    if !opts.portfolio_scheduled {
-        return opts.portfolio.clone();
+    let mut s = if opts.portfolio_scheduled {
+        let _p = deadline::phase("choosing the engines");
+        schedule::for_program(q.db, q.file, &opts.portfolio)
+    } else {
+        Schedule {
+            order: opts.portfolio.clone(),
+            stagger: Duration::ZERO,
+        }
+    };
+    if let Some(given) = opts.portfolio_stagger {
+        s.stagger = given;
     }
-    let _p = deadline::phase("choosing the engines");
-    schedule::for_program(q.db, q.file, &opts.portfolio)
+    s
 }
 
 /// The conditions, then (on `unknown`) the guided executor for the time
@@ -448,13 +458,14 @@ fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
     d
 }
 
-/// The portfolio: each engine of `names` that takes the question on a
-/// thread of its own (the one race, under this thread's token), the first
-/// `portfolio_head` at once and the others after `portfolio_delay`, one
-/// each `portfolio_stagger`, each
-/// at its CPU priority. The first definite answer stops the others.
-/// Undecided: every engine's reason, by name.
-pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
+/// The portfolio: each engine of the schedule's order that takes the
+/// question on a thread of its own (the one race, under this thread's
+/// token), the first `portfolio_head` at once and the others from
+/// `portfolio_delay`, one each stagger, each at its CPU priority. The
+/// first definite answer stops the others. Undecided: every engine's
+/// reason, by name.
+pub fn portfolio(q: &Question, schedule: &Schedule) -> Decision {
+    let names = &schedule.order;
     let opts = q.options;
     let engines: Vec<&'static dyn Decider> = {
         let _p = deadline::phase("choosing the engines");
@@ -500,7 +511,7 @@ pub fn portfolio(q: &Question, names: &[&'static str]) -> Decision {
     let definite = |d: &Decision| d.verdict.is_definite();
     let starts = deadline::LateStarts {
         after: opts.portfolio_delay,
-        each: (opts.portfolio_stagger).unwrap_or_else(|| schedule::stagger_for(q.db, q.file)),
+        each: schedule.stagger,
     };
     match deadline::race_detached(entrants, definite, starts) {
         Finish::Definite(_, d) => d,

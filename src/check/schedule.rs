@@ -135,15 +135,22 @@ pub fn order(class: Class, engines: &[&'static str]) -> Vec<&'static str> {
     ordered
 }
 
-/// The schedule for the program in `file`.
-pub fn for_program(db: &Database, file: SourceFile, engines: &[&'static str]) -> Vec<&'static str> {
-    order(Class::of(&Features::of(db, file)), engines)
+/// The engines of a race in the order they start, and how much later
+/// each one after the first waiting one starts than the one before it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub order: Vec<&'static str>,
+    pub stagger: Duration,
 }
 
-/// How much later each engine after the first waiting one starts on the
-/// program in `file`: its class's measured stagger.
-pub fn stagger_for(db: &Database, file: SourceFile) -> Duration {
-    stagger_of(Class::of(&Features::of(db, file)))
+/// The schedule for the program in `file`: its class's order of
+/// `engines`, and its class's stagger.
+pub fn for_program(db: &Database, file: SourceFile, engines: &[&'static str]) -> Schedule {
+    let class = Class::of(&Features::of(db, file));
+    Schedule {
+        order: order(class, engines),
+        stagger: stagger_of(class),
+    }
 }
 
 /// The class's measured stagger (none if none was measured).

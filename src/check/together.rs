@@ -15,11 +15,12 @@
 //!
 //! Anything else proves nothing: the targets are then checked one by one.
 
+use super::schedule::Schedule;
 use super::{CheckOptions, Cost, PORTFOLIO, Report, Subject, portfolio};
 use crate::db::{self, Target};
 use crate::deadline::{Ended, Stop};
 use crate::engine::{Decision, Question, Verdict};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The engines asked about every target at once, all started at once.
 pub const EVERY_TARGET: [&str; 3] = ["chc", "explore", "nc"];
@@ -106,7 +107,12 @@ pub fn decide(
         targets,
         options: &all_at_once,
     };
-    stop.guard(|| portfolio(&q, &EVERY_TARGET))
+    // All of them start at once: no stagger.
+    let every_engine = Schedule {
+        order: EVERY_TARGET.to_vec(),
+        stagger: Duration::ZERO,
+    };
+    stop.guard(|| portfolio(&q, &every_engine))
 }
 
 #[cfg(test)]
