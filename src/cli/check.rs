@@ -174,7 +174,7 @@ pub struct CheckArgs {
     /// at --portfolio-delay), so that fewer engines share the cores while the first
     /// ones may still decide. By default as the schedule gives the program's class:
     /// 500 for loops that are not nested and use no arrays, heap or recursion, 0 for
-    /// the others (docs/portfolio.md §5a).
+    /// the others, and 0 with a --portfolio list (docs/portfolio.md §5a).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub portfolio_stagger: Option<u64>,
     /// With `--engine all`: how many of the --portfolio engines start at once (the
