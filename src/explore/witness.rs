@@ -199,6 +199,16 @@ pub(crate) fn replayed(
     };
     match m.replayer().hits_target(&witness, target) {
         Ok(()) => Some(witness),
+        // A replay the deadline cut says nothing of the witness.
+        Err(why)
+            if crate::interp::ended_at_step_limit(&Err(why.clone()))
+                && crate::deadline::passed() =>
+        {
+            m.stats_mut().undecided_path(format!(
+                "{at} has no witness yet (the deadline cut its replay)"
+            ));
+            None
+        }
         Err(why) => {
             let s = m.stats_mut();
             s.replay_failures += 1;
