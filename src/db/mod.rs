@@ -141,8 +141,9 @@ pub fn program(db: &dyn salsa::Database, file: SourceFile) -> Option<ir::Inlined
 }
 
 /// The slice of the whole-program flowgraph for reaching any copy of a
-/// function's target (`ir::slice`): what the necessary conditions are
-/// built on. `None` when it would drop nothing or cannot be taken.
+/// function's target (`ir::slice`), with its local arrays indexed only by
+/// literals replaced by their cells (`ir::scalarise`): what the necessary
+/// conditions are built on. `None` when it would change nothing.
 #[salsa::tracked(returns(ref))]
 pub fn target_slice(
     db: &dyn salsa::Database,
@@ -151,7 +152,17 @@ pub fn target_slice(
     target: u32,
 ) -> Option<Body> {
     let prog = program(db, file).as_ref()?;
-    ir::slice(&prog.body, &prog.copies_of(&function, target))
+    let scalar = scalar_program(db, file).as_ref();
+    let base = scalar.unwrap_or(&prog.body);
+    ir::slice(base, &prog.copies_of(&function, target)).or_else(|| scalar.cloned())
+}
+
+/// The whole-program flowgraph with its local arrays indexed only by
+/// literals replaced by their cells (`ir::scalarise`); `None` when none
+/// is.
+#[salsa::tracked(returns(ref))]
+pub fn scalar_program(db: &dyn salsa::Database, file: SourceFile) -> Option<Body> {
+    ir::scalarise(&program(db, file).as_ref()?.body)
 }
 
 /// The whole-program flowgraph with, beside it, the flowgraph of each

@@ -30,6 +30,7 @@ mod inline;
 mod loops;
 mod lower;
 mod print;
+mod scalarise;
 mod slice;
 mod summarised;
 
@@ -43,6 +44,7 @@ pub use inline::{
 pub use loops::{Backbones, backbones, loop_backbones};
 pub use lower::lower_function;
 pub use print::{TargetMark, cond as condition_text, to_dot, to_dot_with, to_text};
+pub use scalarise::scalarise;
 pub use slice::slice;
 pub use summarised::{Summaries, Summary, with_summaries};
 

@@ -290,3 +290,80 @@ fn a_target_no_run_reaches_depends_on_its_function_alone() {
                main(n) { var r; r = other(n); return r; }";
     assert_eq!(before(src, "dead"), ["dead"]);
 }
+
+/// The names of the arrays `scalarise` replaces in `src`'s `main`.
+fn scalarised_arrays(src: &str) -> Vec<String> {
+    let body = lower(src).remove(0);
+    let Some(out) = scalarise(&body) else {
+        return vec![];
+    };
+    (body.vars.iter().enumerate())
+        .filter(|&(v, _)| {
+            !mentions(&out, &body.vars[v].name) && mentions(&body, &body.vars[v].name)
+        })
+        .map(|(_, info)| info.name.clone())
+        .collect()
+}
+
+#[test]
+fn an_array_indexed_only_by_literals_becomes_its_cells() {
+    let src = "main(n) { var s, i; s = [0, 5]; i = 0;\n  while (i < n) { s[0] = s[0] + s[1]; i = i + 1; }\n  assert(s[0] >= 0); return s[1]; }";
+    let body = lower(src).remove(0);
+    let out = scalarise(&body).expect("s qualifies");
+    let s = body.var_id("s").expect("s");
+    assert!(!mentions(&out, "s"), "s is still read or written");
+    for cell in ["s[0]", "s[1]"] {
+        let v = out.var_id(cell).expect("a variable per cell");
+        assert_eq!(out.var(v).ty, crate::types::Type::Int);
+        assert!(mentions(&out, cell), "{cell} unused");
+    }
+    // No bounds check of `s` is left, and the literal is a chain of two
+    // assignments through one new vertex, inside no loop.
+    for e in &out.edges {
+        if let Instr::Assume(Cond::InBounds { array, .. }) = &e.instr {
+            assert_ne!(array, &Expr::Var(s), "{e:?}");
+        }
+    }
+    assert_eq!(out.node_count, body.node_count + 1);
+    assert_eq!(out.edges.len(), body.edges.len() + 1);
+    assert_eq!(out.loops, body.loops);
+    assert_eq!(out.targets, body.targets);
+}
+
+#[test]
+fn a_literal_inside_a_loop_puts_its_new_vertices_in_the_loop() {
+    let src = "main(n) { var s, i; i = 0;\n  while (i < n) { s = [i, 1, 2]; i = i + s[1]; }\n  return 0; }";
+    let body = lower(src).remove(0);
+    let out = scalarise(&body).expect("s qualifies");
+    let added: Vec<NodeId> = (body.node_count..out.node_count).collect();
+    assert_eq!(added.len(), 2);
+    let nodes = &out.loops[0].nodes;
+    assert!(added.iter().all(|n| nodes.contains(n)), "{nodes:?}");
+    assert!(nodes.is_sorted());
+}
+
+#[test]
+fn arrays_that_others_may_reach_or_that_are_indexed_by_values_stay() {
+    for src in [
+        // an index that is not a literal
+        "main(n) { var a; a = [1, 2]; return a[n]; }",
+        // copied: another variable shares its cells
+        "main(n) { var a, b; a = [1, 2]; b = a; b[0] = n; return a[0]; }",
+        // literals of two lengths
+        "main(n) { var a; a = [1, 2]; if (n > 0) { a = [1]; } return a[0]; }",
+        // a literal index past the literal's end: the bounds check can fail
+        "main(n) { var a; a = [1, 2]; return a[2]; }",
+        // a literal that reads the array it is assigned to
+        "main(n) { var a; a = [1, 2]; a = [a[1], a[0]]; return a[0]; }",
+        // never assigned a literal
+        "main(n) { var a; return a[0]; }",
+        // main's input array
+        "main(A) { return A[0]; }",
+    ] {
+        assert!(scalarised_arrays(src).is_empty(), "{src}");
+    }
+    assert_eq!(
+        scalarised_arrays("main(n) { var a, b; a = [n]; b = [1, 2]; return a[0] + b[n]; }"),
+        vec!["a".to_string()]
+    );
+}

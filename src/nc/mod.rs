@@ -308,7 +308,13 @@ impl<'a> Engine<'a> {
             parts.push(self.terms.le(zero, ct));
         }
         let guard = self.terms.and(parts);
-        let post = st.compose(&mut self.terms, &self.slots, &theta);
+        let mut post = st.compose(&mut self.terms, &self.slots, &theta);
+        // A summary of the whole program's loop (one the slice left
+        // unchanged) has no slots for the cells the slice's arrays became
+        // (`ir::scalarise`): that loop does not touch them.
+        for (slot, t) in &st.values {
+            post.values.entry(*slot).or_insert(*t);
+        }
         Applied {
             guard,
             post,

@@ -496,6 +496,8 @@ struct VerdictStats {
     /// Hit targets by kind, in main or in a helper.
     kinds: BTreeMap<String, usize>,
     slowest: Duration,
+    /// Programs with a local array replaced by its cells (`ir::scalarise`).
+    scalarised: usize,
 }
 
 /// The sweep (one exploration for all of a program's targets, before
@@ -584,6 +586,7 @@ fn check_verdicts(
         let parsed = db::parse(&db, file);
         let lines = apc::syntax::LineIndex::new(&src);
         let targets = check::targets(&db, file);
+        st.scalarised += usize::from(db::scalar_program(&db, file).is_some());
         // Each hit target with the first witness that hit it.
         let mut hit: BTreeMap<usize, Witness> = BTreeMap::new();
         for _ in 0..12 {
@@ -800,7 +803,8 @@ fn verdicts_never_contradict_runs() {
     // `apc check`'s engine, the portfolio of every engine.
     let (st, findings) = check_verdicts(seed, n, &Knobs::from_env(), chosen_engine());
     eprintln!(
-        "seed {seed:#x}: {n} programs, {} runs ({} hit a target), {} targets hit {:?}: {} unreachable, {} reachable, {} unknown {:?}; {} decided by the sweep; slowest check {:.1?}; {:.1?} in all",
+        "seed {seed:#x}: {n} programs ({} with arrays replaced by cells), {} runs ({} hit a target), {} targets hit {:?}: {} unreachable, {} reachable, {} unknown {:?}; {} decided by the sweep; slowest check {:.1?}; {:.1?} in all",
+        st.scalarised,
         st.runs,
         st.hit_runs,
         st.hit_targets,
@@ -823,6 +827,30 @@ fn verdicts_never_contradict_runs() {
     // Most hit targets get a replayed witness: the pipeline works, not
     // just says `unknown`.
     assert!(st.verdicts[1] * 10 >= hit * 6, "{st:?}");
+}
+
+/// The conditions where local arrays indexed only by literals become
+/// their cells (`ir::scalarise`): never `unreachable` for a target a run
+/// hits. Arrays often; no helpers, pointers, records nor lists, so that
+/// the slices are taken too; the conditions alone decide.
+#[test]
+fn scalar_cells_never_prove_a_target_a_run_hits() {
+    let n: usize = env_or("SOUNDNESS_SCALAR_PROGRAMS", 30);
+    let seed = seed_or(0x5eed_c4ec_0000_5ca1);
+    let knobs = Knobs::with(&[
+        ("arrays", 100),
+        ("calls", 0),
+        ("pointers", 0),
+        ("records", 0),
+        ("lists", 0),
+    ]);
+    let (st, findings) = check_verdicts(seed, n, &knobs, "nc");
+    eprintln!(
+        "scalar cells: {n} programs ({} with arrays replaced), {} targets hit: {} unreachable, {} reachable, {} unknown",
+        st.scalarised, st.hit_targets, st.verdicts[0], st.verdicts[1], st.verdicts[2]
+    );
+    findings.assert_none_fatal();
+    assert!(st.scalarised > 0, "no array replaced: {st:?}");
 }
 
 #[test]
