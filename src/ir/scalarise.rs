@@ -1,22 +1,25 @@
 //! Scalar replacement of local arrays (docs/necessary-conditions.md,
 //! "Scalar cells"), as compilers replace aggregates by scalars: a local
-//! array of integers whose cells nothing else can reach, and which is only
-//! ever indexed by literals, becomes one integer variable per cell
-//! (`sum[0]`). Loop summaries then treat its cells as the scalars they
-//! are: `sum[0] = sum[0] + 1` in a loop is a progression, as `s = s + 1`.
+//! array of integers (of any depth) whose cells nothing else can reach, and
+//! which is only ever indexed by literals, becomes one integer variable per
+//! cell (`sum[0]`, `m[1][0]`). Loop summaries then treat its cells as the
+//! scalars they are: `sum[0] = sum[0] + 1` in a loop is a progression, as
+//! `s = s + 1`.
 //!
-//! An array qualifies when every value it is ever assigned is a literal of
-//! one length L ≥ 1 (new cells, the same number each time), whose elements
-//! do not read it, and every other use is `a[k]` (read or written), a
-//! bounds check `in_bounds(a, k)`, or whether `a` or `a[k]` holds a value,
-//! with k a literal in 0..L. It is then never copied, passed, returned,
-//! stored, output or compared, and no other variable shares its cells.
+//! An array qualifies when every value it is ever assigned is a
+//! rectangular literal of one shape (new cells, the same number each
+//! time), whose elements do not read it, and every other use is a cell
+//! `a[k]…` (read or written, indexed down to its integers), a bounds check
+//! `in_bounds(a[k]…, j)`, or whether `a`, a row or a cell holds a value,
+//! with every index a literal within the shape. It is then never copied,
+//! passed, returned, stored, output or compared, nor a row of it taken, and
+//! no other variable shares its cells.
 //!
 //! The rewrite is exact: `a := [e₀, …]` becomes `a[0] := e₀; …` on a chain
 //! of new vertices (the elements read no cell of `a`, so the order is
-//! free); `a[k]` becomes the variable `a[k]`; a bounds check becomes a
-//! comparison of literals that always holds (or never, negated); and `a`
-//! holds a value exactly when its cell `a[0]` does. Vertices, edges and
+//! free); a cell becomes its variable; a bounds check becomes a comparison
+//! of literals that always holds (or never, negated); and `a` or a row
+//! holds a value exactly when its first cell does. Vertices, edges and
 //! targets keep their ids; the new vertices and edges come after them.
 
 use super::VarKind;
@@ -26,14 +29,12 @@ use crate::types::Type;
 /// `body` with its qualifying arrays replaced by their cells, or `None`
 /// when no array qualifies.
 pub fn scalarise(body: &Body) -> Option<Body> {
-    let widths = widths(body);
-    if widths.iter().all(Option::is_none) {
+    let shapes = shapes(body);
+    if shapes.iter().all(Option::is_none) {
         return None;
     }
     let mut out = body.clone();
-    let first_cell = add_cells(&mut out, &widths);
-    let end = out.vars.len() as VarId;
-    let cells = Cells { first_cell, end };
+    let cells = Cells::add(&mut out, shapes);
     let old_edges = std::mem::take(&mut out.edges);
     let mut appended = Vec::new();
     for e in old_edges {
@@ -49,74 +50,129 @@ pub fn scalarise(body: &Body) -> Option<Body> {
     Some(out)
 }
 
-/// Per variable: the number of cells it is replaced by, or `None` when it
-/// does not qualify.
-fn widths(body: &Body) -> Vec<Option<usize>> {
+/// Per variable: the lengths of its levels when it is replaced.
+fn shapes(body: &Body) -> Vec<Option<Vec<usize>>> {
+    let n = body.vars.len();
+    let depth: Vec<Option<usize>> = body.vars.iter().map(depth_of).collect();
     let mut uses = Uses {
-        width: vec![None; body.vars.len()],
-        spoiled: (body.vars.iter()).map(|v| !is_candidate(v)).collect(),
-        indices: vec![Vec::new(); body.vars.len()],
+        shape: vec![None; n],
+        spoiled: depth.iter().map(Option::is_none).collect(),
+        depth: depth.iter().map(|d| d.unwrap_or(0)).collect(),
+        paths: vec![Vec::new(); n],
     };
     for e in &body.edges {
         uses.instr(&e.instr);
     }
-    (0..body.vars.len())
+    (0..n)
         .map(|v| {
-            let width = uses.width[v].filter(|w| *w > 0 && !uses.spoiled[v])?;
-            let in_range = uses.indices[v]
-                .iter()
-                .all(|k| (0..width as i64).contains(k));
-            in_range.then_some(width)
+            let shape = uses.shape[v].take().filter(|s| !s.contains(&0))?;
+            let fits =
+                |p: &Vec<i64>| (p.iter().zip(&shape)).all(|(k, l)| (0..*l as i64).contains(k));
+            (!uses.spoiled[v] && uses.paths[v].iter().all(fits)).then_some(shape)
         })
         .collect()
 }
 
-/// A local array of integers (not one of `main`'s inputs).
-fn is_candidate(v: &VarInfo) -> bool {
-    matches!(v.kind, VarKind::Local | VarKind::Temp)
-        && !v.is_input()
-        && matches!(&v.ty, Type::Array(inner) if inner.is_int())
+/// The depth of a local array of integers (not one of `main`'s inputs).
+fn depth_of(v: &VarInfo) -> Option<usize> {
+    let local = matches!(v.kind, VarKind::Local | VarKind::Temp) && !v.is_input();
+    let depth = v.ty.array_depth().filter(|d| *d > 0)?;
+    local.then_some(depth as usize)
+}
+
+/// The shape of a rectangular literal of integers `depth` levels deep.
+fn literal_shape(e: &Expr, depth: usize) -> Option<Vec<usize>> {
+    if depth == 0 {
+        return (!matches!(e, Expr::Array(_))).then(Vec::new);
+    }
+    let Expr::Array(xs) = e else { return None };
+    let inner = match xs.first() {
+        Some(x) => literal_shape(x, depth - 1)?,
+        None => return Some(vec![0]),
+    };
+    let same = xs[1..]
+        .iter()
+        .all(|x| literal_shape(x, depth - 1).as_ref() == Some(&inner));
+    same.then(|| std::iter::once(xs.len()).chain(inner).collect())
+}
+
+/// `v[k₀]…[kⱼ]`: the variable and the literal indices, outermost first.
+fn expr_path(e: &Expr) -> Option<(VarId, Vec<i64>)> {
+    match e {
+        Expr::Var(v) => Some((*v, vec![])),
+        Expr::Index(base, index) => {
+            let (v, mut path) = expr_path(base)?;
+            path.push(literal(index)?);
+            Some((v, path))
+        }
+        _ => None,
+    }
+}
+
+/// [`expr_path`] for a place.
+fn place_path(p: &Place) -> Option<(VarId, Vec<i64>)> {
+    match p {
+        Place::Var(v) => Some((*v, vec![])),
+        Place::Index(base, index) => {
+            let (v, mut path) = place_path(base)?;
+            path.push(literal(index)?);
+            Some((v, path))
+        }
+        _ => None,
+    }
+}
+
+fn literal(index: &Expr) -> Option<i64> {
+    i64::try_from(index.constant()?).ok()
 }
 
 /// What the instructions do with each variable.
 struct Uses {
-    /// The length of the literals it is assigned.
-    width: Vec<Option<usize>>,
+    /// The shape of the literals it is assigned.
+    shape: Vec<Option<Vec<usize>>>,
     /// Used otherwise than as the module says.
     spoiled: Vec<bool>,
-    /// The literal indices it is used with.
-    indices: Vec<Vec<i64>>,
+    /// Its levels of arrays (0 for the others).
+    depth: Vec<usize>,
+    /// The literal index paths it is used with.
+    paths: Vec<Vec<Vec<i64>>>,
 }
 
 impl Uses {
     fn instr(&mut self, instr: &Instr) {
         match instr {
-            Instr::Assign(Place::Var(v), Expr::Array(xs)) => {
-                let width = *self.width[*v as usize].get_or_insert(xs.len());
-                if width != xs.len() || xs.iter().any(|x| reads_var(x, *v)) {
-                    self.spoil(*v);
-                }
-                xs.iter().for_each(|x| self.expr(x));
+            Instr::Assign(Place::Var(v), e @ Expr::Array(_)) if !self.spoiled[*v as usize] => {
+                self.literal(*v, e);
             }
             Instr::Assign(place, e) => {
-                self.place(place);
+                self.place(place, true);
                 self.expr(e);
             }
             Instr::Assume(c) | Instr::Assert(c, _) => self.cond(c),
             Instr::Call { dst, .. } | Instr::Alloc(dst, _) => {
                 self.spoil(*dst);
-                instr.walk_exprs(&mut |x| {
-                    if let Expr::Var(v) = x {
-                        self.spoil(*v);
-                    }
-                })
+                self.every_var(instr);
             }
-            other => other.walk_exprs(&mut |x| {
-                if let Expr::Var(v) = x {
-                    self.spoil(*v);
-                }
-            }),
+            other => self.every_var(other),
         }
+    }
+
+    /// `v := e`, a literal: of one shape each time, not reading `v`.
+    fn literal(&mut self, v: VarId, e: &Expr) {
+        let shape = literal_shape(e, self.depth[v as usize]);
+        let known = self.shape[v as usize].get_or_insert_with(|| shape.clone().unwrap_or_default());
+        if shape.as_ref() != Some(known) || reads_var(e, v) {
+            self.spoil(v);
+        }
+        self.expr(e);
+    }
+
+    fn every_var(&mut self, instr: &Instr) {
+        instr.walk_exprs(&mut |x| {
+            if let Expr::Var(v) | Expr::AddrOf(v) = x {
+                self.spoil(*v);
+            }
+        });
     }
 
     fn cond(&mut self, c: &Cond) {
@@ -125,42 +181,48 @@ impl Uses {
                 self.expr(a);
                 self.expr(b);
             }
-            Cond::Initialized { place, .. } => match place {
-                Place::Var(_) => {}
-                other => self.place(other),
-            },
-            Cond::InBounds { array, index, .. } => match array {
-                Expr::Var(v) => self.indexed(*v, index),
-                other => {
-                    self.expr(other);
+            Cond::Initialized { place, .. } => self.place(place, false),
+            Cond::InBounds { array, index, .. } => match (expr_path(array), literal(index)) {
+                (Some((v, mut path)), Some(k)) => {
+                    path.push(k);
+                    self.paths[v as usize].push(path);
+                }
+                _ => {
+                    self.expr(array);
                     self.expr(index);
                 }
             },
         }
     }
 
-    fn place(&mut self, place: &Place) {
-        match place {
-            Place::Var(v) => self.spoil(*v),
-            Place::Index(base, index) => match &**base {
-                Place::Var(v) => self.indexed(*v, index),
-                other => {
-                    self.place(other);
-                    self.expr(index);
+    /// A place written (`whole`: down to an integer) or asked whether it
+    /// holds a value (any prefix).
+    fn place(&mut self, place: &Place, whole: bool) {
+        match place_path(place) {
+            Some((v, path)) if !whole || path.len() == self.depth[v as usize] => {
+                self.paths[v as usize].push(path);
+            }
+            _ => {
+                if let Some(v) = place.root_var() {
+                    self.spoil(v);
                 }
-            },
-            Place::Deref(e) => self.expr(e),
-            Place::Field(base, _) => self.place(base),
+                place.walk_exprs(&mut |x| self.expr(x));
+            }
         }
     }
 
+    /// An expression read: a cell of an array down to its integers is a
+    /// use of that cell; any other mention of an array spoils it.
     fn expr(&mut self, e: &Expr) {
+        if let Some((v, path)) = expr_path(e)
+            && !path.is_empty()
+            && path.len() == self.depth[v as usize]
+        {
+            self.paths[v as usize].push(path);
+            return;
+        }
         match e {
             Expr::Var(v) | Expr::AddrOf(v) => self.spoil(*v),
-            Expr::Index(base, index) if matches!(**base, Expr::Var(_)) => {
-                let Expr::Var(v) = **base else { return };
-                self.indexed(v, index);
-            }
             Expr::Int(_) | Expr::Null => {}
             Expr::Unary(_, a) | Expr::Load(a) | Expr::Field(a, _) => self.expr(a),
             Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) | Expr::Index(a, b) => {
@@ -169,17 +231,6 @@ impl Uses {
             }
             Expr::Array(xs) => xs.iter().for_each(|x| self.expr(x)),
             Expr::Record(fs) => fs.iter().for_each(|(_, x)| self.expr(x)),
-        }
-    }
-
-    /// `v[index]`: a use of `v`'s cell when the index is a literal.
-    fn indexed(&mut self, v: VarId, index: &Expr) {
-        match index.constant().and_then(|k| i64::try_from(k).ok()) {
-            Some(k) => self.indices[v as usize].push(k),
-            None => {
-                self.spoil(v);
-                self.expr(index);
-            }
         }
     }
 
@@ -195,59 +246,65 @@ fn reads_var(e: &Expr, v: VarId) -> bool {
     reads
 }
 
-/// Appends a variable per cell of each replaced array; the first cell's
-/// id per variable.
-fn add_cells(body: &mut Body, widths: &[Option<usize>]) -> Vec<Option<VarId>> {
-    let mut first = vec![None; widths.len()];
-    for (v, width) in widths.iter().enumerate() {
-        let Some(width) = width else { continue };
-        first[v] = Some(body.vars.len() as VarId);
-        let (name, kind) = (body.vars[v].name.clone(), body.vars[v].kind);
-        for k in 0..*width {
-            body.vars.push(VarInfo {
-                name: format!("{name}[{k}]"),
-                kind,
-                ty: Type::Int,
-                input_array: false,
-            });
-        }
-    }
-    first
-}
-
 /// Where each replaced array's cells are.
 struct Cells {
-    first_cell: Vec<Option<VarId>>,
-    /// One past the last cell.
-    end: VarId,
+    /// Per variable: its shape and its first cell, if it is replaced.
+    of: Vec<Option<(Vec<usize>, VarId)>>,
 }
 
 impl Cells {
-    /// The variable of `v`'s cell at the literal `index`, if `v` is
-    /// replaced.
-    fn cell(&self, v: VarId, index: &Expr) -> Option<VarId> {
-        let first = self.first_cell[v as usize]?;
-        let k = u32::try_from(index.constant()?).ok()?;
-        Some(first + k)
+    /// Appends a variable per cell of each replaced array, in row-major
+    /// order.
+    fn add(body: &mut Body, shapes: Vec<Option<Vec<usize>>>) -> Cells {
+        let mut of = Vec::with_capacity(shapes.len());
+        for (v, shape) in shapes.into_iter().enumerate() {
+            let Some(shape) = shape else {
+                of.push(None);
+                continue;
+            };
+            let first = body.vars.len() as VarId;
+            let (name, kind) = (body.vars[v].name.clone(), body.vars[v].kind);
+            for path in all_paths(&shape) {
+                let rows: String = path.iter().map(|k| format!("[{k}]")).collect();
+                body.vars.push(VarInfo {
+                    name: format!("{name}{rows}"),
+                    kind,
+                    ty: Type::Int,
+                    input_array: false,
+                });
+            }
+            of.push(Some((shape, first)));
+        }
+        Cells { of }
     }
 
-    /// The variables of `v`'s cells (none when it is not replaced).
+    /// The variable of `v`'s cell at `path`, or of the first cell below
+    /// it for a shorter path; `None` when `v` is not replaced.
+    fn cell(&self, v: VarId, path: &[i64]) -> Option<VarId> {
+        let (shape, first) = self.of[v as usize].as_ref()?;
+        let mut offset = 0;
+        for (level, length) in shape.iter().enumerate() {
+            let k = path.get(level).copied().unwrap_or(0);
+            offset = offset * *length as i64 + k;
+        }
+        Some(first + offset as VarId)
+    }
+
+    /// All of `v`'s cells (none when it is not replaced).
     fn cells_of(&self, v: VarId) -> Vec<VarId> {
-        let Some(first) = self.first_cell[v as usize] else {
+        let Some((shape, first)) = &self.of[v as usize] else {
             return vec![];
         };
-        let next = (self.first_cell.iter().skip(v as usize + 1).flatten().next()).copied();
-        (first..next.unwrap_or(self.end)).collect()
+        let count: usize = shape.iter().product();
+        (*first..*first + count as VarId).collect()
     }
 
     /// The edge rewritten: one edge, or a chain of them through new
     /// vertices for an array literal.
     fn rewrite(&self, e: Edge, body: &mut Body) -> Vec<Edge> {
         let instr = match e.instr {
-            Instr::Assign(Place::Var(v), Expr::Array(xs))
-                if self.first_cell[v as usize].is_some() =>
-            {
-                return self.literal_chain(v, xs, e.from, e.to, e.span, body);
+            Instr::Assign(Place::Var(v), x) if self.of[v as usize].is_some() => {
+                return self.literal_chain(v, x, (e.from, e.to, e.span), body);
             }
             Instr::Assign(place, x) => Instr::Assign(self.place(place), self.expr(x)),
             Instr::Assume(c) => Instr::Assume(self.cond(c)),
@@ -267,17 +324,17 @@ impl Cells {
     fn literal_chain(
         &self,
         v: VarId,
-        xs: Vec<Expr>,
-        from: NodeId,
-        to: NodeId,
-        span: crate::syntax::Span,
+        literal: Expr,
+        (from, to, span): (NodeId, NodeId, crate::syntax::Span),
         body: &mut Body,
     ) -> Vec<Edge> {
-        let first = self.first_cell[v as usize].expect("a replaced array");
-        let last = xs.len() - 1;
+        let mut elements = Vec::new();
+        flatten(literal, &mut elements);
+        let first = self.cell(v, &[]).expect("a replaced array");
+        let last = elements.len() - 1;
         let mut at = from;
         let mut chain = Vec::new();
-        for (k, x) in xs.into_iter().enumerate() {
+        for (k, x) in elements.into_iter().enumerate() {
             let next = if k == last { to } else { new_vertex(body) };
             let instr = Instr::Assign(Place::Var(first + k as VarId), self.expr(x));
             chain.push(Edge {
@@ -294,45 +351,39 @@ impl Cells {
     fn cond(&self, c: Cond) -> Cond {
         match c {
             Cond::Cmp(op, a, b) => Cond::Cmp(op, self.expr(a), self.expr(b)),
-            Cond::Initialized { place, positive } => {
-                let place = match place {
-                    Place::Var(v) => match self.cell(v, &Expr::Int(0.into())) {
-                        Some(cell) => Place::Var(cell),
-                        None => Place::Var(v),
-                    },
-                    other => self.place(other),
-                };
-                Cond::Initialized { place, positive }
-            }
-            Cond::InBounds {
-                array: Expr::Var(v),
-                index,
+            Cond::Initialized { place, positive } => Cond::Initialized {
+                place: self.place(place),
                 positive,
-            } if self.cell(v, &index).is_some() => {
-                // The index is in range by the module's condition.
-                let op = if positive { CmpOp::Eq } else { CmpOp::Ne };
-                Cond::Cmp(op, Expr::Int(0.into()), Expr::Int(0.into()))
-            }
+            },
             Cond::InBounds {
                 array,
                 index,
                 positive,
-            } => Cond::InBounds {
-                array: self.expr(array),
-                index: self.expr(index),
-                positive,
+            } => match expr_path(&array) {
+                // Within the shape, by the module's condition.
+                Some((v, _)) if self.of[v as usize].is_some() => {
+                    let op = if positive { CmpOp::Eq } else { CmpOp::Ne };
+                    Cond::Cmp(op, Expr::Int(0.into()), Expr::Int(0.into()))
+                }
+                _ => Cond::InBounds {
+                    array: self.expr(array),
+                    index: self.expr(index),
+                    positive,
+                },
             },
         }
     }
 
     fn place(&self, place: Place) -> Place {
+        if let Some((v, path)) = place_path(&place)
+            && let Some(cell) = self.cell(v, &path)
+        {
+            return Place::Var(cell);
+        }
         match place {
-            Place::Index(base, index) => match *base {
-                Place::Var(v) if self.cell(v, &index).is_some() => {
-                    Place::Var(self.cell(v, &index).expect("checked"))
-                }
-                base => Place::Index(Box::new(self.place(base)), self.expr(index)),
-            },
+            Place::Index(base, index) => {
+                Place::Index(Box::new(self.place(*base)), self.expr(index))
+            }
             Place::Deref(e) => Place::Deref(self.expr(e)),
             Place::Field(base, f) => Place::Field(Box::new(self.place(*base)), f),
             Place::Var(v) => Place::Var(v),
@@ -340,14 +391,15 @@ impl Cells {
     }
 
     fn expr(&self, e: Expr) -> Expr {
+        if let Some((v, path)) = expr_path(&e)
+            && !path.is_empty()
+            && let Some(cell) = self.cell(v, &path)
+        {
+            return Expr::Var(cell);
+        }
         let re = |x: Box<Expr>| Box::new(self.expr(*x));
         match e {
-            Expr::Index(base, index) => match *base {
-                Expr::Var(v) if self.cell(v, &index).is_some() => {
-                    Expr::Var(self.cell(v, &index).expect("checked"))
-                }
-                base => Expr::Index(Box::new(self.expr(base)), re(index)),
-            },
+            Expr::Index(base, index) => Expr::Index(re(base), re(index)),
             Expr::Unary(op, a) => Expr::Unary(op, re(a)),
             Expr::Binary(op, a, b) => Expr::Binary(op, re(a), re(b)),
             Expr::Cmp(op, a, b) => Expr::Cmp(op, re(a), re(b)),
@@ -359,6 +411,23 @@ impl Cells {
             }
             leaf @ (Expr::Int(_) | Expr::Null | Expr::Var(_) | Expr::AddrOf(_)) => leaf,
         }
+    }
+}
+
+/// Every index path of a shape, in row-major order.
+fn all_paths(shape: &[usize]) -> Vec<Vec<usize>> {
+    shape.iter().fold(vec![vec![]], |paths, length| {
+        (paths.iter())
+            .flat_map(|p| (0..*length).map(move |k| p.iter().copied().chain([k]).collect()))
+            .collect()
+    })
+}
+
+/// A rectangular literal's integers, in row-major order.
+fn flatten(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Array(xs) => xs.into_iter().for_each(|x| flatten(x, out)),
+        leaf => out.push(leaf),
     }
 }
 

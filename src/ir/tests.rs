@@ -367,3 +367,36 @@ fn arrays_that_others_may_reach_or_that_are_indexed_by_values_stay() {
         vec!["a".to_string()]
     );
 }
+
+#[test]
+fn an_array_of_arrays_indexed_only_by_literals_becomes_its_cells() {
+    let src =
+        "main(n) { var m; m = [[1, 2], [3, n]];\n  m[1][0] = m[0][1] + m[1][1]; return m[1][0]; }";
+    let body = lower(src).remove(0);
+    let out = scalarise(&body).expect("m qualifies");
+    assert!(!mentions(&out, "m"), "m is still read or written");
+    for cell in ["m[0][0]", "m[0][1]", "m[1][0]", "m[1][1]"] {
+        assert!(out.var_id(cell).is_some(), "no {cell}");
+    }
+    // The literal is a chain of four assignments, in row-major order.
+    let writes: Vec<&str> = (out.edges.iter())
+        .filter_map(|e| match &e.instr {
+            Instr::Assign(Place::Var(v), Expr::Int(_) | Expr::Var(_)) => {
+                Some(out.var(*v).name.as_str())
+            }
+            _ => None,
+        })
+        .filter(|name| name.starts_with("m["))
+        .collect();
+    assert_eq!(writes, ["m[0][0]", "m[0][1]", "m[1][0]", "m[1][1]"]);
+    for src in [
+        // a row taken
+        "main(n) { var m, r; m = [[1, 2], [3, 4]]; r = m[0]; return r[1]; }",
+        // a ragged literal
+        "main(n) { var m; m = [[1], [2, 3]]; return m[0][0]; }",
+        // a literal index past a row's end
+        "main(n) { var m; m = [[1, 2]]; return m[0][2]; }",
+    ] {
+        assert!(scalarised_arrays(src).is_empty(), "{src}");
+    }
+}
