@@ -421,10 +421,7 @@ fn scheduled(q: &Question) -> Schedule {
         let _p = deadline::phase("choosing the engines");
         schedule::for_program(q.db, q.file, &opts.portfolio)
     } else {
-        Schedule {
-            order: opts.portfolio.clone(),
-            stagger: Duration::ZERO,
-        }
+        Schedule::unstaggered(opts.portfolio.clone())
     };
     if let Some(given) = opts.portfolio_stagger {
         s.stagger = given;

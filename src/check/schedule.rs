@@ -143,6 +143,16 @@ pub struct Schedule {
     pub stagger: Duration,
 }
 
+impl Schedule {
+    /// `order`, every engine after the head starting together.
+    pub fn unstaggered(order: Vec<&'static str>) -> Schedule {
+        Schedule {
+            order,
+            stagger: Duration::ZERO,
+        }
+    }
+}
+
 /// The schedule for the program in `file`: its class's order of
 /// `engines`, and its class's stagger.
 pub fn for_program(db: &Database, file: SourceFile, engines: &[&'static str]) -> Schedule {

@@ -20,7 +20,7 @@ use super::{CheckOptions, Cost, PORTFOLIO, Report, Subject, portfolio};
 use crate::db::{self, Target};
 use crate::deadline::{Ended, Stop};
 use crate::engine::{Decision, Question, Verdict};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The engines asked about every target at once, all started at once.
 pub const EVERY_TARGET: [&str; 3] = ["chc", "explore", "nc"];
@@ -108,10 +108,7 @@ pub fn decide(
         options: &all_at_once,
     };
     // All of them start at once: no stagger.
-    let every_engine = Schedule {
-        order: EVERY_TARGET.to_vec(),
-        stagger: Duration::ZERO,
-    };
+    let every_engine = Schedule::unstaggered(EVERY_TARGET.to_vec());
     stop.guard(|| portfolio(&q, &every_engine))
 }
 

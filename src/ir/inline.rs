@@ -166,9 +166,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn node(&mut self, kind: NodeKind) -> NodeId {
-        self.out.node_kinds.push(kind);
-        self.out.node_count += 1;
-        self.out.node_count - 1
+        self.out.add_vertex(kind)
     }
 
     fn edge(&mut self, from: NodeId, to: NodeId, instr: Instr, span: Span) {

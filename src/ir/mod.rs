@@ -424,6 +424,13 @@ pub enum NodeKind {
 }
 
 impl Body {
+    /// A new vertex of `kind`, after the others.
+    pub fn add_vertex(&mut self, kind: NodeKind) -> NodeId {
+        self.node_kinds.push(kind);
+        self.node_count += 1;
+        self.node_count - 1
+    }
+
     pub fn var(&self, id: VarId) -> &VarInfo {
         &self.vars[id as usize]
     }

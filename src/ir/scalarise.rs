@@ -335,7 +335,11 @@ impl Cells {
         let mut at = from;
         let mut chain = Vec::new();
         for (k, x) in elements.into_iter().enumerate() {
-            let next = if k == last { to } else { new_vertex(body) };
+            let next = if k == last {
+                to
+            } else {
+                body.add_vertex(NodeKind::Plain)
+            };
             let instr = Instr::Assign(Place::Var(first + k as VarId), self.expr(x));
             chain.push(Edge {
                 from: at,
@@ -429,13 +433,6 @@ fn flatten(e: Expr, out: &mut Vec<Expr>) {
         Expr::Array(xs) => xs.into_iter().for_each(|x| flatten(x, out)),
         leaf => out.push(leaf),
     }
-}
-
-fn new_vertex(body: &mut Body) -> NodeId {
-    let id = body.node_count;
-    body.node_count += 1;
-    body.node_kinds.push(NodeKind::Plain);
-    id
 }
 
 /// Puts the new vertex `from` of a chain that replaced the edge between

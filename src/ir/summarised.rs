@@ -130,9 +130,7 @@ fn copy_at_entry(
             ..info
         });
         let copy = combined.vars.len() as VarId - 1;
-        let before = combined.node_count;
-        combined.node_count += 1;
-        combined.node_kinds.push(NodeKind::Plain);
+        let before = combined.add_vertex(NodeKind::Plain);
         combined.edges.push(Edge {
             from: before,
             to: at,
