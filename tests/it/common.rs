@@ -184,3 +184,26 @@ pub fn renders_with_dot(graph: &[u8]) -> Result<(), String> {
         false => Err(String::from_utf8_lossy(&r.stderr).into_owned()),
     }
 }
+
+/// `work` on each item, shared out to two threads (items are taken in
+/// turn, so a slow one does not hold up the rest); the results in the
+/// items' order. For tests that mostly wait on a solver.
+pub fn on_two_threads<T: Sync, R: Send>(items: Vec<T>, work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = work(item);
+                    results.lock().unwrap().push((i, r));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}

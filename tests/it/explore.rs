@@ -3,7 +3,7 @@
 //! counts paths the thesis's way, and the command line keeps its contract.
 //! (The differential test over generated programs is in `soundness`.)
 
-use crate::common::{annotations, apc, programs, programs_dir, renders_with_dot};
+use crate::common::{annotations, apc, on_two_threads, programs, programs_dir, renders_with_dot};
 use apc::db::Database;
 use apc::explore::{self, AtChecks, End, IndexMode, Merging, Options, Report, Strategy};
 use std::time::Duration;
@@ -150,102 +150,109 @@ fn found(r: &Report) -> Vec<(u32, u32)> {
 /// that is not annotated unreachable, its witness replayed (no replay
 /// failure), and a run that explored every path found every target
 /// annotated reachable.
+///
+/// The explorations spend half their time waiting on the solver, so the
+/// programs are shared out to two threads.
 #[test]
 fn annotated_outcomes_hold_under_every_strategy() {
-    let mut runs = 0;
-    let mut complete = 0;
-    for path in programs() {
-        let text = std::fs::read_to_string(&path).expect("program");
-        let targets = annotations(&text, "target");
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        if targets.is_empty() {
-            continue;
-        }
-        let verdict = |line: u32, col: u32| {
-            targets.iter().find_map(|(t, _)| {
-                (t["line"] == line && t["col"] == col).then(|| t["verdict"].as_str().unwrap_or(""))
-            })
-        };
-        // Every configuration on the thesis's listings, two on the
-        // others (merging; path subsumption); path subsumption alone and
-        // combined with merging.
-        let (conjoin, block) = (Some(AtChecks::Conjoin), Some(AtChecks::Block));
-        let configs: Vec<(Strategy, Merging, Option<AtChecks>)> = if name.starts_with("thesis_") {
-            let merged = [Merging::Aggressive, Merging::Lattice, Merging::Recursive];
-            STRATEGIES
-                .iter()
-                .map(|s| (*s, Merging::None, None))
-                .chain(merged.map(|m| (Strategy::Bfs, m, None)))
-                .chain([
-                    (Strategy::Dfs, Merging::None, block),
-                    (Strategy::Bfs, Merging::Lattice, conjoin),
-                ])
-                .collect()
-        } else {
-            vec![
-                (Strategy::Bfs, Merging::Aggressive, None),
-                (Strategy::Dfs, Merging::None, conjoin),
-            ]
-        };
-        for (strategy, merging, subsumption) in configs {
-            let started = std::time::Instant::now();
-            let mut o = options(strategy, merging);
-            o.subsumption = subsumption;
-            // The lattice run with subsumption has summaries on too: all
-            // three techniques at once.
-            o.summarization = merging == Merging::Lattice && subsumption.is_some();
-            o.max_steps = 600;
-            o.timeout = Some(Duration::from_millis(300));
-            o.tree = Some(100_000);
-            let r = explore_file(&name, &o);
-            runs += 1;
-            if std::env::var("EXPLORE_VERBOSE").is_ok() {
-                eprintln!(
-                    "{name} {strategy:?} {merging:?}: {:.1?} {:?} q={} solver={:?}",
-                    started.elapsed(),
-                    r.end,
-                    r.stats.queries,
-                    r.stats.solver_time
-                );
-            }
-            let how = format!(
-                "{name} with {strategy:?}, merging {merging:?}, subsumption {subsumption:?}"
-            );
-            assert_eq!(
-                r.stats.replay_failures, 0,
-                "{how}: {:?}",
-                r.stats.undecided_reasons
-            );
-            tree_agrees_with_stats(&r, &how);
-            for (line, col) in found(&r) {
-                assert_ne!(
-                    verdict(line, col),
-                    Some("unreachable"),
-                    "{how}: error at {line}:{col}"
-                );
-            }
-            if r.end == End::Complete {
-                complete += 1;
-                for (t, _) in &targets {
-                    if t["verdict"] == "reachable" {
-                        let at = (
-                            t["line"].as_u64().unwrap() as u32,
-                            t["col"].as_u64().unwrap() as u32,
-                        );
-                        assert!(
-                            found(&r).contains(&at),
-                            "{how}: explored every path, missed {at:?}"
-                        );
-                    }
-                }
-            }
-        }
-    }
+    let counts = on_two_threads(programs(), |p| explore_annotated(p));
+    let runs: usize = counts.iter().map(|c| c.0).sum();
+    let complete: usize = counts.iter().map(|c| c.1).sum();
     eprintln!("{runs} explorations, {complete} explored every path");
     assert!(
         complete * 3 >= runs,
         "only {complete} of {runs} explorations were complete"
     );
+}
+
+/// The explorations of one program, as counts of runs and of complete runs.
+fn explore_annotated(path: &std::path::Path) -> (usize, usize) {
+    let (mut runs, mut complete) = (0, 0);
+    let text = std::fs::read_to_string(path).expect("program");
+    let targets = annotations(&text, "target");
+    let name = path.file_name().unwrap().to_str().unwrap().to_string();
+    if targets.is_empty() {
+        return (0, 0);
+    }
+    let verdict = |line: u32, col: u32| {
+        targets.iter().find_map(|(t, _)| {
+            (t["line"] == line && t["col"] == col).then(|| t["verdict"].as_str().unwrap_or(""))
+        })
+    };
+    // Every configuration on the thesis's listings, two on the
+    // others (merging; path subsumption); path subsumption alone and
+    // combined with merging.
+    let (conjoin, block) = (Some(AtChecks::Conjoin), Some(AtChecks::Block));
+    let configs: Vec<(Strategy, Merging, Option<AtChecks>)> = if name.starts_with("thesis_") {
+        let merged = [Merging::Aggressive, Merging::Lattice, Merging::Recursive];
+        STRATEGIES
+            .iter()
+            .map(|s| (*s, Merging::None, None))
+            .chain(merged.map(|m| (Strategy::Bfs, m, None)))
+            .chain([
+                (Strategy::Dfs, Merging::None, block),
+                (Strategy::Bfs, Merging::Lattice, conjoin),
+            ])
+            .collect()
+    } else {
+        vec![
+            (Strategy::Bfs, Merging::Aggressive, None),
+            (Strategy::Dfs, Merging::None, conjoin),
+        ]
+    };
+    for (strategy, merging, subsumption) in configs {
+        let started = std::time::Instant::now();
+        let mut o = options(strategy, merging);
+        o.subsumption = subsumption;
+        // The lattice run with subsumption has summaries on too: all
+        // three techniques at once.
+        o.summarization = merging == Merging::Lattice && subsumption.is_some();
+        o.max_steps = 600;
+        o.timeout = Some(Duration::from_millis(300));
+        o.tree = Some(100_000);
+        let r = explore_file(&name, &o);
+        runs += 1;
+        if std::env::var("EXPLORE_VERBOSE").is_ok() {
+            eprintln!(
+                "{name} {strategy:?} {merging:?}: {:.1?} {:?} q={} solver={:?}",
+                started.elapsed(),
+                r.end,
+                r.stats.queries,
+                r.stats.solver_time
+            );
+        }
+        let how =
+            format!("{name} with {strategy:?}, merging {merging:?}, subsumption {subsumption:?}");
+        assert_eq!(
+            r.stats.replay_failures, 0,
+            "{how}: {:?}",
+            r.stats.undecided_reasons
+        );
+        tree_agrees_with_stats(&r, &how);
+        for (line, col) in found(&r) {
+            assert_ne!(
+                verdict(line, col),
+                Some("unreachable"),
+                "{how}: error at {line}:{col}"
+            );
+        }
+        if r.end == End::Complete {
+            complete += 1;
+            for (t, _) in &targets {
+                if t["verdict"] == "reachable" {
+                    let at = (
+                        t["line"].as_u64().unwrap() as u32,
+                        t["col"].as_u64().unwrap() as u32,
+                    );
+                    assert!(
+                        found(&r).contains(&at),
+                        "{how}: explored every path, missed {at:?}"
+                    );
+                }
+            }
+        }
+    }
+    (runs, complete)
 }
 
 /// Listings 4.3 and 4.5: the `1 / 0` after an unbounded loop (nested in
