@@ -33,6 +33,7 @@ pub use certificate::Certificate;
 pub use decider::HornClauses;
 use encode::{Arithmetic, Cells, Inputs, Reading, encode_as};
 pub use encode::{Encoding, encode};
+pub use sampled::header_facts;
 pub use unroll::{MAX_STEPS, Search, initial_symbol};
 
 use crate::deadline::{Entrant, Finish};

@@ -17,6 +17,7 @@
 //! about at once ([`together`]).
 
 pub mod anywhere;
+mod facts;
 pub mod schedule;
 use schedule::Schedule;
 pub mod sweep;
@@ -42,7 +43,7 @@ use std::time::{Duration, Instant};
 /// Every engine, in the order `--help` lists them. Adding an engine is one
 /// line here.
 pub static ENGINES: &[&dyn Decider] = &[
-    &crate::nc::Conditions,
+    &facts::CONDITIONS,
     &crate::chc::HornClauses,
     &crate::explore::GuidedExecutor,
     &crate::explore::WitnessSearch,
@@ -432,7 +433,7 @@ fn scheduled(q: &Question) -> Schedule {
 /// The conditions, then (on `unknown`) the guided executor for the time
 /// left, its reason added to theirs.
 fn nc_then_explore(q: &Question, stop: &Stop) -> Decision {
-    let nc = decide_as(&crate::nc::Conditions, q, stop);
+    let nc = decide_as(&facts::CONDITIONS, q, stop);
     let left = stop.remaining().unwrap_or(Duration::MAX);
     if nc.verdict.is_definite() || left < crate::explore::decider::LEAST_TO_EXPLORE {
         return nc;

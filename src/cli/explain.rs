@@ -2,7 +2,7 @@
 //! what proved an `unreachable` target, in the program's terms
 //! (docs/explanations.md).
 
-use crate::engine::{PathCounts, Place, Proof};
+use crate::engine::{Invariant, PathCounts, Place, Proof};
 use crate::interp::trace::Step;
 use serde_json::{Value, json};
 
@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 /// proof's summary, then each loop's invariant.
 pub fn proof_lines(proof: &Proof) -> Vec<String> {
     let mut lines = vec![format!("proof: {}", proof.summary())];
-    if let Proof::Invariants(invs) = proof {
+    if let Proof::Invariants(invs) | Proof::ConditionUnsat(_, invs) = proof {
         for inv in invs {
             let text = one_line(&inv.text);
             let form = if inv.microc { "" } else { " (not microc)" };
@@ -61,21 +61,7 @@ fn engine_parts(text: &str) -> Vec<String> {
 pub fn proof_json(proof: &Proof) -> Value {
     let mut json = json!({"kind": proof.kind(), "summary": proof.summary()});
     match proof {
-        Proof::Invariants(invs) => {
-            json["invariants"] = (invs.iter())
-                .map(|i| {
-                    let mut j = json!({"invariant": i.text, "microc": i.microc});
-                    match &i.at {
-                        Place::Loop { line, col } => {
-                            j["line"] = json!(line);
-                            j["col"] = json!(col);
-                        }
-                        Place::Function(f) => j["function"] = json!(f),
-                    }
-                    j
-                })
-                .collect();
-        }
+        Proof::Invariants(invs) => json["invariants"] = invariants_json(invs),
         Proof::EveryPath(PathCounts {
             paths,
             merged,
@@ -86,10 +72,33 @@ pub fn proof_json(proof: &Proof) -> Value {
             json["subsumed"] = json!(subsumed);
         }
         Proof::ValueFact(fact) => json["fact"] = json!(fact),
-        Proof::ConditionUnsat(v) => json["query"] = json!(v.method()),
+        Proof::ConditionUnsat(v, facts) => {
+            json["query"] = json!(v.method());
+            if !facts.is_empty() {
+                json["facts"] = invariants_json(facts);
+            }
+        }
         _ => {}
     }
     json
+}
+
+/// Invariants (or facts) at their places: `invariant`, `microc`, and
+/// `line` and `col` of a loop, or `function` of a summary.
+fn invariants_json(invs: &[Invariant]) -> Value {
+    (invs.iter())
+        .map(|i| {
+            let mut j = json!({"invariant": i.text, "microc": i.microc});
+            match &i.at {
+                Place::Loop { line, col } => {
+                    j["line"] = json!(line);
+                    j["col"] = json!(col);
+                }
+                Place::Function(f) => j["function"] = json!(f),
+            }
+            j
+        })
+        .collect()
 }
 
 /// The lines `--trace` prints under a reachable target: each step of the

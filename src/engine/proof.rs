@@ -12,8 +12,10 @@ use crate::smt::Variant;
 pub enum Proof {
     /// The value facts, with no solver: which one.
     ValueFact(String),
-    /// A query the target's necessary condition implies has no model.
-    ConditionUnsat(Variant),
+    /// A query the target's necessary condition implies has no model;
+    /// with the facts it assumed at loop heads (invariants from runs, each
+    /// proved inductive), if any.
+    ConditionUnsat(Variant, Vec<Invariant>),
     /// The target's necessary condition is `false` as built.
     ConditionFalse,
     /// An inductive invariant at each loop head between the entry and the
@@ -70,7 +72,7 @@ impl Proof {
         match method.how {
             How::ValueFacts => Proof::ValueFact("a value fact".into()),
             How::Refuted(v) | How::NoWitness(v) | How::Model { variant: v, .. } => {
-                Proof::ConditionUnsat(v)
+                Proof::ConditionUnsat(v, vec![])
             }
             How::ConditionFalse => Proof::ConditionFalse,
             How::Invariant => Proof::Invariants(vec![]),
@@ -94,7 +96,7 @@ impl Proof {
     pub fn kind(&self) -> &'static str {
         match self {
             Proof::ValueFact(_) => "value-fact",
-            Proof::ConditionUnsat(_) => "condition-unsat",
+            Proof::ConditionUnsat(..) => "condition-unsat",
             Proof::ConditionFalse => "condition-false",
             Proof::Invariants(_) => "invariant",
             Proof::EveryPath(_) => "every-path",
@@ -107,9 +109,15 @@ impl Proof {
     pub fn summary(&self) -> String {
         match self {
             Proof::ValueFact(fact) => format!("{fact}, with no solver"),
-            Proof::ConditionUnsat(v) => format!(
+            Proof::ConditionUnsat(v, facts) if facts.is_empty() => format!(
                 "no input satisfies the target's necessary condition ({}): {}",
                 v.method(),
+                condition_words(*v)
+            ),
+            Proof::ConditionUnsat(v, facts) => format!(
+                "no input satisfies the target's necessary condition ({}) with the facts at {} (invariants from runs, each proved inductive): {}",
+                v.method(),
+                plural(facts.len() as u64, "loop head"),
                 condition_words(*v)
             ),
             Proof::ConditionFalse => {

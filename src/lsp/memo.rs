@@ -200,7 +200,9 @@ fn carry_over(db: &Database, file: SourceFile, t: &Target, then: Remembered) -> 
             report.trace = report.trace.is_some().then_some(trace);
         }
         Verdict::Unreachable => {
-            if let Some(Proof::Invariants(invariants)) = &mut report.proof {
+            if let Some(Proof::Invariants(invariants) | Proof::ConditionUnsat(_, invariants)) =
+                &mut report.proof
+            {
                 for inv in invariants {
                     if let Place::Loop { line, .. } = &mut inv.at {
                         *line = shift(*line)?;

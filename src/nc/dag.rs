@@ -160,6 +160,8 @@ fn propagate(
             let a = eng.apply_summary(l, &st);
             g = eng.terms.and2(g, a.guard);
             st = a.post;
+            let facts = eng.assume_facts(v, &mut st);
+            g = eng.terms.and2(g, facts);
         }
         guard.insert(v, g);
         state.insert(v, st);

@@ -4,20 +4,29 @@
 //! reaching any of them, built in the same single pass
 //! (docs/portfolio.md §4): its `unsat` proves every one.
 
+use super::facts::{FactSource, HeaderFacts};
 use super::query::{self, PendingChains};
+use super::state::Slot;
 use crate::db::{self, Target};
 use crate::deadline::{self, Stop};
-use crate::engine::{CheckOptions, Decider, Decision, How, Method, Question};
+use crate::engine::{
+    CheckOptions, Decider, Decision, How, Invariant, Method, Place, Proof, Question,
+};
 use crate::smt::{
     self, Contender, DumpName, PendingQuery, Profile, RaceOutcome, Undecided, Variant,
 };
+use crate::syntax::LineIndex;
 use crate::term::{TermId, Terms};
 use crate::witness::{InputModel, Replayer};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// The necessary conditions' race.
-pub struct Conditions;
+/// The necessary conditions' race; with `facts`, a single target's
+/// condition assumes the facts at its loops' headers that the source
+/// finds (docs/necessary-conditions.md §9, "Facts from runs").
+pub struct Conditions {
+    pub facts: Option<&'static dyn FactSource>,
+}
 
 impl Decider for Conditions {
     fn name(&self) -> &'static str {
@@ -38,7 +47,7 @@ impl Decider for Conditions {
 
     fn decide(&self, q: &Question, stop: &Stop) -> Decision {
         match q.targets {
-            [t] => one_target(q, t, stop),
+            [t] => one_target(q, t, self.facts, stop),
             _ => every_target(q, stop),
         }
     }
@@ -63,35 +72,137 @@ pub fn start_helper_ahead(nc: &crate::nc::Options) {
     }
 }
 
-fn one_target(q: &Question, t: &Target, stop: &Stop) -> Decision {
+fn one_target(q: &Question, t: &Target, facts: Option<&dyn FactSource>, stop: &Stop) -> Decision {
+    let plain = engine_options(q.options);
+    let until = stop
+        .deadline()
+        .unwrap_or_else(|| Instant::now() + q.options.timeout);
+    let Some(source) = facts.filter(|_| reads_unknowns(q, t, &plain)) else {
+        return race_condition(q, t, &plain, until);
+    };
+    // First without facts, for half the time: facts cost runs and solver
+    // checks, and most conditions decide without them.
+    let half = Instant::now() + until.saturating_duration_since(Instant::now()) / 2;
+    let first = race_condition(q, t, &plain, half);
+    if first.verdict.is_definite() || Instant::now() >= until {
+        return first;
+    }
+    let found = {
+        let _p = deadline::phase("facts from runs");
+        let left = until.saturating_duration_since(Instant::now());
+        source.facts(q.db, q.file, t, Instant::now() + (left / 3).min(FACTS_TIME))
+    };
+    let Some(found) = found else {
+        return first;
+    };
+    let strengthened = super::Options {
+        header_facts: Some(found.clone()),
+        ..plain
+    };
+    let mut second = race_condition(q, t, &strengthened, until);
+    if let Some(Method {
+        how: How::Refuted(variant),
+        ..
+    }) = &second.method
+    {
+        second.proof = Some(Proof::ConditionUnsat(*variant, facts_at(q, &found)));
+    }
+    if second.verdict.is_definite() {
+        return second;
+    }
+    Decision::unknown(format!(
+        "{}; with facts from runs at the loops' headers: {}",
+        first.reason(),
+        second.reason()
+    ))
+}
+
+/// The facts at their loops' heads in the file, each loop's as one
+/// microc condition.
+fn facts_at(q: &Question, facts: &HeaderFacts) -> Vec<Invariant> {
+    let Some(prog) = db::program(q.db, q.file).as_ref() else {
+        return vec![];
+    };
+    let text = q.file.text(q.db);
+    let lines = LineIndex::new(text);
+    (facts.0.iter())
+        .filter_map(|(header, conds)| {
+            let l = prog.body.loops.iter().find(|l| l.header == *header)?;
+            let (line, col) = lines.line_col(text, l.span.start);
+            let each: Vec<String> = (conds.iter())
+                .map(|c| crate::ir::condition_text(&prog.body, c))
+                .collect();
+            Some(Invariant {
+                at: Place::Loop { line, col },
+                text: each.join(" && "),
+                microc: true,
+            })
+        })
+        .collect()
+}
+
+/// The race of the target's queries, with the conditions `engine_opts`
+/// build, until `until`. Queries of a condition with facts are dumped as
+/// `…-facts-…`.
+fn race_condition(
+    q: &Question,
+    t: &Target,
+    engine_opts: &super::Options,
+    until: Instant,
+) -> Decision {
     let Some(prog) = db::program(q.db, q.file).as_ref() else {
         return Decision::unknown("unsupported: the program has no main");
     };
     let opts = q.options;
     let parsed = db::parse(q.db, q.file);
-    let engine_opts = engine_options(opts);
     let chains = query::of_target(
         q.db,
         q.file,
         t,
-        &engine_opts,
+        engine_opts,
         opts.simplify,
         opts.mode,
         opts.k,
     );
-    let (terms, phi) = super::encoded(q.db, q.file, &t.function, t.id, &engine_opts, opts.simplify);
+    let (terms, phi) = super::encoded(q.db, q.file, &t.function, t.id, engine_opts, opts.simplify);
     if terms.as_bool(phi) == Some(false) {
         return condition_false(q);
     }
     let inputs = InputModel::new(&parsed.program, &prog.body, terms, phi);
     let dump = opts.dump_queries.as_ref().map(|dir| {
-        DumpName::new(dir, q.file.path(q.db), &t.function, t.line, t.col)
-            .reporting_to(&opts.dump_failure)
+        let mut name = DumpName::new(dir, q.file.path(q.db), &t.function, t.line, t.col)
+            .reporting_to(&opts.dump_failure);
+        if engine_opts.header_facts.is_some() {
+            name.stem.push_str("-facts");
+        }
+        name
     });
     let contenders = contenders(chains, &opts.solvers, dump.as_ref(), opts.sharing_cores);
     let replay = Replayer::new(&parsed.program, q.file.text(q.db), q.targets);
-    race(&contenders, &inputs, &replay, q, stop)
+    race(&contenders, &inputs, &replay, q, until)
 }
+
+/// Whether the target's condition, without facts, reads an integer
+/// variable a loop's summary left ⋆ (a fresh Boolean stands for each
+/// predicate over ⋆): only then can facts at the headers, which speak of
+/// integer variables, make it stronger. The condition is the database's,
+/// built once either way.
+fn reads_unknowns(q: &Question, t: &Target, opts: &super::Options) -> bool {
+    let Some(prog) = db::program(q.db, q.file).as_ref() else {
+        return false;
+    };
+    let raw = super::necessary_condition(q.db, q.file, t.function.clone(), t.id, opts.clone());
+    let unknown_integer = (raw.value.summaries.iter())
+        .flat_map(|(_, s)| &s.unknown)
+        .any(|slot| matches!(slot, Slot::Value(v) if prog.body.var(*v).ty.is_int()));
+    unknown_integer
+        && (raw.terms.free_vars(raw.value.phi).iter())
+            .any(|v| v.kind == crate::term::VarKind::FreshBool)
+}
+
+/// The most time facts from runs take (a third of the time left, at
+/// most this).
+const FACTS_TIME: Duration = Duration::from_secs(2);
 
 /// One condition for reaching any of the targets.
 fn every_target(q: &Question, stop: &Stop) -> Decision {
@@ -123,7 +234,10 @@ fn every_target(q: &Question, stop: &Stop) -> Decision {
     }
     let chains = query::pending((&eng.terms, phi), simple, opts.mode, opts.k);
     let contenders = contenders(chains, &opts.solvers, None, opts.sharing_cores);
-    race(&contenders, &inputs, &replay, q, stop)
+    let until = stop
+        .deadline()
+        .unwrap_or_else(|| Instant::now() + opts.timeout);
+    race(&contenders, &inputs, &replay, q, until)
 }
 
 /// Unreachable with no solver: the necessary condition is `false` as built.
@@ -138,12 +252,9 @@ fn race(
     inputs: &InputModel,
     replay: &Replayer,
     q: &Question,
-    stop: &Stop,
+    deadline: Instant,
 ) -> Decision {
     let judge = |session: &mut smt::Session| inputs.judge(session, replay);
-    let deadline = stop
-        .deadline()
-        .unwrap_or_else(|| std::time::Instant::now() + q.options.timeout);
     let _p = deadline::phase("solving");
     let method = |how| q.method("nc", how);
     match smt::race(contenders, judge, q.options.max_models, deadline) {

@@ -27,6 +27,7 @@
 mod dag;
 pub mod decider;
 mod explain;
+pub mod facts;
 pub mod query;
 pub mod state;
 mod summary;
@@ -35,6 +36,7 @@ mod unfold;
 
 pub use decider::{Conditions, engine_options};
 pub use explain::render;
+pub use facts::{FactSource, HeaderFacts};
 pub use summary::Summary;
 pub use tracked::{
     Condition, Simplified, encoded, loop_summary, necessary_condition, simplified_condition,
@@ -65,6 +67,20 @@ pub struct Options {
     /// The solver for the engine's own queries (pruning, counter
     /// inference); without one, neither runs.
     pub helper: Option<crate::smt::Profile>,
+    /// Facts assumed at loop headers of the whole-program flowgraph
+    /// ([`facts`]); never on a slice, whose runs they are not about.
+    pub header_facts: Option<std::sync::Arc<HeaderFacts>>,
+}
+
+impl Options {
+    /// These options without facts: a loop's summary, and a slice's
+    /// condition, are computed without them.
+    pub fn without_facts(&self) -> Options {
+        Options {
+            header_facts: None,
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for Options {
@@ -75,6 +91,7 @@ impl Default for Options {
             solver_timeout: Duration::from_secs(10),
             prune_with_solver: true,
             helper: crate::smt::default_z3(),
+            header_facts: None,
         }
     }
 }
@@ -89,6 +106,8 @@ pub struct Stats {
     pub inferred_relations: usize,
     /// Array values iterated by the general Table 2 form (∃p, last writer).
     pub region_array_summaries: usize,
+    /// Facts assumed at loop headers ([`facts`]).
+    pub assumed_facts: usize,
 }
 
 impl Stats {
@@ -97,6 +116,7 @@ impl Stats {
         self.inference_queries += other.inference_queries;
         self.inferred_relations += other.inferred_relations;
         self.region_array_summaries += other.region_array_summaries;
+        self.assumed_facts += other.assumed_facts;
     }
 }
 
@@ -152,7 +172,7 @@ impl<'a> Engine<'a> {
             match db::target_slice(db, file, function.to_string(), target) {
                 Some(sliced) => {
                     let key = Some((function.to_string(), target));
-                    Engine::over(db, file, sliced, key, opts)
+                    Engine::over(db, file, sliced, key, opts.without_facts())
                 }
                 None => Engine::over(db, file, whole, None, opts),
             },
@@ -245,7 +265,7 @@ impl<'a> Engine<'a> {
         if let Some(s) = self.summaries.get(&l) {
             return s.clone();
         }
-        let (db, file, opts) = (self.db, self.file, self.opts.clone());
+        let (db, file, opts) = (self.db, self.file, self.opts.without_facts());
         let shared = match &self.slice_of {
             Some((function, target)) if self.slice_changed(l) => {
                 tracked::sliced_loop_summary(db, file, function.clone(), *target, l, opts)

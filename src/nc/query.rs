@@ -132,7 +132,7 @@ pub fn of_target<'db>(
     if mode != Mode::Race {
         return chains;
     }
-    if let Some(sliced) = tracked::sliced_condition(db, file, function, id, opts.clone()) {
+    if let Some(sliced) = tracked::sliced_condition(db, file, function, id, opts.without_facts()) {
         let phi = (&sliced.terms, sliced.value.phi);
         let quantified = sliced.terms.has_quantifier(sliced.value.phi);
         chains.insert(0, vec![printed(Variant::Sliced(quantified), phi)]);

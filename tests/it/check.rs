@@ -27,7 +27,7 @@ fn json(out: &Output) -> Value {
 
 /// The benchmarks and regression programs whose targets carry the
 /// verdict they must get (`@target`), HWM apart.
-const BENCHMARKS: [&str; 30] = [
+const BENCHMARKS: [&str; 31] = [
     "oneloop.mc",
     "twoloops.mc",
     "issta_running.mc",
@@ -58,6 +58,7 @@ const BENCHMARKS: [&str; 30] = [
     "cell_counter_square.mc",
     "cell_counter_cube.mc",
     "cell_grid_leapfrog.mc",
+    "sum_of_odds.mc",
 ];
 
 /// The paper's answer for each benchmark target (`@target` annotations),
@@ -809,15 +810,17 @@ fn certificate_checks_standalone(checks: &Path) {
     assert!(answers.iter().all(|a| a == "unsat"), "{answers:?}");
 }
 
-/// What the conditions leave unknown, the Horn engine proves with a
-/// summary of a recursive function (its definition in the certificate)
-/// and with a polynomial invariant guessed from runs (its last round of
-/// checks dumped); each certificate re-checks in a z3 of its own, and the
+/// The Horn engine proves with a summary of a recursive function (its
+/// definition in the certificate) and with a polynomial invariant guessed
+/// from runs (its last round of checks dumped; the conditions prove
+/// `sum_of_odds.mc` only with that invariant as a fact at the loop's
+/// head); each certificate re-checks in a z3 of its own, and the
 /// recursive program's violated assert gets a witness that replays.
 #[test]
 fn the_horn_engine_summarises_recursion_and_guesses_polynomials() {
     let dir = std::env::temp_dir().join(format!("apc-chc-rec-{}", std::process::id()));
-    let (_, t) = horn_engine_where_nc_is_unknown("sum_of_odds.mc", &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let t = horn_engine_report(&program("sum_of_odds.mc"), &dir)["targets"][0].clone();
     assert_eq!(
         (&t["verdict"], &t["method"]),
         (&"unreachable".into(), &"chc".into()),
@@ -1552,4 +1555,42 @@ fn run_trace_folds_the_loop_of_any_run() {
         text.contains("9:5 assert(x != 11): fails  [x = 11]"),
         "{text}"
     );
+}
+
+/// Where a loop's summary leaves an integer ⋆, the conditions assume the
+/// Horn engine's invariants from runs at the loop's head
+/// (docs/necessary-conditions.md §9, "Facts from runs"): the sum of the
+/// first n odd numbers is proved by the conditions alone, the proof lists
+/// the facts (`s == i * i` among them), and the queries that assume them
+/// are dumped as `…-facts-…`.
+#[test]
+fn the_conditions_assume_facts_from_runs_where_a_summary_leaves_an_unknown() {
+    let dir = std::env::temp_dir().join(format!("apc-facts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let file = program("sum_of_odds.mc");
+    let out = apc(&[
+        "check",
+        &file,
+        "--engine",
+        "nc",
+        "--format",
+        "json",
+        "--dump-queries",
+        dir.to_str().unwrap(),
+    ]);
+    let j = json(&out);
+    let t = &j["targets"][0];
+    assert_eq!(t["verdict"], "unreachable", "{t}");
+    let facts = t["proof"]["facts"].as_array().expect("facts in the proof");
+    assert!(
+        (facts.iter())
+            .any(|f| f["line"] == 6 && f["invariant"].as_str().unwrap().contains("s == i * i")),
+        "{t}"
+    );
+    let dumped: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the dumps")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(dumped.iter().any(|f| f.contains("-facts-")), "{dumped:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

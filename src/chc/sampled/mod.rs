@@ -15,7 +15,10 @@
 //!    solver does not prove is never used.
 
 mod algebra;
+mod facts;
 mod runs;
+
+pub use facts::header_facts;
 
 use super::certificate::Certificate;
 use super::encode::Encoding;
@@ -105,6 +108,44 @@ pub(super) fn invariant(
     deadline: Instant,
     script: &mut Option<String>,
 ) -> Result<Certificate, String> {
+    let checks = Checks {
+        solver,
+        deadline,
+        script,
+    };
+    let (mut terms, candidates) = inductive(enc, extra, checks, Sampling::UntilTheError)?;
+    let definitions = (enc.predicates.iter())
+        .map(|&h| {
+            let body = terms.and(candidates[&h].clone());
+            horn::definition(&terms, &enc.relation(h), body)
+        })
+        .collect();
+    Ok(Certificate {
+        definitions,
+        context: super::certificate::Context::of(enc),
+        explained: vec![],
+        checks: None,
+    })
+}
+
+/// Whether a sampled run that reaches the error ends the search: it does
+/// for a proof (the target is reachable), not for facts at the headers
+/// (the states sampled before the error are states of runs all the same).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sampling {
+    UntilTheError,
+    PastTheError,
+}
+
+/// The candidates at each header that Houdini keeps (inductive), in a
+/// copy of the encoding's terms.
+fn inductive(
+    enc: &Encoding,
+    extra: &HashMap<NodeId, Vec<TermId>>,
+    mut checks: Checks,
+    sampling: Sampling,
+) -> Result<(Terms, HashMap<NodeId, Vec<TermId>>), String> {
+    let deadline = checks.deadline;
     let ints = (enc.state.iter())
         .filter(|s| Terms::var_sort(s.var) == crate::term::Sort::Int)
         .count();
@@ -119,7 +160,7 @@ pub(super) fn invariant(
         until: Instant::now() + left(deadline).min(Duration::from_millis(300)),
     };
     let samples = runs::sample(enc, &mut rng, &budget);
-    if samples.reached_error {
+    if samples.reached_error && sampling == Sampling::UntilTheError {
         return Err("a run of the clauses reaches the error".into());
     }
     let mut terms = enc.terms.clone();
@@ -133,11 +174,6 @@ pub(super) fn invariant(
         guessed.extend(extra.get(&h).into_iter().flatten());
         candidates.insert(h, guessed);
     }
-    let mut checks = Checks {
-        solver,
-        deadline,
-        script,
-    };
     houdini(
         &mut terms,
         enc,
@@ -145,18 +181,7 @@ pub(super) fn invariant(
         &mut candidates,
         &mut checks,
     )?;
-    let definitions = (enc.predicates.iter())
-        .map(|&h| {
-            let body = terms.and(candidates[&h].clone());
-            horn::definition(&terms, &enc.relation(h), body)
-        })
-        .collect();
-    Ok(Certificate {
-        definitions,
-        context: super::certificate::Context::of(enc),
-        explained: vec![],
-        checks: None,
-    })
+    Ok((terms, candidates))
 }
 
 /// The candidates at one header from its sampled states: each variable

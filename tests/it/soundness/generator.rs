@@ -1489,16 +1489,22 @@ pub(super) fn program(r: &mut Rng, k: &Knobs) -> String {
 }
 
 pub(super) fn witness(r: &mut Rng) -> Witness {
+    scaled_witness(r, 1)
+}
+
+/// [`witness`] with every integer value times `k`: runs past the values
+/// that runs from small inputs see.
+pub(super) fn scaled_witness(r: &mut Rng, k: i64) -> Witness {
     let a: Vec<ArgValue> = (0..r.int(0, 6))
-        .map(|_| ArgValue::Int(BigInt::from(r.int(-2, 4))))
+        .map(|_| ArgValue::Int(BigInt::from(k * r.int(-2, 4))))
         .collect();
     Witness {
         args: vec![
-            ("n".into(), ArgValue::Int(BigInt::from(r.int(-1, 4)))),
+            ("n".into(), ArgValue::Int(BigInt::from(k * r.int(-1, 4)))),
             ("A".into(), ArgValue::List(a)),
         ],
         input: (0..r.int(0, 6))
-            .map(|_| BigInt::from(r.int(-3, 5)))
+            .map(|_| BigInt::from(k * r.int(-3, 5)))
             .collect(),
     }
 }
