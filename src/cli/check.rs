@@ -147,7 +147,9 @@ pub struct CheckArgs {
     /// definite answer (a checked proof or a replayed witness) wins and stops the
     /// others. `nc+explore`: the necessary conditions, then, on a target they leave
     /// undecided, the symbolic executor for the time that is left. `nc`: the necessary
-    /// conditions alone (proofs and replayed witnesses). `chc`: Horn clauses solved by
+    /// conditions alone (proofs and replayed witnesses; where a loop's summary leaves an
+    /// integer unknown, they race again with the Horn engine's proved invariants from
+    /// runs assumed at the loops' heads). `chc`: Horn clauses solved by
     /// Z3's fixed-point engine: an invariant is `unreachable` once apc has re-checked
     /// it, clause by clause; a counterexample is `reachable` once the inputs found by
     /// unrolling the clauses replay (values in local arrays, records and behind
