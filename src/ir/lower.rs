@@ -556,7 +556,7 @@ impl<'a> Lower<'a> {
                 let b = self.place_base(base);
                 let i = self.value(i);
                 if !unbounded {
-                    let array = place_value(&b);
+                    let array = b.value();
                     self.check(
                         TargetKind::OutOfBounds,
                         e.op,
@@ -631,14 +631,4 @@ fn address_taken(f: &Function) -> std::collections::HashSet<String> {
         }
     });
     out
-}
-
-/// The current value stored at a place.
-fn place_value(p: &Place) -> Expr {
-    match p {
-        Place::Var(v) => Expr::Var(*v),
-        Place::Deref(e) => Expr::Load(Box::new(e.clone())),
-        Place::Index(b, i) => Expr::Index(Box::new(place_value(b)), Box::new(i.clone())),
-        Place::Field(b, f) => Expr::Field(Box::new(place_value(b)), f.clone()),
-    }
 }

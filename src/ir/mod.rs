@@ -224,6 +224,16 @@ pub enum Place {
 }
 
 impl Place {
+    /// The current value stored at this place.
+    pub fn value(&self) -> Expr {
+        match self {
+            Place::Var(v) => Expr::Var(*v),
+            Place::Deref(e) => Expr::Load(Box::new(e.clone())),
+            Place::Index(b, i) => Expr::Index(Box::new(b.value()), Box::new(i.clone())),
+            Place::Field(b, f) => Expr::Field(Box::new(b.value()), f.clone()),
+        }
+    }
+
     /// The variable whose cells a write to this place writes into, or
     /// `None` for a cell behind a pointer.
     pub fn root_var(&self) -> Option<VarId> {

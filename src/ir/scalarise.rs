@@ -111,15 +111,7 @@ fn expr_path(e: &Expr) -> Option<(VarId, Vec<i64>)> {
 
 /// [`expr_path`] for a place.
 fn place_path(p: &Place) -> Option<(VarId, Vec<i64>)> {
-    match p {
-        Place::Var(v) => Some((*v, vec![])),
-        Place::Index(base, index) => {
-            let (v, mut path) = place_path(base)?;
-            path.push(literal(index)?);
-            Some((v, path))
-        }
-        _ => None,
-    }
+    expr_path(&p.value())
 }
 
 fn literal(index: &Expr) -> Option<i64> {

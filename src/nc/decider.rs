@@ -100,13 +100,10 @@ fn one_target(q: &Question, t: &Target, facts: Option<&dyn FactSource>, stop: &S
         ..plain
     };
     let mut second = race_condition(q, t, &strengthened, until);
-    // The slice's condition has no facts (they are about the whole
-    // program's runs): its proof is the plain one.
     if let Some(Method {
         how: How::Refuted(variant),
         ..
     }) = &second.method
-        && !matches!(variant, Variant::Sliced(_))
     {
         second.proof = Some(Proof::ConditionUnsat(*variant, facts_at(q, &found)));
     }

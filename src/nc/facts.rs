@@ -9,7 +9,7 @@
 use super::Engine;
 use super::state::{Slot, State};
 use crate::db::{SourceFile, Target};
-use crate::ir::{Cond, Expr, NodeId, VarId};
+use crate::ir::{Cond, Expr, NodeId};
 use crate::term::{Node, TermId, VarKind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,8 +49,13 @@ impl Engine<'_> {
         let mut read = Vec::new();
         for c in conds {
             if let Cond::Cmp(_, a, b) = c {
-                reads(a, &mut read);
-                reads(b, &mut read);
+                for e in [a, b] {
+                    e.walk(&mut |x| {
+                        if let Expr::Var(v) = x {
+                            read.push(*v);
+                        }
+                    });
+                }
             }
         }
         read.sort_unstable();
@@ -72,18 +77,5 @@ impl Engine<'_> {
             .collect();
         self.stats.assumed_facts += parts.len();
         self.terms.and(parts)
-    }
-}
-
-/// The variables an expression of sums and products reads.
-fn reads(e: &Expr, out: &mut Vec<VarId>) {
-    match e {
-        Expr::Var(v) => out.push(*v),
-        Expr::Unary(_, a) => reads(a, out),
-        Expr::Binary(_, a, b) | Expr::Cmp(_, a, b) => {
-            reads(a, out);
-            reads(b, out);
-        }
-        _ => {}
     }
 }

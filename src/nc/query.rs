@@ -129,10 +129,12 @@ pub fn of_target<'db>(
     let raw = tracked::necessary_condition(db, file, function.clone(), id, opts.clone());
     let encoded = tracked::encoded(db, file, &function, id, opts, simplify);
     let mut chains = pending((&raw.terms, raw.value.phi), encoded, mode, k);
-    if mode != Mode::Race {
+    // The slice's condition has no facts (they are about the whole
+    // program's runs): with facts, its queries already ran without them.
+    if mode != Mode::Race || opts.header_facts.is_some() {
         return chains;
     }
-    if let Some(sliced) = tracked::sliced_condition(db, file, function, id, opts.without_facts()) {
+    if let Some(sliced) = tracked::sliced_condition(db, file, function, id, opts.clone()) {
         let phi = (&sliced.terms, sliced.value.phi);
         let quantified = sliced.terms.has_quantifier(sliced.value.phi);
         chains.insert(0, vec![printed(Variant::Sliced(quantified), phi)]);
