@@ -313,7 +313,14 @@ struct Flow<'a> {
 impl<'a> Flow<'a> {
     fn new(summary: &'a Summary, function: &'a str, body: &'a Body) -> Flow<'a> {
         let successors = body.successors();
-        let order = reverse_postorder(body, &successors);
+        let next: Vec<Vec<usize>> = (successors.iter())
+            .map(|out| {
+                out.iter()
+                    .map(|&e| body.edges[e as usize].to as usize)
+                    .collect()
+            })
+            .collect();
+        let order = super::reverse_postorder(body.entry as usize, &next);
         let mut flow = Flow {
             summary,
             function,
@@ -438,12 +445,15 @@ impl<'a> Flow<'a> {
         self.summary.eval(self.function, e, &var)
     }
 
-    /// Every target all of whose checks hold where they stand, with why.
+    /// Every target all of whose checks hold where they stand (by these
+    /// facts or by the value ranges), with why.
     fn proofs(&self) -> BTreeMap<TargetId, String> {
+        let ranges = super::ranges::Ranges::of(self.body);
         let (mut proofs, mut open) = (BTreeMap::new(), BTreeSet::new());
         for edge in &self.body.edges {
             if let Instr::Assert(c, t) = &edge.instr {
-                match self.holds(edge.from, c) {
+                let by_ranges = || ranges.as_ref()?.proves(edge);
+                match self.holds(edge.from, c).or_else(by_ranges) {
                     Some(why) => {
                         proofs.entry(*t).or_insert(why);
                     }
@@ -494,33 +504,4 @@ fn not_null_past(instr: &Instr) -> Option<VarId> {
         },
         _ => None,
     }
-}
-
-/// Each vertex's place in a reverse postorder from `entry` (unreached
-/// vertices last).
-fn reverse_postorder(body: &Body, successors: &[Vec<EdgeId>]) -> Vec<usize> {
-    let entry = body.entry;
-    let n = successors.len();
-    let mut seen = vec![false; n];
-    let mut post = Vec::with_capacity(n);
-    // (vertex, index of the next successor to visit)
-    let mut stack = vec![(entry, 0usize)];
-    seen[entry as usize] = true;
-    while let Some((v, i)) = stack.pop() {
-        match successors[v as usize].get(i) {
-            Some(&e) => {
-                stack.push((v, i + 1));
-                let to = body.edges[e as usize].to;
-                if !std::mem::replace(&mut seen[to as usize], true) {
-                    stack.push((to, 0));
-                }
-            }
-            None => post.push(v),
-        }
-    }
-    let mut order = vec![n; n];
-    for (k, v) in post.iter().rev().enumerate() {
-        order[*v as usize] = k;
-    }
-    order
 }

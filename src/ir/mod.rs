@@ -30,6 +30,7 @@ mod inline;
 mod loops;
 mod lower;
 mod print;
+mod ranges;
 mod scalarise;
 mod slice;
 mod summarised;
@@ -537,6 +538,34 @@ pub fn lower_program(program: &Program, types: &ProgramTypes) -> Vec<Body> {
         .zip(&das)
         .map(|((f, t), da)| lower_function(f, t, da, deref_uninit))
         .collect()
+}
+
+/// Each vertex's place in a reverse postorder from `entry`, the vertices
+/// after each one given by `next` (unreached vertices last): the order
+/// in which a forward analysis visits a vertex after those before it.
+pub(crate) fn reverse_postorder(entry: usize, next: &[Vec<usize>]) -> Vec<usize> {
+    let n = next.len();
+    let mut seen = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    // (vertex, index of the next successor to visit)
+    let mut stack = vec![(entry, 0usize)];
+    seen[entry] = true;
+    while let Some((v, i)) = stack.pop() {
+        match next[v].get(i) {
+            Some(&to) => {
+                stack.push((v, i + 1));
+                if !std::mem::replace(&mut seen[to], true) {
+                    stack.push((to, 0));
+                }
+            }
+            None => post.push(v),
+        }
+    }
+    let mut order = vec![n; n];
+    for (k, v) in post.iter().rev().enumerate() {
+        order[*v] = k;
+    }
+    order
 }
 
 #[cfg(test)]

@@ -159,23 +159,7 @@ fn every_route_into_a_variable_is_followed() {
         "main() { var y, p, i; y = 1; p = &y; i = 0; while (i < 2) { y = *p; p = null; i = i + 1; } return 0; }",
     ];
     for src in routes {
-        let (db, file) = generated_db(0, src);
-        let parsed = db::parse(&db, file);
-        let run = run_generated(&parsed.program, &Witness::default()).expect("runs");
-        let Outcome::Error { kind, span } = run.outcome else {
-            panic!("{src}: the run does not fail: {:?}", run.outcome);
-        };
-        let at = LineIndex::new(src).line_col(src, span.start);
-        let targets = db::targets(&db, file);
-        let failing = targets
-            .iter()
-            .find(|t| t.kind == kind && (t.line, t.col) == at)
-            .expect("the failure is a target");
-        assert_eq!(
-            db::proved_by_value_facts(&db, file, failing),
-            None,
-            "{src}: {kind} proved, but the run hits it"
-        );
+        the_failing_check_is_not_proved(src);
     }
     // What they do prove: pointers from `alloc` and `&`, and literal
     // indices below every length.
@@ -185,12 +169,95 @@ fn every_route_into_a_variable_is_followed() {
         "main() { var y, p, a; y = 1; p = alloc 3; p = &y; a = [1, 2]; a = [4, 5, 6]; return *p + a[1]; }",
         "main() { var y, p; y = 1; p = null; if (y > 0) { p = &y; } if (p != null) { y = *p + *p; } return y; }",
     ] {
-        let (db, file) = generated_db(0, safe);
-        for t in db::targets(&db, file) {
-            assert!(
-                db::proved_by_value_facts(&db, file, &t).is_some(),
-                "{safe}: {t:?} not proved"
-            );
-        }
+        every_check_is_proved(safe);
+    }
+}
+
+/// The run of `src` on no input fails at a check that the facts do not
+/// prove.
+fn the_failing_check_is_not_proved(src: &str) {
+    let (db, file) = generated_db(0, src);
+    let parsed = db::parse(&db, file);
+    let run = run_generated(&parsed.program, &Witness::default()).expect("runs");
+    let Outcome::Error { kind, span } = run.outcome else {
+        panic!("{src}: the run does not fail: {:?}", run.outcome);
+    };
+    let at = LineIndex::new(src).line_col(src, span.start);
+    let targets = db::targets(&db, file);
+    let failing = targets
+        .iter()
+        .find(|t| t.kind == kind && (t.line, t.col) == at)
+        .expect("the failure is a target");
+    assert_eq!(
+        db::proved_by_value_facts(&db, file, failing),
+        None,
+        "{src}: {kind} proved, but the run hits it"
+    );
+}
+
+fn every_check_is_proved(src: &str) {
+    let (db, file) = generated_db(0, src);
+    for t in db::targets(&db, file) {
+        assert!(
+            db::proved_by_value_facts(&db, file, &t).is_some(),
+            "{src}: {t:?} not proved"
+        );
+    }
+}
+
+/// Every way a zero divisor or an index out of bounds reaches a check
+/// that the value ranges (`ir::ranges`) must see: arrays and records
+/// shared by reference, writes through pointers and in callees, loops
+/// that change a value on a later iteration, widening, and arithmetic as
+/// microc does it. Each run fails at its last check, which must not be
+/// proved; the programs after them are proved whole.
+#[test]
+fn every_route_into_a_range_is_followed() {
+    let routes = [
+        // an array and a record shared by reference
+        "main() { var a, b, x; a = [1, 2]; b = a; b[0] = 0; x = 10 / a[0]; return x; }",
+        "main() { var r, s, x; r = {f: 1}; s = r; s.f = 0; x = 10 / r.f; return x; }",
+        // a record field written through a pointer to a cell holding it
+        "main() { var r, p, x; r = {f: 1}; p = alloc r; (*p).f = 0; x = 10 / r.f; return x; }",
+        // an element a callee writes, and a callee's result
+        "z(a) { a[0] = 0; return 0; } main() { var a, x, y; a = [1]; y = z(a); x = 10 / a[0]; return x; }",
+        "f() { return 0; } main() { var x; x = 10 / f(); return x; }",
+        // an integer written through a pointer to it
+        "main() { var y, p, x; y = 1; p = &y; *p = 0; x = 10 / y; return x; }",
+        // an element of a nested array, through a row shared by reference
+        "main() { var m, r, x; m = [[1]]; r = m[0]; r[0] = 0; x = 10 / m[0][0]; return x; }",
+        // a counter that reaches the length
+        "main() { var i, a, x; i = 0; a = [1, 2, 3]; while (i < 3) { i = i + 1; } x = a[i]; return x; }",
+        // a value that changes on a later iteration
+        "main() { var i, d, x; i = 0; d = 1; while (i < 3) { x = 10 / d; if (i == 1) { d = 0; } i = i + 1; } return 0; }",
+        // a loop that runs once, then once more from its second visit
+        "main() { var i, j, a, x; i = 5; j = 1; a = [1, 2, 3]; while (i < 7) { if (j > 6) { a = [1]; } j = 7; i = i + 1; } x = a[2]; return x; }",
+        // widening past the bound a step jumps over
+        "main() { var i, x; i = 10; while (i > 0) { i = i - 3; } x = 10 / (i + 2); return x; }",
+        // a cell counted down in a loop
+        "main() { var a, i, x; a = [5]; i = 0; while (i < 5) { a[0] = a[0] - 1; i = i + 1; } x = 10 / a[0]; return x; }",
+        // truncating division, negation, comparisons and `!` as values
+        "main() { var x, y; x = -7 / 8; y = 10 / x; return y; }",
+        "main() { var x, y; x = !5 + (3 < 2); y = 10 / x; return y; }",
+        // numbers beyond 64 bits
+        "main() { var x, y; x = 1152921504606846976 * 1152921504606846976; y = 10 / (x - 1329227995784915872903807060280344576); return y; }",
+        // an input (a copy of an input array: tests/programs/input_array_copy.mc)
+        "main() { var x, y; x = input; y = 10 / x; return y; }",
+    ];
+    for src in routes {
+        the_failing_check_is_not_proved(src);
+    }
+    for safe in [
+        // a branch whose guard no value allows
+        "main() { var i, a, x; i = 5; a = [1, 2, 3]; while (i < 6) { if (i > 7) { a = [1]; } i = i + 1; } x = a[2]; return x; }",
+        // a loop that runs once: its second visit does not reach the body
+        "main() { var i, j, a; i = 5; j = 1; a = [1, 2, 3]; while (i < 6) { while (6 < j) { a = [1]; } j = 7; i = i + 1; } return a[2]; }",
+        // a counter that stops at a literal, and one that keeps its sign
+        "main() { var i, a; i = 0; while (i < 7) { i = i + 1; } a = [1, 2, 3, 4, 5, 6, 7, 8]; return a[i]; }",
+        "main() { var i, x; i = 1; while (i < 100) { i = i * 2; } x = 10 / i; return x; }",
+        // a record field that is never zero
+        "main() { var r, i, x; r = {f: -1}; i = 0; while (i < 3) { if (i == 1) { r = {f: 5}; } i = i + 1; } x = 10 / r.f; return x; }",
+    ] {
+        every_check_is_proved(safe);
     }
 }
