@@ -446,20 +446,29 @@ impl<'a> Flow<'a> {
     }
 
     /// Every target all of whose checks hold where they stand (by these
-    /// facts or by the value ranges), with why.
+    /// facts or by the value ranges), with why. The ranges cost more (a
+    /// range per variable at each vertex), so they are solved only when
+    /// these facts leave a check open.
     fn proofs(&self) -> BTreeMap<TargetId, String> {
-        let ranges = super::ranges::Ranges::of(self.body);
+        let asserts = || {
+            (self.body.edges.iter()).filter_map(|edge| match &edge.instr {
+                Instr::Assert(c, t) => Some((edge, c, *t)),
+                _ => None,
+            })
+        };
+        let some_open = asserts().any(|(edge, c, _)| self.holds(edge.from, c).is_none());
+        let ranges = some_open
+            .then(|| super::ranges::Ranges::of(self.body))
+            .flatten();
         let (mut proofs, mut open) = (BTreeMap::new(), BTreeSet::new());
-        for edge in &self.body.edges {
-            if let Instr::Assert(c, t) = &edge.instr {
-                let by_ranges = || ranges.as_ref()?.proves(edge);
-                match self.holds(edge.from, c).or_else(by_ranges) {
-                    Some(why) => {
-                        proofs.entry(*t).or_insert(why);
-                    }
-                    None => {
-                        open.insert(*t);
-                    }
+        for (edge, c, t) in asserts() {
+            let by_ranges = || ranges.as_ref()?.proves(edge);
+            match self.holds(edge.from, c).or_else(by_ranges) {
+                Some(why) => {
+                    proofs.entry(t).or_insert(why);
+                }
+                None => {
+                    open.insert(t);
                 }
             }
         }
