@@ -656,45 +656,23 @@ fn flip(op: CmpOp) -> CmpOp {
 /// change those). The others are dead weight in every state: the
 /// lowering's temporaries of `input`, values only printed.
 fn slots(body: &Body) -> (Vec<Option<usize>>, usize) {
-    let mut wanted = vec![false; body.vars.len()];
-    let mark = |wanted: &mut Vec<bool>, e: &Expr| {
-        e.walk(&mut |x| {
-            if let Expr::Var(v) = x {
-                wanted[*v as usize] = true;
-            }
-        })
-    };
+    // Per variable, the variables its assignments' right sides read.
+    let mut feeds: Vec<Vec<VarId>> = vec![Vec::new(); body.vars.len()];
+    let mut wanted_first = Vec::new();
     for edge in &body.edges {
+        let (read, with_literal) = vars_read(&edge.instr);
         match &edge.instr {
-            Instr::Assume(c) | Instr::Assert(c, _) => c.walk_exprs(&mut |x| mark(&mut wanted, x)),
-            Instr::Assign(place @ (Place::Index(..) | Place::Field(..)), e) => {
-                place.walk_exprs(&mut |x| mark(&mut wanted, x));
-                mark(&mut wanted, &place.value());
-                mark(&mut wanted, e);
-            }
+            Instr::Assign(Place::Var(v), _) if !with_literal => feeds[*v as usize].extend(read),
+            Instr::Assume(_) | Instr::Assert(..) | Instr::Assign(..) => wanted_first.extend(read),
+            _ if with_literal => wanted_first.extend(read),
             _ => {}
         }
-        edge.instr.walk_exprs(&mut |x| {
-            if let Expr::Array(xs) = x {
-                xs.iter().for_each(|x| mark(&mut wanted, x));
-            }
-            if let Expr::Record(fs) = x {
-                fs.iter().for_each(|(_, x)| mark(&mut wanted, x));
-            }
-        });
     }
-    // Back along assignments, until nothing more is wanted.
-    let mut grew = true;
-    while grew {
-        grew = false;
-        for edge in &body.edges {
-            if let Instr::Assign(Place::Var(v), e) = &edge.instr
-                && wanted[*v as usize]
-            {
-                let before = wanted.iter().filter(|w| **w).count();
-                mark(&mut wanted, e);
-                grew |= wanted.iter().filter(|w| **w).count() > before;
-            }
+    // Back along assignments, from what the branches, checks and cells read.
+    let mut wanted = vec![false; body.vars.len()];
+    while let Some(v) = wanted_first.pop() {
+        if !std::mem::replace(&mut wanted[v as usize], true) {
+            wanted_first.extend(&feeds[v as usize]);
         }
     }
     for v in body.address_taken() {
@@ -712,13 +690,34 @@ fn slots(body: &Body) -> (Vec<Option<usize>>, usize) {
     (slot, count)
 }
 
-/// The integer literals of `body` and their neighbours, sorted.
+/// The variables an instruction reads (a write into a cell reads the
+/// variable holding the array or record), and whether it builds an array
+/// or record literal (whose elements go into cells).
+fn vars_read(instr: &Instr) -> (Vec<VarId>, bool) {
+    let (mut read, mut with_literal) = (Vec::new(), false);
+    instr.walk_exprs(&mut |x| match x {
+        Expr::Var(v) => read.push(*v),
+        Expr::Array(_) | Expr::Record(_) => with_literal = true,
+        _ => {}
+    });
+    if let Instr::Assign(place @ (Place::Index(..) | Place::Field(..)), _) = instr {
+        read.extend(place.root_var());
+    }
+    (read, with_literal)
+}
+
+/// The integer literals of `body` (with their negations: `-5` is `-`
+/// applied to 5) and their neighbours, sorted.
 fn thresholds(body: &Body) -> Vec<i64> {
     let mut all = vec![-1, 0, 1];
     for edge in &body.edges {
         edge.instr.walk_exprs(&mut |x| {
-            if let Some(n) = x.constant().and_then(|n| n.to_i64()) {
-                all.extend([n.saturating_sub(1), n, n.saturating_add(1)]);
+            if let Expr::Int(n) = x
+                && let Some(n) = n.to_i64()
+            {
+                for k in [n, n.saturating_neg()] {
+                    all.extend([k.saturating_sub(1), k, k.saturating_add(1)]);
+                }
             }
         });
     }
