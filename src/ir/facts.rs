@@ -26,7 +26,9 @@
 //! changes nothing, is the check that the facts are closed under every
 //! edge, and so hold of every run.
 
-use super::{Body, CmpOp, Cond, EdgeId, Expr, Instr, NodeId, Place, RETURN_VAR, TargetId, VarId};
+use super::{
+    Body, CmpOp, Cond, Edge, EdgeId, Expr, Instr, NodeId, Place, RETURN_VAR, TargetId, VarId,
+};
 use crate::types::Type;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
@@ -450,20 +452,20 @@ impl<'a> Flow<'a> {
     /// range per variable at each vertex), so they are solved only when
     /// these facts leave a check open.
     fn proofs(&self) -> BTreeMap<TargetId, String> {
-        let asserts = || {
-            (self.body.edges.iter()).filter_map(|edge| match &edge.instr {
-                Instr::Assert(c, t) => Some((edge, c, *t)),
+        let checks: Vec<(&Edge, TargetId, Option<String>)> = (self.body.edges.iter())
+            .filter_map(|edge| match &edge.instr {
+                Instr::Assert(c, t) => Some((edge, *t, self.holds(edge.from, c))),
                 _ => None,
             })
-        };
-        let some_open = asserts().any(|(edge, c, _)| self.holds(edge.from, c).is_none());
+            .collect();
+        let some_open = checks.iter().any(|(_, _, why)| why.is_none());
         let ranges = some_open
             .then(|| super::ranges::Ranges::of(self.body))
             .flatten();
         let (mut proofs, mut open) = (BTreeMap::new(), BTreeSet::new());
-        for (edge, c, t) in asserts() {
+        for (edge, t, why) in checks {
             let by_ranges = || ranges.as_ref()?.proves(edge);
-            match self.holds(edge.from, c).or_else(by_ranges) {
+            match why.or_else(by_ranges) {
                 Some(why) => {
                     proofs.entry(t).or_insert(why);
                 }

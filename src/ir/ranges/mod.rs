@@ -225,7 +225,8 @@ impl<'a> Ranges<'a> {
             while let Some(Reverse((_, n))) = work.pop() {
                 crate::deadline::tick();
                 queued[n] = false;
-                for i in self.graph.successors[n].clone() {
+                for k in 0..self.graph.successors[n].len() {
+                    let i = self.graph.successors[n][k];
                     self.visits_left = self.visits_left.checked_sub(1)?;
                     let (_, to, e) = self.graph.edges[i];
                     let mut fx = Effects::default();
